@@ -1,0 +1,219 @@
+//! The writing half of the primitives: appends to a `Vec<u8>` in a version's style.
+
+use super::error::EncodeError;
+use super::tagged::TaggedFields;
+use super::uuid::Uuid;
+
+/// An output buffer plus whether the message version being written is flexible.
+#[derive(Debug, Default)]
+pub struct Encoder {
+    buf: Vec<u8>,
+    flexible: bool,
+}
+
+pub type EncodeResult = Result<(), EncodeError>;
+
+impl Encoder {
+    pub fn new(flexible: bool) -> Self {
+        Self { buf: Vec::new(), flexible }
+    }
+
+    pub fn with_buffer(buf: Vec<u8>, flexible: bool) -> Self {
+        Self { buf, flexible }
+    }
+
+    pub fn is_flexible(&self) -> bool {
+        self.flexible
+    }
+
+    pub fn set_flexible(&mut self, flexible: bool) {
+        self.flexible = flexible;
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    pub fn into_inner(self) -> Vec<u8> {
+        self.buf
+    }
+
+    pub fn as_mut_vec(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    pub fn i8(&mut self, v: i8) {
+        self.buf.push(v as u8);
+    }
+    pub fn u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+    pub fn bool(&mut self, v: bool) {
+        self.buf.push(u8::from(v));
+    }
+    pub fn i16(&mut self, v: i16) {
+        self.raw(&v.to_be_bytes());
+    }
+    pub fn u16(&mut self, v: u16) {
+        self.raw(&v.to_be_bytes());
+    }
+    pub fn i32(&mut self, v: i32) {
+        self.raw(&v.to_be_bytes());
+    }
+    pub fn u32(&mut self, v: u32) {
+        self.raw(&v.to_be_bytes());
+    }
+    pub fn i64(&mut self, v: i64) {
+        self.raw(&v.to_be_bytes());
+    }
+    pub fn f64(&mut self, v: f64) {
+        self.raw(&v.to_be_bytes());
+    }
+    pub fn uuid(&mut self, v: Uuid) {
+        self.raw(&v.0);
+    }
+
+    pub fn uvarint(&mut self, v: u32) {
+        self.uvarlong(u64::from(v));
+    }
+
+    pub fn uvarlong(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.buf.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.buf.push(v as u8);
+    }
+
+    pub fn varint(&mut self, v: i32) {
+        self.uvarint(((v << 1) ^ (v >> 31)) as u32);
+    }
+
+    pub fn varlong(&mut self, v: i64) {
+        self.uvarlong(((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    /// Writes a length prefix in this version's style; `None` is null.
+    fn length(&mut self, len: Option<usize>, classic_i16: bool, field: &'static str) -> EncodeResult {
+        let too_long = || EncodeError::TooLong { field, len: len.unwrap_or(0) };
+        if self.flexible {
+            match len {
+                None => self.uvarint(0),
+                Some(n) => {
+                    let n = u32::try_from(n).ok().and_then(|n| n.checked_add(1)).ok_or_else(too_long)?;
+                    self.uvarint(n);
+                }
+            }
+        } else if classic_i16 {
+            match len {
+                None => self.i16(-1),
+                Some(n) => self.i16(i16::try_from(n).map_err(|_| too_long())?),
+            }
+        } else {
+            match len {
+                None => self.i32(-1),
+                Some(n) => self.i32(i32::try_from(n).map_err(|_| too_long())?),
+            }
+        }
+        Ok(())
+    }
+
+    pub fn nullable_string(&mut self, v: Option<&str>, field: &'static str) -> EncodeResult {
+        self.length(v.map(str::len), true, field)?;
+        if let Some(s) = v {
+            self.raw(s.as_bytes());
+        }
+        Ok(())
+    }
+
+    pub fn string(&mut self, v: &str, field: &'static str) -> EncodeResult {
+        self.nullable_string(Some(v), field)
+    }
+
+    /// The request header's client id: always a classic i16-length string.
+    pub fn classic_nullable_string(&mut self, v: Option<&str>, field: &'static str) -> EncodeResult {
+        let flexible = std::mem::replace(&mut self.flexible, false);
+        let out = self.nullable_string(v, field);
+        self.flexible = flexible;
+        out
+    }
+
+    pub fn nullable_bytes(&mut self, v: Option<&[u8]>, field: &'static str) -> EncodeResult {
+        self.length(v.map(<[u8]>::len), false, field)?;
+        if let Some(b) = v {
+            self.raw(b);
+        }
+        Ok(())
+    }
+
+    pub fn bytes(&mut self, v: &[u8], field: &'static str) -> EncodeResult {
+        self.nullable_bytes(Some(v), field)
+    }
+
+    pub fn nullable_array<T>(
+        &mut self,
+        v: Option<&[T]>,
+        field: &'static str,
+        mut element: impl FnMut(&mut Encoder, &T) -> EncodeResult,
+    ) -> EncodeResult {
+        self.length(v.map(<[T]>::len), false, field)?;
+        for item in v.unwrap_or_default() {
+            element(self, item)?;
+        }
+        Ok(())
+    }
+
+    pub fn array<T>(
+        &mut self,
+        v: &[T],
+        field: &'static str,
+        element: impl FnMut(&mut Encoder, &T) -> EncodeResult,
+    ) -> EncodeResult {
+        self.nullable_array(Some(v), field, element)
+    }
+
+    pub fn i32_array(&mut self, v: &[i32], field: &'static str) -> EncodeResult {
+        self.array(v, field, |e, x| {
+            e.i32(*x);
+            Ok(())
+        })
+    }
+
+    pub fn i64_array(&mut self, v: &[i64], field: &'static str) -> EncodeResult {
+        self.array(v, field, |e, x| {
+            e.i64(*x);
+            Ok(())
+        })
+    }
+
+    /// Writes the tagged-field section in a flexible version. In a non-flexible version the
+    /// section does not exist, and any non-empty set is an error rather than silently lost.
+    pub fn tagged_fields(&mut self, tags: &TaggedFields, field: &'static str, version: i16) -> EncodeResult {
+        if !self.flexible {
+            return if tags.is_empty() {
+                Ok(())
+            } else {
+                Err(EncodeError::FieldNotInVersion { field, version })
+            };
+        }
+        self.uvarint(
+            u32::try_from(tags.0.len()).map_err(|_| EncodeError::TooLong { field, len: tags.0.len() })?,
+        );
+        for (tag, data) in &tags.0 {
+            self.uvarint(*tag);
+            self.uvarint(
+                u32::try_from(data.len()).map_err(|_| EncodeError::TooLong { field, len: data.len() })?,
+            );
+            self.raw(data);
+        }
+        Ok(())
+    }
+}

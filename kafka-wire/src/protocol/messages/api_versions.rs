@@ -1,0 +1,119 @@
+//! ApiVersions (key 18): which versions of each API a broker speaks. Sent first on every
+//! connection. Responses always use response header v0 (KIP-511), and a broker that does not
+//! know the requested version answers UNSUPPORTED_VERSION in the v0 body layout, listing its
+//! own ApiVersions range so the client can retry at a version both know.
+
+use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
+use crate::protocol::decoder::{DecodeResult, Decoder};
+use crate::protocol::encoder::{EncodeResult, Encoder};
+use crate::protocol::error_code::ErrorCode;
+use crate::protocol::tagged::TaggedFields;
+
+pub const SPEC: ApiSpec = ApiSpec {
+    key: ApiKey::API_VERSIONS,
+    name: "ApiVersions",
+    versions: VersionRange::new(0, 4),
+    flexible_from: Some(3),
+};
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ApiVersionsRequest {
+    /// Added in v3.
+    pub client_software_name: Option<String>,
+    /// Added in v3.
+    pub client_software_version: Option<String>,
+    pub tagged_fields: TaggedFields,
+}
+
+impl Body for ApiVersionsRequest {
+    const SPEC: ApiSpec = SPEC;
+
+    fn write(&self, e: &mut Encoder, version: i16) -> EncodeResult {
+        if version >= 3 {
+            e.string(self.client_software_name.as_deref().unwrap_or_default(), "client_software_name")?;
+            e.string(self.client_software_version.as_deref().unwrap_or_default(), "client_software_version")?;
+        }
+        e.tagged_fields(&self.tagged_fields, "tagged_fields", version)
+    }
+
+    fn read(d: &mut Decoder, version: i16) -> DecodeResult<Self> {
+        let (client_software_name, client_software_version) = if version >= 3 {
+            (Some(d.string("client_software_name")?), Some(d.string("client_software_version")?))
+        } else {
+            (None, None)
+        };
+        Ok(Self {
+            client_software_name,
+            client_software_version,
+            tagged_fields: d.tagged_fields("tagged_fields")?,
+        })
+    }
+}
+
+impl Request for ApiVersionsRequest {
+    type Response = ApiVersionsResponse;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ApiVersionsResponse {
+    pub error_code: ErrorCode,
+    pub api_keys: Vec<ApiVersionRange>,
+    /// Added in v1.
+    pub throttle_time_ms: Option<i32>,
+    /// Supported and finalized features (tags 0–3, v3+) are kept here raw.
+    pub tagged_fields: TaggedFields,
+}
+
+/// One API a broker supports, with its inclusive version range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiVersionRange {
+    pub api_key: ApiKey,
+    pub min_version: i16,
+    pub max_version: i16,
+    pub tagged_fields: TaggedFields,
+}
+
+impl ApiVersionRange {
+    pub fn range(&self) -> VersionRange {
+        VersionRange::new(self.min_version, self.max_version)
+    }
+}
+
+impl ApiVersionsResponse {
+    /// The broker's range for `key`, if it supports that API at all.
+    pub fn range_of(&self, key: ApiKey) -> Option<VersionRange> {
+        self.api_keys.iter().find(|a| a.api_key == key).map(ApiVersionRange::range)
+    }
+}
+
+impl Body for ApiVersionsResponse {
+    const SPEC: ApiSpec = SPEC;
+
+    fn write(&self, e: &mut Encoder, version: i16) -> EncodeResult {
+        e.i16(self.error_code.0);
+        e.array(&self.api_keys, "api_keys", |e, a| {
+            e.i16(a.api_key.0);
+            e.i16(a.min_version);
+            e.i16(a.max_version);
+            e.tagged_fields(&a.tagged_fields, "api_keys.tagged_fields", version)
+        })?;
+        if version >= 1 {
+            e.i32(self.throttle_time_ms.unwrap_or(0));
+        }
+        e.tagged_fields(&self.tagged_fields, "tagged_fields", version)
+    }
+
+    fn read(d: &mut Decoder, version: i16) -> DecodeResult<Self> {
+        let error_code = ErrorCode(d.i16("error_code")?);
+        let api_keys = d.array("api_keys", 6, |d| {
+            Ok(ApiVersionRange {
+                api_key: ApiKey(d.i16("api_keys.api_key")?),
+                min_version: d.i16("api_keys.min_version")?,
+                max_version: d.i16("api_keys.max_version")?,
+                tagged_fields: d.tagged_fields("api_keys.tagged_fields")?,
+            })
+        })?;
+        let throttle_time_ms = if version >= 1 { Some(d.i32("throttle_time_ms")?) } else { None };
+        Ok(Self { error_code, api_keys, throttle_time_ms, tagged_fields: d.tagged_fields("tagged_fields")? })
+    }
+}

@@ -1,0 +1,327 @@
+//! Metadata (key 3): brokers, controller, and per topic its id and partitions with leader,
+//! leader epoch, replicas and ISR.
+
+use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
+use crate::protocol::decoder::{DecodeResult, Decoder};
+use crate::protocol::encoder::{EncodeResult, Encoder};
+use crate::protocol::error_code::ErrorCode;
+use crate::protocol::tagged::TaggedFields;
+use crate::protocol::uuid::Uuid;
+
+pub const SPEC: ApiSpec = ApiSpec {
+    key: ApiKey::METADATA,
+    name: "Metadata",
+    versions: VersionRange::new(0, 13),
+    flexible_from: Some(9),
+};
+
+/// Kafka's "not requested" value for authorized-operations bitfields.
+pub const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataRequest {
+    /// `None` asks for every topic (v1+); v0 can only express "all" as an empty list.
+    pub topics: Option<Vec<MetadataRequestTopic>>,
+    /// Added in v4 (before v4 the broker's own setting decides).
+    pub allow_auto_topic_creation: Option<bool>,
+    /// v8–v10 only.
+    pub include_cluster_authorized_operations: Option<bool>,
+    /// Added in v8.
+    pub include_topic_authorized_operations: Option<bool>,
+    pub tagged_fields: TaggedFields,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataRequestTopic {
+    /// Added in v10.
+    pub topic_id: Option<Uuid>,
+    /// Nullable from v10 (a topic asked for by id only).
+    pub name: Option<String>,
+    pub tagged_fields: TaggedFields,
+}
+
+impl MetadataRequest {
+    /// Metadata for the named topics, or for all topics when `names` is empty.
+    pub fn for_topics(names: &[String]) -> Self {
+        let topics = if names.is_empty() {
+            None
+        } else {
+            Some(
+                names
+                    .iter()
+                    .map(|n| MetadataRequestTopic {
+                        topic_id: None,
+                        name: Some(n.clone()),
+                        tagged_fields: TaggedFields::default(),
+                    })
+                    .collect(),
+            )
+        };
+        Self {
+            topics,
+            allow_auto_topic_creation: Some(false),
+            include_cluster_authorized_operations: None,
+            include_topic_authorized_operations: None,
+            tagged_fields: TaggedFields::default(),
+        }
+    }
+}
+
+impl Body for MetadataRequest {
+    const SPEC: ApiSpec = SPEC;
+
+    fn write(&self, e: &mut Encoder, version: i16) -> EncodeResult {
+        let topics = match (&self.topics, version) {
+            (None, 0) => Some(&[][..]),
+            (t, _) => t.as_deref(),
+        };
+        e.nullable_array(topics, "topics", |e, t| {
+            if version >= 10 {
+                e.uuid(t.topic_id.unwrap_or_default());
+                e.nullable_string(t.name.as_deref(), "topics.name")?;
+            } else {
+                e.string(t.name.as_deref().unwrap_or_default(), "topics.name")?;
+            }
+            e.tagged_fields(&t.tagged_fields, "topics.tagged_fields", version)
+        })?;
+        if version >= 4 {
+            e.bool(self.allow_auto_topic_creation.unwrap_or(true));
+        }
+        if (8..=10).contains(&version) {
+            e.bool(self.include_cluster_authorized_operations.unwrap_or(false));
+        }
+        if version >= 8 {
+            e.bool(self.include_topic_authorized_operations.unwrap_or(false));
+        }
+        e.tagged_fields(&self.tagged_fields, "tagged_fields", version)
+    }
+
+    fn read(d: &mut Decoder, version: i16) -> DecodeResult<Self> {
+        let topics = d.nullable_array("topics", 1, |d| {
+            let topic_id = if version >= 10 { Some(d.uuid("topics.topic_id")?) } else { None };
+            let name = if version >= 10 {
+                d.nullable_string("topics.name")?
+            } else {
+                Some(d.string("topics.name")?)
+            };
+            Ok(MetadataRequestTopic {
+                topic_id,
+                name,
+                tagged_fields: d.tagged_fields("topics.tagged_fields")?,
+            })
+        })?;
+        let allow_auto_topic_creation =
+            if version >= 4 { Some(d.bool("allow_auto_topic_creation")?) } else { None };
+        let include_cluster_authorized_operations = if (8..=10).contains(&version) {
+            Some(d.bool("include_cluster_authorized_operations")?)
+        } else {
+            None
+        };
+        let include_topic_authorized_operations =
+            if version >= 8 { Some(d.bool("include_topic_authorized_operations")?) } else { None };
+        Ok(Self {
+            topics,
+            allow_auto_topic_creation,
+            include_cluster_authorized_operations,
+            include_topic_authorized_operations,
+            tagged_fields: d.tagged_fields("tagged_fields")?,
+        })
+    }
+}
+
+impl Request for MetadataRequest {
+    type Response = MetadataResponse;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MetadataResponse {
+    /// Added in v3.
+    pub throttle_time_ms: Option<i32>,
+    pub brokers: Vec<MetadataBroker>,
+    /// Added in v2 (nullable).
+    pub cluster_id: Option<String>,
+    /// Added in v1; −1 when the broker does not know.
+    pub controller_id: Option<i32>,
+    pub topics: Vec<MetadataTopic>,
+    /// v8–v10 only.
+    pub cluster_authorized_operations: Option<i32>,
+    /// Added in v13 (Kafka 4.0): a top-level error, e.g. REBOOTSTRAP_REQUIRED.
+    pub error_code: Option<ErrorCode>,
+    pub tagged_fields: TaggedFields,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataBroker {
+    pub node_id: i32,
+    pub host: String,
+    pub port: i32,
+    /// Added in v1 (nullable).
+    pub rack: Option<String>,
+    pub tagged_fields: TaggedFields,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataTopic {
+    pub error_code: ErrorCode,
+    /// Null only for a topic asked for by an id the broker does not know (v12+).
+    pub name: Option<String>,
+    /// Added in v10; zero when the broker has none to give.
+    pub topic_id: Option<Uuid>,
+    /// Added in v1.
+    pub is_internal: Option<bool>,
+    pub partitions: Vec<MetadataPartition>,
+    /// Added in v8.
+    pub topic_authorized_operations: Option<i32>,
+    pub tagged_fields: TaggedFields,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataPartition {
+    pub error_code: ErrorCode,
+    pub partition_index: i32,
+    /// −1 when the partition has no leader.
+    pub leader_id: i32,
+    /// Added in v7.
+    pub leader_epoch: Option<i32>,
+    pub replica_nodes: Vec<i32>,
+    pub isr_nodes: Vec<i32>,
+    /// Added in v5.
+    pub offline_replicas: Option<Vec<i32>>,
+    pub tagged_fields: TaggedFields,
+}
+
+impl Body for MetadataResponse {
+    const SPEC: ApiSpec = SPEC;
+
+    fn write(&self, e: &mut Encoder, version: i16) -> EncodeResult {
+        if version >= 3 {
+            e.i32(self.throttle_time_ms.unwrap_or(0));
+        }
+        e.array(&self.brokers, "brokers", |e, b| {
+            e.i32(b.node_id);
+            e.string(&b.host, "brokers.host")?;
+            e.i32(b.port);
+            if version >= 1 {
+                e.nullable_string(b.rack.as_deref(), "brokers.rack")?;
+            }
+            e.tagged_fields(&b.tagged_fields, "brokers.tagged_fields", version)
+        })?;
+        if version >= 2 {
+            e.nullable_string(self.cluster_id.as_deref(), "cluster_id")?;
+        }
+        if version >= 1 {
+            e.i32(self.controller_id.unwrap_or(-1));
+        }
+        e.array(&self.topics, "topics", |e, t| {
+            e.i16(t.error_code.0);
+            if version >= 12 {
+                e.nullable_string(t.name.as_deref(), "topics.name")?;
+            } else {
+                e.string(t.name.as_deref().unwrap_or_default(), "topics.name")?;
+            }
+            if version >= 10 {
+                e.uuid(t.topic_id.unwrap_or_default());
+            }
+            if version >= 1 {
+                e.bool(t.is_internal.unwrap_or(false));
+            }
+            e.array(&t.partitions, "topics.partitions", |e, p| {
+                e.i16(p.error_code.0);
+                e.i32(p.partition_index);
+                e.i32(p.leader_id);
+                if version >= 7 {
+                    e.i32(p.leader_epoch.unwrap_or(-1));
+                }
+                e.i32_array(&p.replica_nodes, "topics.partitions.replica_nodes")?;
+                e.i32_array(&p.isr_nodes, "topics.partitions.isr_nodes")?;
+                if version >= 5 {
+                    e.i32_array(
+                        p.offline_replicas.as_deref().unwrap_or_default(),
+                        "topics.partitions.offline_replicas",
+                    )?;
+                }
+                e.tagged_fields(&p.tagged_fields, "topics.partitions.tagged_fields", version)
+            })?;
+            if version >= 8 {
+                e.i32(t.topic_authorized_operations.unwrap_or(AUTHORIZED_OPERATIONS_OMITTED));
+            }
+            e.tagged_fields(&t.tagged_fields, "topics.tagged_fields", version)
+        })?;
+        if (8..=10).contains(&version) {
+            e.i32(self.cluster_authorized_operations.unwrap_or(AUTHORIZED_OPERATIONS_OMITTED));
+        }
+        if version >= 13 {
+            e.i16(self.error_code.unwrap_or_default().0);
+        }
+        e.tagged_fields(&self.tagged_fields, "tagged_fields", version)
+    }
+
+    fn read(d: &mut Decoder, version: i16) -> DecodeResult<Self> {
+        let throttle_time_ms = if version >= 3 { Some(d.i32("throttle_time_ms")?) } else { None };
+        let brokers = d.array("brokers", 10, |d| {
+            Ok(MetadataBroker {
+                node_id: d.i32("brokers.node_id")?,
+                host: d.string("brokers.host")?,
+                port: d.i32("brokers.port")?,
+                rack: if version >= 1 { d.nullable_string("brokers.rack")? } else { None },
+                tagged_fields: d.tagged_fields("brokers.tagged_fields")?,
+            })
+        })?;
+        let cluster_id = if version >= 2 { d.nullable_string("cluster_id")? } else { None };
+        let controller_id = if version >= 1 { Some(d.i32("controller_id")?) } else { None };
+        let topics = d.array("topics", 4, |d| {
+            let error_code = ErrorCode(d.i16("topics.error_code")?);
+            let name = if version >= 12 {
+                d.nullable_string("topics.name")?
+            } else {
+                Some(d.string("topics.name")?)
+            };
+            let topic_id = if version >= 10 { Some(d.uuid("topics.topic_id")?) } else { None };
+            let is_internal = if version >= 1 { Some(d.bool("topics.is_internal")?) } else { None };
+            let partitions = d.array("topics.partitions", 14, |d| {
+                Ok(MetadataPartition {
+                    error_code: ErrorCode(d.i16("topics.partitions.error_code")?),
+                    partition_index: d.i32("topics.partitions.partition_index")?,
+                    leader_id: d.i32("topics.partitions.leader_id")?,
+                    leader_epoch: if version >= 7 {
+                        Some(d.i32("topics.partitions.leader_epoch")?)
+                    } else {
+                        None
+                    },
+                    replica_nodes: d.i32_array("topics.partitions.replica_nodes")?,
+                    isr_nodes: d.i32_array("topics.partitions.isr_nodes")?,
+                    offline_replicas: if version >= 5 {
+                        Some(d.i32_array("topics.partitions.offline_replicas")?)
+                    } else {
+                        None
+                    },
+                    tagged_fields: d.tagged_fields("topics.partitions.tagged_fields")?,
+                })
+            })?;
+            let topic_authorized_operations =
+                if version >= 8 { Some(d.i32("topics.topic_authorized_operations")?) } else { None };
+            Ok(MetadataTopic {
+                error_code,
+                name,
+                topic_id,
+                is_internal,
+                partitions,
+                topic_authorized_operations,
+                tagged_fields: d.tagged_fields("topics.tagged_fields")?,
+            })
+        })?;
+        let cluster_authorized_operations =
+            if (8..=10).contains(&version) { Some(d.i32("cluster_authorized_operations")?) } else { None };
+        let error_code = if version >= 13 { Some(ErrorCode(d.i16("error_code")?)) } else { None };
+        Ok(Self {
+            throttle_time_ms,
+            brokers,
+            cluster_id,
+            controller_id,
+            topics,
+            cluster_authorized_operations,
+            error_code,
+            tagged_fields: d.tagged_fields("tagged_fields")?,
+        })
+    }
+}

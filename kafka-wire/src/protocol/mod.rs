@@ -1,0 +1,20 @@
+//! The sans-IO codec: bytes in, typed messages out, and back. No sockets, no clock.
+
+pub mod api;
+pub mod decoder;
+pub mod encoder;
+pub mod error;
+pub mod error_code;
+pub mod frame;
+pub mod header;
+pub mod messages;
+pub mod tagged;
+pub mod uuid;
+
+pub use api::{ApiKey, ApiSpec, Body, Request, VersionRange};
+pub use decoder::{DecodeResult, Decoder};
+pub use encoder::{EncodeResult, Encoder};
+pub use error::{DecodeError, DecodeErrorKind, EncodeError};
+pub use error_code::{ErrorCode, Recovery};
+pub use tagged::TaggedFields;
+pub use uuid::Uuid;
