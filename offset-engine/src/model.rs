@@ -1,0 +1,376 @@
+//! The vocabulary: offsets, partitions, epochs, topic ids, the stored position and the log view.
+//!
+//! Every number that comes off the wire is an `i64`/`i32` and is kept as such (Kafka's own
+//! types), but wrapped so an offset is never passed where an epoch is expected. Values are
+//! checked where the engine consumes them ([`LogView::validate`], [`Stored::validate`]), never
+//! trusted.
+
+use std::error::Error;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// A position in a partition's log. A committed offset is the *next* offset to read (Kafka's
+/// convention), so a partition holding records `0..=9` has `high_watermark = Offset(10)`, and a
+/// consumer that processed all of them commits `Offset(10)`.
+///
+/// Valid offsets are `>= 0`; the engine reports negative ones as invalid input instead of
+/// treating `-1` as "nothing stored" (absence is `Option<Stored>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Offset(pub i64);
+
+impl Offset {
+    /// The offset as Kafka's wire integer.
+    pub const fn get(self) -> i64 {
+        self.0
+    }
+
+    /// Records in `[self, until)`; `0` when `until <= self`. Saturates instead of overflowing.
+    pub const fn records_until(self, until: Offset) -> u64 {
+        if until.0 <= self.0 {
+            0
+        } else {
+            // `until > self`, so the difference is positive; `abs_diff` cannot overflow.
+            until.0.abs_diff(self.0)
+        }
+    }
+
+    /// `self + n`, clamped to `i64::MAX`.
+    #[must_use]
+    pub const fn saturating_add(self, n: u64) -> Offset {
+        let n = if n > i64::MAX as u64 { i64::MAX } else { n as i64 };
+        Offset(self.0.saturating_add(n))
+    }
+}
+
+impl fmt::Display for Offset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<i64> for Offset {
+    fn from(v: i64) -> Self {
+        Offset(v)
+    }
+}
+
+/// A partition number within a topic (Kafka's `int32`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Partition(pub i32);
+
+impl fmt::Display for Partition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A partition leader epoch (KIP-101/KIP-320). Increases with every leader change; stored with
+/// committed offsets so a truncation after an unclean election can be detected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LeaderEpoch(pub i32);
+
+impl fmt::Display for LeaderEpoch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A topic's 16-byte id (Kafka 2.8+). A topic deleted and recreated under the same name gets a
+/// new id, which is the only reliable evidence that stored offsets belong to another log.
+///
+/// Kafka sends the all-zero id to mean "unknown"; [`TopicId::from_wire`] maps it to `None`.
+/// Displays like Java's `Uuid.toString()`: URL-safe base64 without padding (22 characters).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TopicId(pub [u8; 16]);
+
+const B64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+impl TopicId {
+    /// `None` for Kafka's all-zero "no id" value.
+    pub fn from_wire(bytes: [u8; 16]) -> Option<TopicId> {
+        if bytes == [0; 16] {
+            None
+        } else {
+            Some(TopicId(bytes))
+        }
+    }
+}
+
+impl fmt::Display for TopicId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = [0u8; 22];
+        let mut o = 0;
+        for chunk in self.0.chunks(3) {
+            let b0 = u32::from(chunk[0]);
+            let b1 = chunk.get(1).copied().map_or(0, u32::from);
+            let b2 = chunk.get(2).copied().map_or(0, u32::from);
+            let n = (b0 << 16) | (b1 << 8) | b2;
+            let chars = chunk.len() + 1;
+            for i in 0..chars {
+                out[o] = B64URL[((n >> (18 - 6 * i)) & 63) as usize];
+                o += 1;
+            }
+        }
+        // Only ASCII from the alphabet above was written.
+        f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl fmt::Debug for TopicId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TopicId({self})")
+    }
+}
+
+/// Why a string is not a topic id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TopicIdParseError {
+    /// Kafka's text form is exactly 22 characters.
+    WrongLength { found: usize },
+    /// A character outside the URL-safe base64 alphabet, at this byte position.
+    InvalidCharacter { position: usize },
+    /// The last character carries bits beyond the 128 of the id.
+    NonCanonical,
+}
+
+impl fmt::Display for TopicIdParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::WrongLength { found } => {
+                write!(f, "a topic id is 22 base64url characters, found {found}")
+            }
+            Self::InvalidCharacter { position } => {
+                write!(f, "invalid base64url character at position {position}")
+            }
+            Self::NonCanonical => f.write_str("topic id has trailing bits set"),
+        }
+    }
+}
+
+impl Error for TopicIdParseError {}
+
+impl FromStr for TopicId {
+    type Err = TopicIdParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bytes = s.as_bytes();
+        if bytes.len() != 22 {
+            return Err(TopicIdParseError::WrongLength { found: bytes.len() });
+        }
+        let mut bits: u128 = 0;
+        for (position, &c) in bytes.iter().enumerate() {
+            let v = match c {
+                b'A'..=b'Z' => c - b'A',
+                b'a'..=b'z' => c - b'a' + 26,
+                b'0'..=b'9' => c - b'0' + 52,
+                b'-' => 62,
+                b'_' => 63,
+                _ => return Err(TopicIdParseError::InvalidCharacter { position }),
+            };
+            if position == 21 {
+                // 21 * 6 = 126 bits so far; the last character holds 2 data bits + 4 zero bits.
+                if v & 0b1111 != 0 {
+                    return Err(TopicIdParseError::NonCanonical);
+                }
+                bits = (bits << 2) | u128::from(v >> 4);
+            } else {
+                bits = (bits << 6) | u128::from(v);
+            }
+        }
+        Ok(TopicId(bits.to_be_bytes()))
+    }
+}
+
+/// A topic name and partition. The name is shared (`Arc<str>`) so that planning a million
+/// partitions of a few topics does not copy a million strings.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TopicPartition {
+    pub topic: Arc<str>,
+    pub partition: Partition,
+}
+
+impl TopicPartition {
+    pub fn new(topic: impl Into<Arc<str>>, partition: i32) -> Self {
+        TopicPartition { topic: topic.into(), partition: Partition(partition) }
+    }
+}
+
+impl fmt::Display for TopicPartition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.topic, self.partition)
+    }
+}
+
+/// A stored (committed) position: where a consumer will resume. `offset` is the next offset to
+/// read. The optional fields are what a modern store keeps alongside: without `topic_id` a
+/// recreated topic cannot be told from a truncated one, without `leader_epoch` a truncation
+/// cannot be detected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stored {
+    pub offset: Offset,
+    pub leader_epoch: Option<LeaderEpoch>,
+    pub topic_id: Option<TopicId>,
+    /// When the offset was committed, milliseconds since the Unix epoch.
+    pub commit_timestamp_ms: Option<i64>,
+}
+
+impl Stored {
+    /// A bare offset, as old stores (ZooKeeper, files) keep it.
+    pub const fn at(offset: i64) -> Self {
+        Stored { offset: Offset(offset), leader_epoch: None, topic_id: None, commit_timestamp_ms: None }
+    }
+
+    /// A stored offset must be `>= 0`: `-1` is how Kafka's OffsetFetch says "none", which the
+    /// caller must turn into `None` before it gets here.
+    pub fn validate(&self) -> Result<(), InvalidInput> {
+        if self.offset.0 < 0 {
+            return Err(InvalidInput::NegativeStored { stored: self.offset });
+        }
+        Ok(())
+    }
+}
+
+/// Which end of the log a consumer may read up to (Kafka's `isolation.level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Isolation {
+    /// Up to the high watermark.
+    #[default]
+    ReadUncommitted,
+    /// Up to the last stable offset (below any open transaction).
+    ReadCommitted,
+}
+
+/// What the broker says about a partition's log, as ListOffsets/Metadata report it.
+///
+/// Invariant checked by [`LogView::validate`]: `0 <= log_start <= last_stable <= high_watermark`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LogView {
+    /// The first offset still in the log (ListOffsets earliest, `-2`).
+    pub log_start: Offset,
+    /// One past the last replicated record (ListOffsets latest, `-1`, read_uncommitted).
+    pub high_watermark: Offset,
+    /// One past the last record not covered by an open transaction (ListOffsets latest under
+    /// read_committed). Equal to `high_watermark` when there are no transactions.
+    pub last_stable: Offset,
+    pub leader_epoch: Option<LeaderEpoch>,
+    pub topic_id: Option<TopicId>,
+}
+
+impl LogView {
+    /// A view without transactions, epochs or ids: `last_stable = high_watermark`.
+    pub const fn new(log_start: i64, high_watermark: i64) -> Self {
+        LogView {
+            log_start: Offset(log_start),
+            high_watermark: Offset(high_watermark),
+            last_stable: Offset(high_watermark),
+            leader_epoch: None,
+            topic_id: None,
+        }
+    }
+
+    /// The exclusive end a consumer with this isolation can read up to.
+    pub const fn end(&self, isolation: Isolation) -> Offset {
+        match isolation {
+            Isolation::ReadUncommitted => self.high_watermark,
+            Isolation::ReadCommitted => self.last_stable,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), InvalidInput> {
+        let ok = self.log_start.0 >= 0
+            && self.log_start <= self.last_stable
+            && self.last_stable <= self.high_watermark;
+        if ok {
+            Ok(())
+        } else {
+            Err(InvalidInput::InconsistentLogView {
+                log_start: self.log_start,
+                last_stable: self.last_stable,
+                high_watermark: self.high_watermark,
+            })
+        }
+    }
+}
+
+/// What the caller found when it looked a partition up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LogState {
+    Found(LogView),
+    /// The topic exists but has no such partition.
+    PartitionNotFound,
+    /// No topic of that name (deleted, or never existed).
+    TopicNotFound,
+}
+
+/// Input the engine refuses to reason about. Reported per partition, never a panic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InvalidInput {
+    /// Not `0 <= log_start <= last_stable <= high_watermark`.
+    InconsistentLogView { log_start: Offset, last_stable: Offset, high_watermark: Offset },
+    /// A stored offset below 0 (a `-1` "none" placeholder that was not turned into `None`).
+    NegativeStored { stored: Offset },
+}
+
+impl fmt::Display for InvalidInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InconsistentLogView { log_start, last_stable, high_watermark } => write!(
+                f,
+                "inconsistent log view: need 0 <= log_start ({log_start}) <= last_stable \
+                 ({last_stable}) <= high_watermark ({high_watermark})"
+            ),
+            Self::NegativeStored { stored } => {
+                write!(f, "stored offset {stored} is negative; \"nothing stored\" must be passed as absent")
+            }
+        }
+    }
+}
+
+impl Error for InvalidInput {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_id_text_matches_java_uuid_to_string() {
+        // Java: new Uuid(0x0123456789abcdefL, 0xfedcba9876543210L).toString()
+        let id = TopicId([
+            0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10,
+        ]);
+        assert_eq!(id.to_string(), "ASNFZ4mrze_-3LqYdlQyEA");
+        assert_eq!("ASNFZ4mrze_-3LqYdlQyEA".parse::<TopicId>(), Ok(id));
+    }
+
+    #[test]
+    fn topic_id_parse_rejects_bad_text() {
+        assert_eq!("abc".parse::<TopicId>(), Err(TopicIdParseError::WrongLength { found: 3 }));
+        assert_eq!(
+            "ASNFZ4mrze_+3LqYdlQyEA".parse::<TopicId>(),
+            Err(TopicIdParseError::InvalidCharacter { position: 11 })
+        );
+        assert_eq!("ASNFZ4mrze_-3LqYdlQyEB".parse::<TopicId>(), Err(TopicIdParseError::NonCanonical));
+    }
+
+    #[test]
+    fn zero_topic_id_from_the_wire_means_unknown() {
+        assert_eq!(TopicId::from_wire([0; 16]), None);
+        assert!(TopicId::from_wire([1; 16]).is_some());
+    }
+
+    #[test]
+    fn records_until_never_negative_or_overflowing() {
+        assert_eq!(Offset(5).records_until(Offset(3)), 0);
+        assert_eq!(Offset(3).records_until(Offset(5)), 2);
+        assert_eq!(Offset(0).records_until(Offset(i64::MAX)), i64::MAX as u64);
+        assert_eq!(Offset(i64::MAX).saturating_add(u64::MAX), Offset(i64::MAX));
+    }
+
+    #[test]
+    fn log_view_with_start_above_end_is_invalid() {
+        assert!(LogView::new(10, 5).validate().is_err());
+        assert!(LogView::new(-1, 5).validate().is_err());
+        assert!(LogView::new(5, 5).validate().is_ok());
+    }
+}

@@ -1,0 +1,417 @@
+//! Planning: stored positions + log views in, exactly one entry per partition out.
+//!
+//! For each partition the engine first decides where reading starts (`from`) and why, then the
+//! rate limits decide where it stops (`until`). Planned ranges satisfy
+//! `log_start <= from <= until <= end` (end per isolation), always.
+//!
+//! Classification order for a partition whose log was found (the first match wins):
+//! 1. invalid input (inconsistent view, negative stored offset) → skipped;
+//! 2. `previous_until > end` → `EndWentBackwards`, skipped until the caller re-queries;
+//! 3. nothing stored → `NewPartition`, start policy;
+//! 4. both topic ids known and different → `TopicRecreated`, out-of-range policy;
+//! 5. `end_offset_for_stored_epoch < stored` → `Truncated`, out-of-range policy;
+//! 6. `stored > high_watermark` → `OffsetAheadOfLog`, out-of-range policy;
+//! 7. `stored < log_start` → `DataLoss`, out-of-range policy;
+//! 8. read_committed and `last_stable < stored <= high_watermark` → skipped, waiting for the
+//!    transaction to close;
+//! 9. otherwise resume at `stored`.
+
+use crate::anomaly::{Anomaly, AnomalyKind};
+use crate::lag::{lag, Lag};
+use crate::model::{
+    InvalidInput, Isolation, LeaderEpoch, LogState, LogView, Offset, Stored, TopicId, TopicPartition,
+};
+use crate::policy::{OutOfRangePolicy, StartPolicy, TimeLookup};
+use crate::rate::{share, BatchCap, Limits, RateCarry};
+
+/// Everything the engine needs to plan one batch.
+#[derive(Debug, Clone, Default)]
+pub struct PlanRequest {
+    pub start: StartPolicy,
+    pub out_of_range: OutOfRangePolicy,
+    pub isolation: Isolation,
+    pub limits: Limits,
+    /// The previous plan's [`Plan::carry`]; empty for the first batch.
+    pub carry: RateCarry,
+    pub partitions: Vec<PartitionInput>,
+}
+
+/// One partition's facts, as the caller gathered them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionInput {
+    pub tp: TopicPartition,
+    /// The committed position, `None` when nothing is stored.
+    pub stored: Option<Stored>,
+    pub log: LogState,
+    /// OffsetForLeaderEpoch's answer for the stored leader epoch: the end offset (exclusive) of
+    /// that epoch in the current log. `None` when the caller did not ask or the broker did not
+    /// know (`-1`). Below `stored` means the log was truncated under the consumer.
+    pub end_offset_for_stored_epoch: Option<Offset>,
+    /// The `until` this partition had in the previous plan of the same stream, if it was
+    /// planned. An `end` below it is `EndWentBackwards`.
+    pub previous_until: Option<Offset>,
+    /// The resolved offset for [`StartPolicy::Timestamp`].
+    pub timestamp_offset: Option<TimeLookup>,
+}
+
+impl PartitionInput {
+    /// A partition with a stored position and a found log; the optional facts are `None`.
+    pub fn new(tp: TopicPartition, stored: Option<Stored>, log: LogState) -> Self {
+        PartitionInput {
+            tp,
+            stored,
+            log,
+            end_offset_for_stored_epoch: None,
+            previous_until: None,
+            timestamp_offset: None,
+        }
+    }
+}
+
+/// The result of planning: one entry per input partition, in input order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub entries: Vec<PlanEntry>,
+    /// Pass into the next request's [`PlanRequest::carry`].
+    pub carry: RateCarry,
+    /// The total cap that applied, if any.
+    pub batch_cap: Option<BatchCap>,
+    /// Σ (until − from) over the ranges; saturates at `u64::MAX`.
+    pub records: u64,
+}
+
+/// What the plan says about one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanEntry {
+    pub tp: TopicPartition,
+    pub outcome: Outcome,
+    /// The situation found, if any. Always `Some` when the outcome is `Failed`, and for the
+    /// skips `PartitionGone`, `TopicGone` and `EndWentBackwards`.
+    pub anomaly: Option<Anomaly>,
+    /// Lag of the stored position against the log view (see [`crate::lag`]).
+    pub lag: Lag,
+    /// The log's topic id and leader epoch when planned, to commit with the `until`.
+    pub topic_id: Option<TopicId>,
+    pub leader_epoch: Option<LeaderEpoch>,
+}
+
+impl PlanEntry {
+    /// The planned range, if the outcome is one.
+    pub fn range(&self) -> Option<&PlannedRange> {
+        match &self.outcome {
+            Outcome::Range(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// Exactly one per partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Read `[from, until)`.
+    Range(PlannedRange),
+    /// Not planned this time, for a reason that is not a policy failure.
+    Skipped { reason: SkipReason },
+    /// The policy turned the anomaly of this kind (in [`PlanEntry::anomaly`]) into a failure.
+    Failed { kind: AnomalyKind },
+}
+
+/// A half-open range `[from, until)` with `log_start <= from <= until <= end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PlannedRange {
+    pub from: Offset,
+    pub until: Offset,
+    pub from_reason: FromReason,
+    pub until_reason: UntilReason,
+}
+
+impl PlannedRange {
+    pub const fn records(&self) -> u64 {
+        self.from.records_until(self.until)
+    }
+}
+
+/// Why reading starts at `from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FromReason {
+    /// The stored offset, which is inside the log.
+    Stored,
+    /// Nothing stored; the start policy chose the log start.
+    StartEarliest,
+    /// Nothing stored; the start policy chose the end.
+    StartLatest,
+    /// Nothing stored; the offset resolved for the start timestamp (clamped into the log).
+    StartTimestamp,
+    /// Nothing stored and no record at or after the start timestamp: the end.
+    NoRecordAtOrAfterTimestamp,
+    /// The out-of-range policy moved the start away from an unusable stored offset.
+    OutOfRange(OutOfRangePolicy),
+}
+
+/// Why reading stops at `until`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UntilReason {
+    /// Everything up to the end (per isolation).
+    End,
+    /// [`Limits::max_per_partition`].
+    PartitionCap,
+    /// The batch's total cap (`max_per_batch` or time budget, see [`Plan::batch_cap`]).
+    BatchCap,
+}
+
+/// Why a partition has no range and no failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SkipReason {
+    PartitionGone,
+    TopicGone,
+    /// The end is below the previous `until`: re-query the end (bounded retries, R3); once the
+    /// retries are spent, plan again without `previous_until` to classify it.
+    EndWentBackwards,
+    /// read_committed, and the stored offset is past the last stable offset but within the high
+    /// watermark: nothing is readable until the open transaction ends.
+    AwaitingStable {
+        stored: Offset,
+        last_stable: Offset,
+    },
+    /// [`StartPolicy::Timestamp`] without a [`PartitionInput::timestamp_offset`].
+    TimestampNotResolved,
+    InvalidInput(InvalidInput),
+}
+
+/// Plans one batch. Deterministic: the same request gives the same plan.
+pub fn plan(request: &PlanRequest) -> Plan {
+    let isolation = request.isolation;
+    let mut entries: Vec<PlanEntry> =
+        request.partitions.iter().map(|p| plan_partition(request, p, isolation)).collect();
+
+    // Per-partition cap first, then the batch cap over what remains.
+    let per_cap = request.limits.max_per_partition;
+    if let Some(cap) = per_cap {
+        for e in &mut entries {
+            if let Outcome::Range(r) = &mut e.outcome {
+                if r.records() > cap {
+                    r.until = r.from.saturating_add(cap);
+                    r.until_reason = UntilReason::PartitionCap;
+                }
+            }
+        }
+    }
+
+    let batch_cap = request.limits.batch_cap();
+    let mut carry = RateCarry::default();
+    if let Some(cap) = batch_cap {
+        apply_batch_cap(&mut entries, cap.records, &request.carry, &mut carry);
+    }
+
+    let records =
+        entries.iter().filter_map(PlanEntry::range).fold(0u64, |acc, r| acc.saturating_add(r.records()));
+    Plan { entries, carry, batch_cap, records }
+}
+
+fn apply_batch_cap(entries: &mut [PlanEntry], cap: u64, previous: &RateCarry, next: &mut RateCarry) {
+    let mut idx = Vec::new();
+    let mut backlogs = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if let Some(r) = e.range() {
+            idx.push(i);
+            backlogs.push(r.records());
+        }
+    }
+    let total: u128 = backlogs.iter().map(|&b| u128::from(b)).sum();
+    if total <= u128::from(cap) {
+        return;
+    }
+    let mut debts: Vec<u32> =
+        idx.iter().map(|&i| previous.debt.get(&entries[i].tp).copied().unwrap_or(0)).collect();
+    let grants = share(&backlogs, cap, &mut debts);
+    for ((&i, &g), &d) in idx.iter().zip(&grants).zip(&debts) {
+        let e = &mut entries[i];
+        if d > 0 {
+            next.debt.insert(e.tp.clone(), d);
+        }
+        if let Outcome::Range(r) = &mut e.outcome {
+            if g < r.records() {
+                r.until = r.from.saturating_add(g);
+                r.until_reason = UntilReason::BatchCap;
+            }
+        }
+    }
+}
+
+fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -> PlanEntry {
+    let stored_offset = p.stored.map(|s| s.offset);
+    let view = match p.log {
+        LogState::Found(v) => v,
+        LogState::PartitionNotFound => {
+            return skipped(
+                p,
+                SkipReason::PartitionGone,
+                Some(Anomaly::PartitionGone { stored: stored_offset }),
+                Lag::Unknown,
+            )
+        }
+        LogState::TopicNotFound => {
+            return skipped(
+                p,
+                SkipReason::TopicGone,
+                Some(Anomaly::TopicGone { stored: stored_offset }),
+                Lag::Unknown,
+            )
+        }
+    };
+    let invalid = view.validate().and_then(|()| p.stored.map_or(Ok(()), |s| s.validate()));
+    if let Err(e) = invalid {
+        return skipped(p, SkipReason::InvalidInput(e), None, Lag::Unknown);
+    }
+
+    let end = view.end(isolation);
+    let lag = lag(stored_offset, &view, isolation);
+    let entry = |outcome, anomaly| PlanEntry {
+        tp: p.tp.clone(),
+        outcome,
+        anomaly,
+        lag,
+        topic_id: view.topic_id,
+        leader_epoch: view.leader_epoch,
+    };
+    let range = |from: Offset, from_reason| {
+        Outcome::Range(PlannedRange { from, until: end, from_reason, until_reason: UntilReason::End })
+    };
+
+    if let Some(prev) = p.previous_until {
+        if prev > end {
+            return entry(
+                Outcome::Skipped { reason: SkipReason::EndWentBackwards },
+                Some(Anomaly::EndWentBackwards { previous_until: prev, end }),
+            );
+        }
+    }
+
+    let Some(stored) = p.stored else {
+        let anomaly = Anomaly::NewPartition { log_start: view.log_start, end };
+        let outcome = match req.start {
+            StartPolicy::Earliest => range(view.log_start, FromReason::StartEarliest),
+            StartPolicy::Latest => range(end, FromReason::StartLatest),
+            StartPolicy::Timestamp { .. } => match p.timestamp_offset {
+                Some(TimeLookup::Offset(o)) => {
+                    range(clamp(o, view.log_start, end), FromReason::StartTimestamp)
+                }
+                Some(TimeLookup::NoRecordAtOrAfter) => range(end, FromReason::NoRecordAtOrAfterTimestamp),
+                None => Outcome::Skipped { reason: SkipReason::TimestampNotResolved },
+            },
+            StartPolicy::Fail => Outcome::Failed { kind: AnomalyKind::NewPartition },
+        };
+        return entry(outcome, Some(anomaly));
+    };
+
+    let s = stored.offset;
+    let unusable = classify_stored(&stored, &view, p.end_offset_for_stored_epoch, end);
+    if let Some((anomaly, nearest)) = unusable {
+        let policy = req.out_of_range;
+        let outcome = match policy {
+            OutOfRangePolicy::Fail => Outcome::Failed { kind: anomaly.kind() },
+            OutOfRangePolicy::Earliest => range(view.log_start, FromReason::OutOfRange(policy)),
+            OutOfRangePolicy::Latest => range(end, FromReason::OutOfRange(policy)),
+            OutOfRangePolicy::Clamp => range(nearest, FromReason::OutOfRange(policy)),
+        };
+        return entry(outcome, Some(anomaly));
+    }
+
+    if s > end {
+        // Only reachable under read_committed: last_stable < stored <= high_watermark.
+        return entry(
+            Outcome::Skipped {
+                reason: SkipReason::AwaitingStable { stored: s, last_stable: view.last_stable },
+            },
+            None,
+        );
+    }
+    entry(range(s, FromReason::Stored), None)
+}
+
+/// The anomaly that makes `stored` unusable as it is, and the nearest valid position for
+/// [`OutOfRangePolicy::Clamp`] (inside `[log_start, end]`).
+fn classify_stored(
+    stored: &Stored,
+    view: &LogView,
+    end_for_epoch: Option<Offset>,
+    end: Offset,
+) -> Option<(Anomaly, Offset)> {
+    let s = stored.offset;
+    if let (Some(old), Some(new)) = (stored.topic_id, view.topic_id) {
+        if old != new {
+            return Some((
+                Anomaly::TopicRecreated {
+                    stored_topic_id: old,
+                    topic_id: new,
+                    stored: s,
+                    log_start: view.log_start,
+                    end,
+                },
+                view.log_start,
+            ));
+        }
+    }
+    if let Some(divergence) = end_for_epoch {
+        if divergence < s {
+            return Some((
+                Anomaly::Truncated { stored: s, divergence, lost: divergence.records_until(s) },
+                clamp(divergence, view.log_start, end),
+            ));
+        }
+    }
+    if s > view.high_watermark {
+        return Some((
+            Anomaly::OffsetAheadOfLog {
+                stored: s,
+                log_start: view.log_start,
+                high_watermark: view.high_watermark,
+            },
+            end,
+        ));
+    }
+    if s < view.log_start {
+        return Some((
+            Anomaly::DataLoss { stored: s, log_start: view.log_start, lost: s.records_until(view.log_start) },
+            view.log_start,
+        ));
+    }
+    None
+}
+
+fn clamp(o: Offset, low: Offset, high: Offset) -> Offset {
+    // Callers guarantee low <= high (validated view); written without `Ord::clamp`, which
+    // panics when that does not hold.
+    if o < low {
+        low
+    } else if o > high {
+        high
+    } else {
+        o
+    }
+}
+
+fn skipped(p: &PartitionInput, reason: SkipReason, anomaly: Option<Anomaly>, lag: Lag) -> PlanEntry {
+    let (topic_id, leader_epoch) = match p.log {
+        LogState::Found(v) => (v.topic_id, v.leader_epoch),
+        _ => (None, None),
+    };
+    PlanEntry { tp: p.tp.clone(), outcome: Outcome::Skipped { reason }, anomaly, lag, topic_id, leader_epoch }
+}
+
+impl Plan {
+    /// `(tp, from)` of every planned range, in plan order.
+    pub fn starting_offsets(&self) -> Vec<(TopicPartition, Offset)> {
+        self.entries.iter().filter_map(|e| e.range().map(|r| (e.tp.clone(), r.from))).collect()
+    }
+
+    /// `(tp, until)` of every planned range, in plan order.
+    pub fn ending_offsets(&self) -> Vec<(TopicPartition, Offset)> {
+        self.entries.iter().filter_map(|e| e.range().map(|r| (e.tp.clone(), r.until))).collect()
+    }
+
+    /// The entries whose outcome is a failure.
+    pub fn failures(&self) -> impl Iterator<Item = &PlanEntry> {
+        self.entries.iter().filter(|e| matches!(e.outcome, Outcome::Failed { .. }))
+    }
+}

@@ -1,0 +1,380 @@
+//! How many records a batch may take: per-partition and total caps (R6, R7), a cap from a time
+//! budget and a measured processing rate (R16, seed 003), and Spark's PID rate estimator with
+//! its state carried explicitly between calls.
+//!
+//! No limit is expressed as `None`; `Some(0)` means zero records, never "unlimited"
+//! (SPARK-18371).
+
+use std::collections::HashMap;
+use std::error::Error;
+use std::fmt;
+
+use crate::model::TopicPartition;
+
+/// Caps for one batch. All counts are records.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Limits {
+    /// At most this many records from one partition in one batch.
+    pub max_per_partition: Option<u64>,
+    /// At most this many records in the whole batch, shared in proportion to backlog.
+    pub max_per_batch: Option<u64>,
+    /// Keep the batch's expected processing time under a budget.
+    pub time_budget: Option<TimeBudget>,
+}
+
+/// A processing-time budget: the batch may hold at most
+/// `floor(records_per_sec × budget_ms / 1000 × safety)` records.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeBudget {
+    budget_ms: u64,
+    records_per_sec: f64,
+    safety: f64,
+}
+
+/// A [`TimeBudget`] that cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RateError {
+    /// The measured rate must be finite and above 0 records/s.
+    InvalidRate { records_per_sec: f64 },
+    /// The safety factor must be in `(0, 1]`.
+    InvalidSafety { safety: f64 },
+    /// A PID gain or the minimum rate is negative or not finite.
+    InvalidPidConfig,
+}
+
+impl fmt::Display for RateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidRate { records_per_sec } => {
+                write!(f, "processing rate {records_per_sec} records/s must be finite and above 0")
+            }
+            Self::InvalidSafety { safety } => {
+                write!(f, "safety factor {safety} must be in (0, 1]")
+            }
+            Self::InvalidPidConfig => f.write_str("PID gains and minimum rate must be finite and >= 0"),
+        }
+    }
+}
+
+impl Error for RateError {}
+
+impl TimeBudget {
+    /// `budget_ms`: the time one batch may take (e.g. `max.poll.interval.ms`, or the batch
+    /// interval); `records_per_sec`: the measured processing rate (or the configured initial rate
+    /// for the first batch, SPARK-18580); `safety`: the share of the budget to plan for, in
+    /// `(0, 1]` (0.8 leaves 20% headroom).
+    pub fn new(budget_ms: u64, records_per_sec: f64, safety: f64) -> Result<Self, RateError> {
+        if !(records_per_sec.is_finite() && records_per_sec > 0.0) {
+            return Err(RateError::InvalidRate { records_per_sec });
+        }
+        if !(safety > 0.0 && safety <= 1.0) {
+            return Err(RateError::InvalidSafety { safety });
+        }
+        Ok(TimeBudget { budget_ms, records_per_sec, safety })
+    }
+
+    pub const fn budget_ms(&self) -> u64 {
+        self.budget_ms
+    }
+
+    pub const fn records_per_sec(&self) -> f64 {
+        self.records_per_sec
+    }
+
+    pub const fn safety(&self) -> f64 {
+        self.safety
+    }
+
+    /// The most records a batch may hold under this budget.
+    pub fn max_records(&self) -> u64 {
+        // Float to int `as` saturates (and the inputs are validated finite and positive).
+        (self.records_per_sec * (self.budget_ms as f64 / 1000.0) * self.safety).floor() as u64
+    }
+
+    /// Expected processing time of `records`, in milliseconds (rounded up).
+    pub fn expected_ms(&self, records: u64) -> u64 {
+        (records as f64 * 1000.0 / self.records_per_sec).ceil() as u64
+    }
+}
+
+/// Records a rate allows in an interval: `floor(records_per_sec × interval_ms / 1000)`, 0 for a
+/// rate that is not finite and positive. Use it to turn an estimator's rate into
+/// [`Limits::max_per_batch`].
+pub fn records_for(records_per_sec: f64, interval_ms: u64) -> u64 {
+    if records_per_sec.is_finite() && records_per_sec > 0.0 {
+        (records_per_sec * interval_ms as f64 / 1000.0).floor() as u64
+    } else {
+        0
+    }
+}
+
+/// Which limit set a batch's total cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BatchCapSource {
+    MaxPerBatch,
+    TimeBudget,
+}
+
+/// The effective total cap of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BatchCap {
+    pub records: u64,
+    pub source: BatchCapSource,
+}
+
+impl Limits {
+    /// The smaller of `max_per_batch` and the time budget's cap; `None` when neither is set.
+    pub fn batch_cap(&self) -> Option<BatchCap> {
+        let budget = self
+            .time_budget
+            .map(|b| BatchCap { records: b.max_records(), source: BatchCapSource::TimeBudget });
+        let batch =
+            self.max_per_batch.map(|records| BatchCap { records, source: BatchCapSource::MaxPerBatch });
+        match (batch, budget) {
+            (Some(a), Some(b)) => Some(if b.records < a.records { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// Remainders carried between batches so that proportional sharing of a total cap never starves
+/// a partition whose exact share is below one record. Pass the previous plan's carry into the
+/// next request; an empty carry is a valid start. Only partitions passed over hold an entry.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RateCarry {
+    /// How many consecutive batches the partition was owed a fractional record and did not get
+    /// it. Higher debt is served first.
+    pub debt: HashMap<TopicPartition, u32>,
+}
+
+/// Shares `cap` among partitions in proportion to `backlogs`, never more than a partition's
+/// backlog, never more than `cap` in total, and exactly `min(cap, Σ backlogs)` in total.
+///
+/// Each partition gets `floor(cap × backlog / Σ backlog)`; the records left over (fewer than the
+/// number of partitions) go one each to the partitions with the highest carried `debts`, then
+/// the largest fractional remainder, then the lowest index. `debts[i]` is updated in place:
+/// reset to 0 when the partition got its rounded-up share or all of its backlog, incremented when
+/// it was owed a fraction and passed over. A partition with backlog is therefore served at least
+/// once every `backlogs.len()` batches. Returns the grants, index-aligned with `backlogs`.
+pub fn share(backlogs: &[u64], cap: u64, debts: &mut [u32]) -> Vec<u64> {
+    debug_assert_eq!(backlogs.len(), debts.len());
+    let total: u128 = backlogs.iter().map(|&b| u128::from(b)).sum();
+    if total <= u128::from(cap) {
+        for d in debts.iter_mut() {
+            *d = 0;
+        }
+        return backlogs.to_vec();
+    }
+    let cap128 = u128::from(cap);
+    let mut grants = Vec::with_capacity(backlogs.len());
+    let mut remainders = Vec::with_capacity(backlogs.len());
+    let mut given: u128 = 0;
+    for &b in backlogs {
+        let scaled = cap128 * u128::from(b);
+        // floor(cap × b / total) <= b because cap < total, so it fits u64.
+        let g = (scaled / total) as u64;
+        given += u128::from(g);
+        grants.push(g);
+        remainders.push(scaled % total);
+    }
+    // Σ exact shares = cap, so leftover < number of partitions with a remainder.
+    let leftover = (cap128 - given) as usize;
+    let mut candidates: Vec<usize> = (0..backlogs.len()).filter(|&i| remainders[i] > 0).collect();
+    let order = |a: &usize, b: &usize| {
+        debts.get(*b).cmp(&debts.get(*a)).then(remainders[*b].cmp(&remainders[*a])).then(a.cmp(b))
+    };
+    if leftover > 0 && leftover < candidates.len() {
+        candidates.select_nth_unstable_by(leftover - 1, order);
+    }
+    let served = leftover.min(candidates.len());
+    for &i in &candidates[..served] {
+        grants[i] += 1;
+        debts[i] = 0;
+    }
+    for &i in &candidates[served..] {
+        debts[i] = debts[i].saturating_add(1);
+    }
+    for (i, &b) in backlogs.iter().enumerate() {
+        if remainders[i] == 0 || grants[i] == b {
+            debts[i] = 0;
+        }
+    }
+    grants
+}
+
+/// Gains and floor of the PID estimator; defaults are Spark's (`p = 1`, `i = 0.2`, `d = 0`,
+/// minimum rate 100 records/s).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PidConfig {
+    /// The batch interval the scheduling delay is measured against, in milliseconds.
+    pub batch_interval_ms: u64,
+    pub proportional: f64,
+    pub integral: f64,
+    pub derivative: f64,
+    /// The estimate never goes below this many records/s.
+    pub min_rate: f64,
+}
+
+impl PidConfig {
+    pub fn new(batch_interval_ms: u64) -> Self {
+        PidConfig { batch_interval_ms, proportional: 1.0, integral: 0.2, derivative: 0.0, min_rate: 100.0 }
+    }
+
+    fn validate(&self) -> Result<(), RateError> {
+        let ok = [self.proportional, self.integral, self.derivative, self.min_rate]
+            .iter()
+            .all(|v| v.is_finite() && *v >= 0.0);
+        if ok {
+            Ok(())
+        } else {
+            Err(RateError::InvalidPidConfig)
+        }
+    }
+}
+
+/// The estimator's memory between batches. Start from `PidState::default()`; store the returned
+/// state with the stream's checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PidState {
+    /// `None` until the first completed batch.
+    pub latest_time_ms: Option<i64>,
+    /// Records/s of the last estimate.
+    pub latest_rate: f64,
+    pub latest_error: f64,
+}
+
+/// What one completed batch measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchObservation {
+    /// When the batch completed, milliseconds since the epoch (passed in; no clock here).
+    pub time_ms: i64,
+    pub records: u64,
+    /// How long processing took, milliseconds.
+    pub processing_ms: u64,
+    /// How long the batch waited before processing started, milliseconds.
+    pub scheduling_delay_ms: u64,
+}
+
+/// Spark's `PIDRateEstimator.compute`: returns the new state and, from the second valid
+/// observation on, a new rate in records/s. Observations that are out of order (not later than
+/// the last), empty, or took no time leave the state unchanged and return `None`.
+///
+/// `new = max(latest − p·error − i·historical_error − d·d_error, min_rate)` where
+/// `error = latest − processing_rate`,
+/// `historical_error = scheduling_delay × processing_rate / batch_interval`,
+/// `d_error = (error − latest_error) / seconds since the last update`.
+pub fn pid_update(
+    config: &PidConfig,
+    state: PidState,
+    obs: BatchObservation,
+) -> Result<(PidState, Option<f64>), RateError> {
+    config.validate()?;
+    let later = state.latest_time_ms.is_none_or(|t| obs.time_ms > t);
+    if !later || obs.records == 0 || obs.processing_ms == 0 {
+        return Ok((state, None));
+    }
+    let processing_rate = obs.records as f64 / obs.processing_ms as f64 * 1000.0;
+    let Some(latest_time) = state.latest_time_ms else {
+        // First batch: adopt the measured rate, no estimate yet (as Spark).
+        return Ok((
+            PidState { latest_time_ms: Some(obs.time_ms), latest_rate: processing_rate, latest_error: 0.0 },
+            None,
+        ));
+    };
+    let since_update_s = obs.time_ms.abs_diff(latest_time) as f64 / 1000.0;
+    let error = state.latest_rate - processing_rate;
+    let interval = config.batch_interval_ms.max(1) as f64;
+    let historical_error = obs.scheduling_delay_ms as f64 * processing_rate / interval;
+    let d_error = (error - state.latest_error) / since_update_s;
+    let new_rate = (state.latest_rate
+        - config.proportional * error
+        - config.integral * historical_error
+        - config.derivative * d_error)
+        .max(config.min_rate);
+    let new_rate = if new_rate.is_finite() { new_rate } else { config.min_rate };
+    Ok((
+        PidState { latest_time_ms: Some(obs.time_ms), latest_rate: new_rate, latest_error: error },
+        Some(new_rate),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_cap_means_zero_not_unlimited() {
+        let mut debts = vec![0; 3];
+        assert_eq!(share(&[10, 20, 30], 0, &mut debts), vec![0, 0, 0]);
+        let limits = Limits { max_per_batch: Some(0), ..Limits::default() };
+        assert_eq!(limits.batch_cap().map(|c| c.records), Some(0));
+    }
+
+    #[test]
+    fn proportional_share_uses_the_whole_cap_and_no_more() {
+        let mut debts = vec![0; 3];
+        let g = share(&[1000, 10, 1], 100, &mut debts);
+        assert_eq!(g.iter().sum::<u64>(), 100);
+        assert_eq!(g, vec![99, 1, 0]);
+        assert_eq!(debts, vec![0, 0, 1]);
+        // The partition passed over is served first next time.
+        let g = share(&[901, 9, 1], 100, &mut debts);
+        assert_eq!(g.iter().sum::<u64>(), 100);
+        assert_eq!(g[2], 1);
+    }
+
+    #[test]
+    fn budget_cap_is_rate_times_budget_times_safety() {
+        let b = TimeBudget::new(600_000, 1000.0, 0.5).unwrap();
+        assert_eq!(b.max_records(), 300_000);
+        assert_eq!(b.expected_ms(300_000), 300_000);
+        assert!(TimeBudget::new(1, f64::NAN, 0.5).is_err());
+        assert!(TimeBudget::new(1, 0.0, 0.5).is_err());
+        assert!(TimeBudget::new(1, 10.0, 1.5).is_err());
+        let limits = Limits { max_per_batch: Some(1_000_000), time_budget: Some(b), ..Limits::default() };
+        assert_eq!(
+            limits.batch_cap(),
+            Some(BatchCap { records: 300_000, source: BatchCapSource::TimeBudget })
+        );
+    }
+
+    #[test]
+    fn pid_first_batch_adopts_measured_rate_then_corrects_toward_it() {
+        let cfg = PidConfig::new(10_000);
+        let obs = |t: i64, records: u64| BatchObservation {
+            time_ms: t,
+            records,
+            processing_ms: 10_000,
+            scheduling_delay_ms: 0,
+        };
+        let (s, r) = pid_update(&cfg, PidState::default(), obs(1_000, 50_000)).unwrap();
+        assert_eq!(r, None);
+        assert!((s.latest_rate - 5_000.0).abs() < 1e-9);
+        // Processing got slower: 2,000 records/s. With p = 1 the estimate drops to it.
+        let (s2, r2) = pid_update(&cfg, s, obs(11_000, 20_000)).unwrap();
+        assert!((r2.unwrap() - 2_000.0).abs() < 1e-9);
+        // An observation from the past changes nothing.
+        assert_eq!(pid_update(&cfg, s2, obs(5_000, 1)).unwrap(), (s2, None));
+    }
+
+    #[test]
+    fn pid_never_goes_below_min_rate() {
+        let cfg = PidConfig::new(1_000);
+        let s = PidState { latest_time_ms: Some(0), latest_rate: 10_000.0, latest_error: 0.0 };
+        let obs = BatchObservation {
+            time_ms: 1_000,
+            records: 1,
+            processing_ms: 1_000,
+            scheduling_delay_ms: 1_000_000,
+        };
+        let (_, r) = pid_update(&cfg, s, obs).unwrap();
+        assert_eq!(r, Some(100.0));
+    }
+
+    #[test]
+    fn rate_to_records() {
+        assert_eq!(records_for(1500.0, 2_000), 3_000);
+        assert_eq!(records_for(f64::NAN, 2_000), 0);
+        assert_eq!(records_for(-1.0, 2_000), 0);
+    }
+}
