@@ -1,1 +1,16 @@
-fn main() {}
+//! `kwire`: Kafka offsets, lag and protocol debugging from the command line.
+
+mod cli;
+mod commands;
+mod exit;
+mod output;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let code = match cli::parse() {
+        Ok(args) => commands::run(args),
+        Err(code) => code,
+    };
+    ExitCode::from(code.value())
+}

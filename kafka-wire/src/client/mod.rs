@@ -1,1 +1,17 @@
-//! The tokio client.
+//! The tokio client: pipelined connections, per-broker version negotiation, a metadata cache,
+//! and calls routed to the right broker.
+
+pub mod address;
+pub mod cluster;
+pub mod connection;
+pub mod error;
+pub mod metadata;
+pub mod negotiate;
+pub mod retry;
+pub mod trace;
+
+pub use cluster::{Client, ClientConfig};
+pub use error::{BrokerRef, ClientError};
+pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
+pub use negotiate::BrokerVersions;
+pub use trace::{Direction, TraceEvent, TraceHook};

@@ -1,0 +1,58 @@
+//! Parsing `host:port` lists, so a typo is reported before anything connects.
+
+use super::error::ClientError;
+
+/// Splits a comma-separated `host:port` list. Hosts may be names, IPv4, or `[IPv6]`.
+pub fn parse_bootstrap(list: &str) -> Result<Vec<String>, ClientError> {
+    let addrs: Vec<String> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(parse_address)
+        .collect::<Result<_, _>>()?;
+    if addrs.is_empty() {
+        return Err(ClientError::InvalidAddress { addr: list.to_owned(), reason: "no address given" });
+    }
+    Ok(addrs)
+}
+
+/// Checks one `host:port`.
+pub fn parse_address(addr: &str) -> Result<String, ClientError> {
+    let invalid = |reason| ClientError::InvalidAddress { addr: addr.to_owned(), reason };
+    let (host, port) = addr.rsplit_once(':').ok_or_else(|| invalid("expected host:port"))?;
+    if host.is_empty() {
+        return Err(invalid("empty host"));
+    }
+    if host.contains(':') && !(host.starts_with('[') && host.ends_with(']')) {
+        return Err(invalid("IPv6 hosts must be in brackets, e.g. [::1]:9092"));
+    }
+    match port.parse::<u16>() {
+        Ok(0) | Err(_) => Err(invalid("port must be a number from 1 to 65535")),
+        Ok(_) => Ok(addr.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_lists_of_names_ipv4_and_bracketed_ipv6() {
+        assert_eq!(parse_bootstrap("a:1, 127.0.0.1:9092,[::1]:9093").unwrap().len(), 3);
+    }
+
+    #[test]
+    fn rejects_malformed_addresses_with_the_reason() {
+        for (bad, reason) in [
+            ("localhost", "expected host:port"),
+            ("localhost:abc", "port"),
+            (":9092", "empty host"),
+            ("::1:9092", "brackets"),
+            ("h:0", "port"),
+            ("", "no address"),
+        ] {
+            let err = parse_bootstrap(bad).unwrap_err().to_string();
+            assert!(err.contains(reason), "{bad}: {err}");
+        }
+    }
+}

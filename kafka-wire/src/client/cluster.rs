@@ -1,0 +1,335 @@
+//! [`Client`]: connections to every broker of one cluster, negotiated per broker, with a
+//! metadata cache to route by.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::Duration;
+
+use tokio::sync::Mutex;
+
+use super::address::parse_bootstrap;
+use super::connection::Connection;
+use super::error::{BrokerRef, ClientError};
+use super::metadata::ClusterMetadata;
+use super::negotiate::BrokerVersions;
+use super::trace::{Direction, TraceEvent, TraceHook};
+use crate::protocol::frame::{decode_response, encode_request, DEFAULT_MAX_FRAME};
+use crate::protocol::messages::{api_versions, ApiVersionsRequest, MetadataRequest};
+use crate::protocol::{Body, ErrorCode, Request};
+
+/// How to reach and talk to a cluster.
+#[derive(Clone)]
+pub struct ClientConfig {
+    /// `host:port` addresses to bootstrap from; the first reachable one is used.
+    pub bootstrap: Vec<String>,
+    pub client_id: String,
+    pub connect_timeout: Duration,
+    /// How long one request waits for its response.
+    pub request_timeout: Duration,
+    /// Largest response frame accepted, in bytes.
+    pub max_frame: usize,
+    pub trace: Option<TraceHook>,
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("bootstrap", &self.bootstrap)
+            .field("client_id", &self.client_id)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_frame", &self.max_frame)
+            .field("trace", &self.trace.is_some())
+            .finish()
+    }
+}
+
+impl ClientConfig {
+    /// A configuration from a comma-separated `host:port` list, checked now.
+    pub fn new(bootstrap: &str) -> Result<Self, ClientError> {
+        Ok(Self {
+            bootstrap: parse_bootstrap(bootstrap)?,
+            client_id: "kwire".to_owned(),
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            max_frame: DEFAULT_MAX_FRAME,
+            trace: None,
+        })
+    }
+}
+
+/// A negotiated connection: the socket plus what the broker said it supports.
+#[derive(Debug)]
+pub struct BrokerConnection {
+    pub connection: Connection,
+    pub versions: BrokerVersions,
+}
+
+/// A client for one cluster. Cheap to share (`Arc`), safe to use from many tasks.
+#[derive(Debug)]
+pub struct Client {
+    config: ClientConfig,
+    /// Live connections by address.
+    connections: Mutex<HashMap<String, Arc<BrokerConnection>>>,
+    metadata: StdMutex<Option<Arc<ClusterMetadata>>>,
+    generation: AtomicU64,
+    /// Requests sent per address, over all connections ever opened to it.
+    requests: StdMutex<HashMap<String, u64>>,
+}
+
+impl Client {
+    /// Connects to the first reachable bootstrap address (skipping dead ones) and negotiates.
+    pub async fn connect(config: ClientConfig) -> Result<Self, ClientError> {
+        let client = Self {
+            config,
+            connections: Mutex::default(),
+            metadata: StdMutex::default(),
+            generation: AtomicU64::new(0),
+            requests: StdMutex::default(),
+        };
+        client.any_bootstrap_connection().await?;
+        Ok(client)
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// Requests sent to `addr` so far (for tests and diagnostics).
+    pub fn requests_sent_to(&self, addr: &str) -> u64 {
+        self.requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(addr)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    async fn any_bootstrap_connection(&self) -> Result<Arc<BrokerConnection>, ClientError> {
+        let mut attempts = Vec::new();
+        for addr in &self.config.bootstrap {
+            let broker = BrokerRef { node_id: None, addr: addr.clone() };
+            match self.connection(&broker).await {
+                Ok(conn) => return Ok(conn),
+                Err(e) => attempts.push((addr.clone(), e.to_string())),
+            }
+        }
+        Err(ClientError::NoBrokerReachable { attempts })
+    }
+
+    /// The live connection to `broker`, opening and negotiating a new one if there is none or
+    /// the old one died.
+    pub async fn connection(&self, broker: &BrokerRef) -> Result<Arc<BrokerConnection>, ClientError> {
+        let mut connections = self.connections.lock().await;
+        if let Some(conn) = connections.get(&broker.addr) {
+            if !conn.connection.is_closed() {
+                return Ok(Arc::clone(conn));
+            }
+            connections.remove(&broker.addr);
+        }
+        let conn = Arc::new(self.open(broker).await?);
+        connections.insert(broker.addr.clone(), Arc::clone(&conn));
+        Ok(conn)
+    }
+
+    async fn open(&self, broker: &BrokerRef) -> Result<BrokerConnection, ClientError> {
+        let connection =
+            Connection::open(broker.clone(), self.config.connect_timeout, self.config.max_frame).await?;
+        match self.negotiate(&connection).await {
+            Ok(versions) => Ok(BrokerConnection { connection, versions }),
+            // Brokers before 0.10.0 close the socket on ApiVersions: reconnect with the fixed table.
+            Err(ClientError::ConnectionClosed { .. }) => {
+                let connection =
+                    Connection::open(broker.clone(), self.config.connect_timeout, self.config.max_frame)
+                        .await?;
+                Ok(BrokerConnection { connection, versions: BrokerVersions::legacy_0_9() })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// ApiVersions at kwire's highest version; a broker that does not know it answers
+    /// UNSUPPORTED_VERSION in the v0 layout with its own range, and kwire retries at that.
+    async fn negotiate(&self, connection: &Connection) -> Result<BrokerVersions, ClientError> {
+        let request = ApiVersionsRequest {
+            client_software_name: Some("kwire".to_owned()),
+            client_software_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            ..Default::default()
+        };
+        let mut version = api_versions::SPEC.versions.max;
+        for _ in 0..2 {
+            let response = match self.round_trip(connection, &request, version).await {
+                Ok(response) => response,
+                // The UNSUPPORTED_VERSION answer is a v0 body, whatever version was asked.
+                Err(ClientError::Decode { .. }) if version > 0 => {
+                    self.round_trip(connection, &request, 0).await?
+                }
+                Err(e) => return Err(e),
+            };
+            if response.error_code == ErrorCode::UNSUPPORTED_VERSION {
+                let theirs = response.range_of(api_versions::SPEC.key);
+                match theirs.and_then(|t| api_versions::SPEC.versions.highest_common(t)) {
+                    Some(v) if v != version => {
+                        version = v;
+                        continue;
+                    }
+                    _ => version = 0,
+                }
+                continue;
+            }
+            if !response.error_code.is_ok() {
+                return Err(ClientError::Kafka {
+                    broker: connection.broker().clone(),
+                    api: api_versions::SPEC.key,
+                    code: response.error_code,
+                    context: String::new(),
+                });
+            }
+            return Ok(BrokerVersions::from_response(&response));
+        }
+        Err(ClientError::Protocol {
+            broker: connection.broker().clone(),
+            message: "ApiVersions negotiation did not converge".to_owned(),
+        })
+    }
+
+    /// Sends one request on one connection at an explicit version and decodes the response.
+    async fn round_trip<R: Request + std::fmt::Debug>(
+        &self,
+        connection: &Connection,
+        request: &R,
+        version: i16,
+    ) -> Result<R::Response, ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
+        let api = R::SPEC.key;
+        let broker = connection.broker();
+        let correlation_id = connection.next_correlation_id();
+        let frame = encode_request(request, version, correlation_id, Some(&self.config.client_id))
+            .map_err(|source| ClientError::Encode { api, version, source })?;
+        if let Some(trace) = &self.config.trace {
+            trace(&TraceEvent {
+                direction: Direction::Request,
+                broker: &broker.addr,
+                api,
+                version,
+                correlation_id,
+                frame: &frame,
+                decoded: request,
+            });
+        }
+        *self
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(broker.addr.clone())
+            .or_default() += 1;
+        let response_frame =
+            connection.round_trip(api, correlation_id, &frame, self.config.request_timeout).await?;
+        let decoded = decode_response::<R>(response_frame.clone(), version);
+        if let Some(trace) = &self.config.trace {
+            let shown: &dyn std::fmt::Debug = match &decoded {
+                Ok((_, body)) => body,
+                Err(e) => e,
+            };
+            trace(&TraceEvent {
+                direction: Direction::Response,
+                broker: &broker.addr,
+                api,
+                version,
+                correlation_id,
+                frame: &response_frame,
+                decoded: shown,
+            });
+        }
+        decoded.map(|(_, body)| body).map_err(|source| ClientError::Decode {
+            broker: broker.clone(),
+            api,
+            version,
+            source,
+        })
+    }
+
+    /// Sends `request` to `broker` at the highest version both sides know. Returns the version
+    /// used with the response, since response fields depend on it.
+    pub async fn send<R: Request + std::fmt::Debug>(
+        &self,
+        broker: &BrokerRef,
+        request: &R,
+    ) -> Result<(i16, R::Response), ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
+        let conn = self.connection(broker).await?;
+        let version = conn.versions.choose(&R::SPEC, broker)?;
+        let response = self.round_trip(&conn.connection, request, version).await?;
+        Ok((version, response))
+    }
+
+    /// Sends `request` to any reachable broker (known brokers first, then bootstrap).
+    pub async fn send_any<R: Request + std::fmt::Debug>(
+        &self,
+        request: &R,
+    ) -> Result<(i16, R::Response), ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
+        let mut candidates: Vec<BrokerRef> = self
+            .cached_metadata()
+            .map(|m| {
+                m.brokers.iter().map(|b| BrokerRef { node_id: Some(b.node_id), addr: b.addr() }).collect()
+            })
+            .unwrap_or_default();
+        candidates.extend(self.config.bootstrap.iter().map(|a| BrokerRef { node_id: None, addr: a.clone() }));
+        let mut attempts = Vec::new();
+        for broker in candidates {
+            match self.send(&broker, request).await {
+                Ok(out) => return Ok(out),
+                Err(e) if e.is_retriable() => attempts.push((broker.addr.clone(), e.to_string())),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(ClientError::NoBrokerReachable { attempts })
+    }
+
+    /// The last metadata snapshot, if any was fetched.
+    pub fn cached_metadata(&self) -> Option<Arc<ClusterMetadata>> {
+        self.metadata.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Fetches metadata for `topics` (all topics when empty) and makes it the cached snapshot.
+    pub async fn refresh_metadata(&self, topics: &[String]) -> Result<Arc<ClusterMetadata>, ClientError> {
+        let request = MetadataRequest::for_topics(topics);
+        let (_, response) = self.send_any(&request).await?;
+        if let Some(code) = response.error_code.filter(|c| !c.is_ok()) {
+            return Err(ClientError::Kafka {
+                broker: BrokerRef { node_id: None, addr: "cluster".to_owned() },
+                api: MetadataRequest::SPEC.key,
+                code,
+                context: String::new(),
+            });
+        }
+        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let snapshot = Arc::new(ClusterMetadata::from_response(response, generation));
+        *self.metadata.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some(Arc::clone(&snapshot));
+        Ok(snapshot)
+    }
+
+    /// What each broker of the cluster supports, by asking each one (brokers can differ in a
+    /// cluster being upgraded). A broker that cannot be reached gets its error.
+    pub async fn broker_versions(
+        &self,
+    ) -> Result<Vec<(BrokerRef, Result<BrokerVersions, ClientError>)>, ClientError> {
+        let metadata = self.refresh_metadata(&[]).await?;
+        let mut out = Vec::with_capacity(metadata.brokers.len());
+        for b in &metadata.brokers {
+            let broker = BrokerRef { node_id: Some(b.node_id), addr: b.addr() };
+            let versions = self.connection(&broker).await.map(|c| c.versions.clone());
+            out.push((broker, versions));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,127 @@
+//! Client errors: each names the broker, the API and what went wrong.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+use crate::protocol::{ApiKey, DecodeError, EncodeError, ErrorCode, VersionRange};
+
+/// Where a request went: a broker's node id (when known) and address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerRef {
+    pub node_id: Option<i32>,
+    pub addr: String,
+}
+
+impl fmt::Display for BrokerRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.node_id {
+            Some(id) => write!(f, "broker {id} ({})", self.addr),
+            None => write!(f, "{}", self.addr),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum ClientError {
+    /// A bootstrap or broker address is not `host:port`.
+    InvalidAddress { addr: String, reason: &'static str },
+    /// Opening a TCP connection failed or timed out.
+    Connect { broker: BrokerRef, source: Arc<io::Error> },
+    /// No address in the bootstrap list could be reached; each attempt's error is kept.
+    NoBrokerReachable { attempts: Vec<(String, String)> },
+    /// The connection failed while a request was in flight (reset, EOF, write error).
+    Io { broker: BrokerRef, api: ApiKey, source: Arc<io::Error> },
+    /// The connection was closed (by the broker or after an earlier failure).
+    ConnectionClosed { broker: BrokerRef, reason: String },
+    /// No response arrived within the request timeout.
+    Timeout { broker: BrokerRef, api: ApiKey, after_ms: u64 },
+    /// The broker's bytes did not decode.
+    Decode { broker: BrokerRef, api: ApiKey, version: i16, source: DecodeError },
+    /// The request could not be encoded at the negotiated version.
+    Encode { api: ApiKey, version: i16, source: EncodeError },
+    /// kwire and the broker share no version of this API.
+    UnsupportedApi { broker: BrokerRef, api: ApiKey, ours: VersionRange, theirs: Option<VersionRange> },
+    /// The broker answered with a Kafka error code.
+    Kafka { broker: BrokerRef, api: ApiKey, code: ErrorCode, context: String },
+    /// A topic the caller named does not exist.
+    UnknownTopic { topic: String },
+    /// The overall deadline for a call passed while retrying.
+    DeadlineExceeded { what: String, last_error: Box<ClientError> },
+    /// The response did not make sense (e.g. a leader id the broker list lacks).
+    Protocol { broker: BrokerRef, message: String },
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidAddress { addr, reason } => write!(f, "invalid broker address `{addr}`: {reason}"),
+            Self::Connect { broker, source } => write!(f, "cannot connect to {broker}: {source}"),
+            Self::NoBrokerReachable { attempts } => {
+                f.write_str("no bootstrap broker reachable: ")?;
+                for (i, (addr, err)) in attempts.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{addr}: {err}")?;
+                }
+                Ok(())
+            }
+            Self::Io { broker, api, source } => write!(f, "{api} request to {broker} failed: {source}"),
+            Self::ConnectionClosed { broker, reason } => write!(f, "connection to {broker} closed: {reason}"),
+            Self::Timeout { broker, api, after_ms } => {
+                write!(f, "{api} request to {broker} got no response within {after_ms} ms")
+            }
+            Self::Decode { broker, api, version, source } => {
+                write!(f, "malformed {api} v{version} response from {broker}: {source}")
+            }
+            Self::Encode { api, version, source } => write!(f, "cannot encode {api} v{version}: {source}"),
+            Self::UnsupportedApi { broker, api, ours, theirs } => match theirs {
+                Some(theirs) => write!(
+                    f,
+                    "{broker} supports {api} versions {theirs}, kwire supports {ours}: no common version"
+                ),
+                None => write!(f, "{broker} does not support {api} (kwire supports {ours})"),
+            },
+            Self::Kafka { broker, api, code, context } => {
+                if context.is_empty() {
+                    write!(f, "{api} on {broker}: {code}")
+                } else {
+                    write!(f, "{api} on {broker} for {context}: {code}")
+                }
+            }
+            Self::UnknownTopic { topic } => write!(f, "unknown topic `{topic}`"),
+            Self::DeadlineExceeded { what, last_error } => {
+                write!(f, "{what}: gave up at the deadline; last error: {last_error}")
+            }
+            Self::Protocol { broker, message } => write!(f, "unexpected response from {broker}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Connect { source, .. } | Self::Io { source, .. } => Some(source.as_ref()),
+            Self::Decode { source, .. } => Some(source),
+            Self::Encode { source, .. } => Some(source),
+            Self::DeadlineExceeded { last_error, .. } => Some(last_error.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl ClientError {
+    /// Whether trying again (possibly on a new connection or after a metadata refresh) can help.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            Self::Connect { .. }
+            | Self::Io { .. }
+            | Self::ConnectionClosed { .. }
+            | Self::Timeout { .. }
+            | Self::NoBrokerReachable { .. } => true,
+            Self::Kafka { code, .. } => code.is_retriable(),
+            _ => false,
+        }
+    }
+}

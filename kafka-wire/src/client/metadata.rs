@@ -1,0 +1,114 @@
+//! The cluster view kwire routes by: brokers, and per topic its id and partition leaders.
+//! Each refresh produces a new snapshot with a higher generation, so a caller can tell whether
+//! the view it acted on has been replaced.
+
+use crate::protocol::messages::MetadataResponse;
+use crate::protocol::{ErrorCode, Uuid};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerInfo {
+    pub node_id: i32,
+    pub host: String,
+    pub port: i32,
+    pub rack: Option<String>,
+}
+
+impl BrokerInfo {
+    pub fn addr(&self) -> String {
+        if self.host.contains(':') && !self.host.starts_with('[') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionInfo {
+    pub partition: i32,
+    /// `None` when the partition has no leader right now.
+    pub leader: Option<i32>,
+    /// `None` when the broker's Metadata version predates leader epochs (v7).
+    pub leader_epoch: Option<i32>,
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+    pub offline: Vec<i32>,
+    pub error: ErrorCode,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicInfo {
+    pub name: String,
+    /// `None` when the broker predates topic ids (Metadata v10) or has none.
+    pub topic_id: Option<Uuid>,
+    pub is_internal: bool,
+    pub error: ErrorCode,
+    /// Sorted by partition.
+    pub partitions: Vec<PartitionInfo>,
+}
+
+/// One Metadata answer, normalised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterMetadata {
+    /// Increases with each refresh of the client's cache.
+    pub generation: u64,
+    pub cluster_id: Option<String>,
+    pub controller_id: Option<i32>,
+    /// Sorted by node id.
+    pub brokers: Vec<BrokerInfo>,
+    /// In the order the broker returned them.
+    pub topics: Vec<TopicInfo>,
+}
+
+impl ClusterMetadata {
+    pub fn from_response(response: MetadataResponse, generation: u64) -> Self {
+        let mut brokers: Vec<BrokerInfo> = response
+            .brokers
+            .into_iter()
+            .map(|b| BrokerInfo { node_id: b.node_id, host: b.host, port: b.port, rack: b.rack })
+            .collect();
+        brokers.sort_by_key(|b| b.node_id);
+        let topics = response
+            .topics
+            .into_iter()
+            .map(|t| {
+                let mut partitions: Vec<PartitionInfo> = t
+                    .partitions
+                    .into_iter()
+                    .map(|p| PartitionInfo {
+                        partition: p.partition_index,
+                        leader: (p.leader_id >= 0).then_some(p.leader_id),
+                        leader_epoch: p.leader_epoch.filter(|e| *e >= 0),
+                        replicas: p.replica_nodes,
+                        isr: p.isr_nodes,
+                        offline: p.offline_replicas.unwrap_or_default(),
+                        error: p.error_code,
+                    })
+                    .collect();
+                partitions.sort_by_key(|p| p.partition);
+                TopicInfo {
+                    name: t.name.unwrap_or_default(),
+                    topic_id: t.topic_id.filter(|id| !id.is_zero()),
+                    is_internal: t.is_internal.unwrap_or(false),
+                    error: t.error_code,
+                    partitions,
+                }
+            })
+            .collect();
+        Self {
+            generation,
+            cluster_id: response.cluster_id,
+            controller_id: response.controller_id.filter(|c| *c >= 0),
+            brokers,
+            topics,
+        }
+    }
+
+    pub fn broker(&self, node_id: i32) -> Option<&BrokerInfo> {
+        self.brokers.iter().find(|b| b.node_id == node_id)
+    }
+
+    pub fn topic(&self, name: &str) -> Option<&TopicInfo> {
+        self.topics.iter().find(|t| t.name == name)
+    }
+}

@@ -1,0 +1,30 @@
+//! A hook that sees every request and response frame, for `kwire --trace`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::protocol::ApiKey;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Request,
+    Response,
+}
+
+/// One frame as it crossed the wire, with its decoded form.
+#[derive(Debug)]
+pub struct TraceEvent<'a> {
+    pub direction: Direction,
+    /// `host:port` of the broker.
+    pub broker: &'a str,
+    pub api: ApiKey,
+    pub version: i16,
+    pub correlation_id: i32,
+    /// The frame's bytes (requests include the size prefix, responses do not).
+    pub frame: &'a [u8],
+    /// The decoded message (`Debug` form), or the decode error.
+    pub decoded: &'a dyn fmt::Debug,
+}
+
+/// Called for each frame; must be cheap and must not block.
+pub type TraceHook = Arc<dyn Fn(&TraceEvent<'_>) + Send + Sync>;

@@ -1,0 +1,103 @@
+//! Command-line arguments. Options shared by every command are global.
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::exit::Exit;
+
+#[derive(Debug, Parser)]
+#[command(name = "kwire", version, about = "Kafka offsets, lag and protocol debugging, at the wire level")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Bootstrap brokers, comma-separated host:port.
+    #[arg(short = 'b', long = "bootstrap-server", env = "KWIRE_BOOTSTRAP", global = true)]
+    pub bootstrap: Option<String>,
+    /// ZooKeeper connect string host:port[,host:port][/chroot] (for the ZooKeeper offset store).
+    #[arg(long, env = "KWIRE_ZOOKEEPER", global = true)]
+    pub zookeeper: Option<String>,
+    /// Output format: aligned text tables, or one JSON document on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text, global = true)]
+    pub format: Format,
+    /// Timeout for each request, e.g. 30s, 500ms, 2m (a bare number is seconds).
+    #[arg(long, value_parser = parse_duration, default_value = "30s", global = true)]
+    pub timeout: Duration,
+    /// Print every request and response frame, decoded and as hex, on stderr.
+    #[arg(long, global = true)]
+    pub trace: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Per broker: each API's supported range and the version kwire uses.
+    ApiVersions,
+    /// Cluster id, controller, brokers, and per topic its id and partitions.
+    Metadata(MetadataArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MetadataArgs {
+    /// Topics to describe (all topics when none are given).
+    pub topics: Vec<String>,
+}
+
+/// Parses `30s`, `500ms`, `2m` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let n: u64 = number.parse().map_err(|_| format!("`{text}` is not a duration like 30s, 500ms or 2m"))?;
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.saturating_mul(60)),
+        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use ms, s or m)")),
+    };
+    if d.is_zero() {
+        return Err("the timeout must be above zero".to_owned());
+    }
+    Ok(d)
+}
+
+/// Parses the command line; on error prints clap's message and returns the usage exit code
+/// (help and version requests return OK).
+pub fn parse() -> Result<Cli, Exit> {
+    Cli::try_parse().map_err(|e| {
+        let _ = e.print();
+        if e.use_stderr() {
+            Exit::USAGE
+        } else {
+            Exit::OK
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_accept_units_and_reject_nonsense() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("7").unwrap(), Duration::from_secs(7));
+        assert!(parse_duration("5h").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("abc").is_err());
+        assert!(parse_duration("0s").is_err());
+    }
+}

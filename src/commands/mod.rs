@@ -1,0 +1,85 @@
+//! One file per command. [`run`] builds the runtime and the shared [`Context`], dispatches, and
+//! turns a failure into its one-line message and exit code.
+
+mod api_versions;
+mod metadata;
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use kafka_wire::client::{Client, ClientConfig, Direction, TraceEvent};
+
+use crate::cli::{Cli, Command, Format, Global};
+use crate::exit::{Exit, Failure};
+use crate::output::hex;
+
+/// What every command gets: the global options and a way to reach the cluster.
+pub struct Context {
+    pub global: Global,
+}
+
+impl Context {
+    pub fn format(&self) -> Format {
+        self.global.format
+    }
+
+    /// Connects to the cluster named by `--bootstrap-server` / `KWIRE_BOOTSTRAP`.
+    pub async fn client(&self) -> Result<Client, Failure> {
+        let bootstrap = self.global.bootstrap.as_deref().ok_or_else(|| {
+            Failure::new(
+                Exit::USAGE,
+                "no brokers given: pass --bootstrap-server HOST:PORT or set KWIRE_BOOTSTRAP",
+            )
+        })?;
+        let mut config = ClientConfig::new(bootstrap)?;
+        config.request_timeout = self.global.timeout;
+        config.connect_timeout = self.global.timeout.min(std::time::Duration::from_secs(10));
+        if self.global.trace {
+            config.trace = Some(Arc::new(print_trace));
+        }
+        Ok(Client::connect(config).await?)
+    }
+}
+
+fn print_trace(event: &TraceEvent<'_>) {
+    let arrow = match event.direction {
+        Direction::Request => "->",
+        Direction::Response => "<-",
+    };
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "{arrow} {} {} v{} correlation_id={} ({} bytes)\n{:#?}\nhex: {}",
+        event.broker,
+        event.api,
+        event.version,
+        event.correlation_id,
+        event.frame.len(),
+        event.decoded,
+        hex(event.frame)
+    );
+}
+
+pub fn run(cli: Cli) -> Exit {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("kwire: cannot start the async runtime: {e}");
+            return Exit::CLUSTER;
+        }
+    };
+    let ctx = Context { global: cli.global };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::ApiVersions => api_versions::run(&ctx).await,
+            Command::Metadata(args) => metadata::run(&ctx, &args).await,
+        }
+    });
+    match result {
+        Ok(()) => Exit::OK,
+        Err(failure) => {
+            eprintln!("kwire: {failure}");
+            failure.exit
+        }
+    }
+}

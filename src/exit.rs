@@ -1,0 +1,52 @@
+//! Exit codes: documented constants, the same for every command (see README, "Exit codes").
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit(u8);
+
+impl Exit {
+    /// Success.
+    pub const OK: Exit = Exit(0);
+    /// A wrong flag, a malformed value, or a missing argument.
+    pub const USAGE: Exit = Exit(1);
+    /// The cluster could not be reached, or answered with an error or malformed bytes.
+    pub const CLUSTER: Exit = Exit(2);
+    /// A named topic, partition or group does not exist.
+    pub const NOT_FOUND: Exit = Exit(4);
+
+    pub fn value(self) -> u8 {
+        self.0
+    }
+}
+
+/// A command's failure: the one line printed to stderr and the exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub exit: Exit,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(exit: Exit, message: impl Into<String>) -> Self {
+        Self { exit, message: message.into() }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<kafka_wire::client::ClientError> for Failure {
+    fn from(e: kafka_wire::client::ClientError) -> Self {
+        use kafka_wire::client::ClientError;
+        let exit = match &e {
+            ClientError::UnknownTopic { .. } => Exit::NOT_FOUND,
+            ClientError::InvalidAddress { .. } => Exit::USAGE,
+            _ => Exit::CLUSTER,
+        };
+        Self::new(exit, e.to_string())
+    }
+}

@@ -1,0 +1,75 @@
+//! Output helpers: aligned text tables and JSON documents.
+
+use std::fmt::Write as _;
+
+/// A text table whose columns are padded to their widest cell.
+#[derive(Debug, Default)]
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new<S: Into<String>>(header: impl IntoIterator<Item = S>) -> Self {
+        Self { header: header.into_iter().map(Into::into).collect(), rows: Vec::new() }
+    }
+
+    pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
+    }
+
+    pub fn render(&self) -> String {
+        let columns = self.header.len();
+        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (i, cell) in row.iter().enumerate().take(columns) {
+                widths[i] = widths[i].max(cell.chars().count());
+            }
+        }
+        let mut out = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate().take(columns) {
+                if i + 1 == columns {
+                    line.push_str(cell);
+                } else {
+                    let _ = write!(line, "{cell:<width$}  ", width = widths[i]);
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Prints a JSON document on stdout.
+pub fn print_json(value: &serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")));
+}
+
+/// Lists a set of node ids as `1,2,3`.
+pub fn ids(list: &[i32]) -> String {
+    list.iter().map(i32::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Formats bytes as lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_align_to_the_widest_cell() {
+        let mut t = Table::new(["a", "bb"]);
+        t.row(["long", "x"]);
+        assert_eq!(t.render(), "a     bb\nlong  x\n");
+    }
+}
