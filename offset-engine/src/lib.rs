@@ -5,14 +5,19 @@
 //! arguments, and every decision is in the output.
 
 pub mod anomaly;
+pub mod commit;
 pub mod formats;
 pub mod lag;
 pub mod model;
 pub mod plan;
 pub mod policy;
 pub mod rate;
+pub mod reset;
+pub mod split;
 
 pub use anomaly::{Anomaly, AnomalyKind};
+pub use commit::{commits_for, merge_commit, merge_commits, Commit, CommitDecision, CommitRejection};
+pub use formats::{CsvError, JsonError, SparkOffset};
 pub use lag::{lag, lag_of, Lag};
 pub use model::{
     InvalidInput, Isolation, LeaderEpoch, LogState, LogView, Offset, Partition, Stored, TopicId,
@@ -26,3 +31,5 @@ pub use policy::{OutOfRangePolicy, StartPolicy, TimeError, TimeLookup};
 pub use rate::{
     BatchCap, BatchCapSource, BatchObservation, Limits, PidConfig, PidState, RateCarry, RateError, TimeBudget,
 };
+pub use reset::{plan_reset, ResetEntry, ResetError, ResetInput, ResetReason, ResetTarget, ResetTo};
+pub use split::{plan_ranges, split_range, split_ranges, Split, SplitError, TopicRange};
