@@ -1,0 +1,106 @@
+//! The first commands end to end, and how bad input is reported.
+
+use crate::support::{self, create_topic, json, kwire, kwire_bare, stderr, unique};
+
+#[test]
+fn metadata_json_lists_the_three_brokers_and_a_new_topic() {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = unique("meta");
+    create_topic(&cluster, &topic, 6, 3);
+    let doc = json(&kwire(&cluster, &["metadata", &topic, "--format", "json"]));
+    let brokers = doc["brokers"].as_array().expect("brokers array");
+    assert_eq!(brokers.len(), 3, "{doc}");
+    let mut ids: Vec<i64> = brokers.iter().map(|b| b["node_id"].as_i64().unwrap()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2, 3]);
+    assert!(doc["cluster_id"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(doc["controller_id"].as_i64().is_some());
+    let topics = doc["topics"].as_array().unwrap();
+    assert_eq!(topics.len(), 1);
+    assert_eq!(topics[0]["name"], topic.as_str());
+    assert_eq!(topics[0]["topic_id"].as_str().map(str::len), Some(22), "Kafka's base64 topic id");
+    let partitions = topics[0]["partitions"].as_array().unwrap();
+    assert_eq!(partitions.len(), 6);
+    for (i, p) in partitions.iter().enumerate() {
+        assert_eq!(p["partition"].as_i64(), Some(i as i64));
+        assert_eq!(p["replicas"].as_array().unwrap().len(), 3);
+        assert!(p["isr"].as_array().is_some_and(|isr| !isr.is_empty()));
+        assert!(p["leader"].as_i64().is_some_and(|l| (1..=3).contains(&l)), "{p}");
+        assert!(p["leader_epoch"].as_i64().is_some_and(|e| e >= 0));
+    }
+}
+
+#[test]
+fn api_versions_shows_every_broker_and_the_versions_kwire_uses() {
+    let Some(cluster) = support::cluster() else { return };
+    let doc = json(&kwire(&cluster, &["api-versions", "--format", "json"]));
+    let brokers = doc["brokers"].as_array().unwrap();
+    assert_eq!(brokers.len(), 3);
+    for b in brokers {
+        let apis = b["apis"].as_array().unwrap();
+        let metadata = apis.iter().find(|a| a["api_key"] == 3).expect("Metadata listed");
+        let used = metadata["kwire_uses"].as_i64().expect("kwire speaks Metadata");
+        assert_eq!(used, metadata["max_version"].as_i64().unwrap().min(13));
+        assert!(apis.iter().any(|a| a["api_key"] == 18 && a["kwire_uses"].as_i64().is_some()));
+    }
+}
+
+#[test]
+fn a_dead_first_bootstrap_address_is_skipped() {
+    let Some(cluster) = support::cluster() else { return };
+    let bootstrap = format!("127.0.0.1:1,{}", cluster.bootstrap);
+    let out = kwire(&cluster, &["-b", &bootstrap, "metadata", "--format", "json"]);
+    assert_eq!(json(&out)["brokers"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn an_unknown_topic_is_a_one_line_error_with_exit_4() {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = unique("missing");
+    let out = kwire(&cluster, &["metadata", &topic]);
+    assert_eq!(out.status.code(), Some(4));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("unknown topic `{topic}`")), "{err}");
+}
+
+#[test]
+fn trace_prints_each_frame_decoded_and_as_hex() {
+    let Some(cluster) = support::cluster() else { return };
+    let out = kwire(&cluster, &["metadata", "--trace"]);
+    assert!(out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("-> 127.0.0.1:") && err.contains("ApiVersions v4"), "{err}");
+    assert!(err.contains("<- ") && err.contains("MetadataResponse"), "{err}");
+    assert!(err.contains("hex: "), "{err}");
+}
+
+#[test]
+fn an_unreachable_bootstrap_is_a_one_line_error_with_exit_2() {
+    let out = kwire_bare(&["-b", "127.0.0.1:1", "metadata"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("127.0.0.1:1") && err.contains("refused"), "{err}");
+}
+
+#[test]
+fn a_malformed_address_is_a_usage_error_naming_it() {
+    let out = kwire_bare(&["-b", "localhost", "metadata"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("`localhost`: expected host:port"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_missing_bootstrap_says_how_to_give_one() {
+    let out = kwire_bare(&["metadata"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--bootstrap-server"));
+}
+
+#[test]
+fn an_unknown_flag_is_a_usage_error() {
+    let out = kwire_bare(&["metadata", "--no-such-flag"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--no-such-flag"));
+}

@@ -1,0 +1,11 @@
+//! Integration tests against the real local cluster (`scripts/cluster up`): three KRaft
+//! brokers and one ZooKeeper. One test binary; one module per area; tests are named after the
+//! situation they reproduce.
+//!
+//! Without `KWIRE_BOOTSTRAP` these tests print a note and pass; with `CI` (or
+//! `KWIRE_REQUIRE_CLUSTER`) set, a missing or unreachable cluster fails them.
+
+mod support;
+
+mod cli_basics;
+mod client_routing;

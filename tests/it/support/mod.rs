@@ -1,0 +1,132 @@
+//! Test support: finding the cluster, running `kwire` and Kafka's own tools, unique names.
+
+#![allow(dead_code)]
+
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// Addresses of the running local cluster.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    /// `host:port,host:port,host:port`.
+    pub bootstrap: String,
+    /// `host:port`.
+    pub zookeeper: Option<String>,
+}
+
+impl Cluster {
+    pub fn brokers(&self) -> Vec<String> {
+        self.bootstrap.split(',').map(str::to_owned).collect()
+    }
+}
+
+fn required() -> bool {
+    ["CI", "KWIRE_REQUIRE_CLUSTER"]
+        .iter()
+        .any(|v| std::env::var(v).is_ok_and(|s| !s.is_empty() && s != "false"))
+}
+
+/// The cluster to test against, or `None` (with a note) when none is configured outside CI.
+/// In CI a missing or unreachable cluster panics: a skipped integration test is a failure there.
+pub fn cluster() -> Option<Cluster> {
+    let Ok(bootstrap) = std::env::var("KWIRE_BOOTSTRAP") else {
+        assert!(
+            !required(),
+            "KWIRE_BOOTSTRAP is not set, and CI requires the cluster (run scripts/cluster up)"
+        );
+        eprintln!("note: KWIRE_BOOTSTRAP not set; skipping (run `eval \"$(scripts/cluster env --export)\"`)");
+        return None;
+    };
+    let first = bootstrap.split(',').next().unwrap_or_default().to_owned();
+    let reachable = first
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .is_some_and(|a| TcpStream::connect_timeout(&a, Duration::from_secs(3)).is_ok());
+    if !reachable {
+        assert!(!required(), "the cluster at {bootstrap} is not reachable, and CI requires it");
+        eprintln!("note: cluster at {bootstrap} not reachable; skipping");
+        return None;
+    }
+    Some(Cluster { bootstrap, zookeeper: std::env::var("KWIRE_ZOOKEEPER").ok() })
+}
+
+/// A name no other test (or earlier run) uses.
+pub fn unique(prefix: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!("{prefix}-{}-{}-{nanos:x}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the `kwire` binary with `args` against `cluster`.
+pub fn kwire(cluster: &Cluster, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kwire"))
+        .args(args)
+        .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
+        .env("KWIRE_ZOOKEEPER", cluster.zookeeper.as_deref().unwrap_or(""))
+        .output()
+        .expect("kwire binary runs")
+}
+
+/// Runs `kwire` with no cluster in the environment.
+pub fn kwire_bare(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kwire"))
+        .args(args)
+        .env_remove("KWIRE_BOOTSTRAP")
+        .env_remove("KWIRE_ZOOKEEPER")
+        .output()
+        .expect("kwire binary runs")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Parses stdout as one JSON document, with the command's stderr in the panic message.
+pub fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "kwire failed ({:?}): {}", out.status.code(), stderr(out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(out)))
+}
+
+/// Runs a Kafka or ZooKeeper Java tool (`scripts/cluster tool CLASS ARGS...`).
+pub fn kafka_tool(class: &str, args: &[&str]) -> Output {
+    let out = Command::new(repo_root().join("scripts/cluster"))
+        .arg("tool")
+        .arg(class)
+        .args(args)
+        .output()
+        .expect("scripts/cluster runs");
+    assert!(out.status.success(), "{class} failed: {}{}", stdout(&out), stderr(&out));
+    out
+}
+
+/// Creates a topic with Kafka's own TopicCommand.
+pub fn create_topic(cluster: &Cluster, topic: &str, partitions: u32, replication: u32) {
+    kafka_tool(
+        "org.apache.kafka.tools.TopicCommand",
+        &[
+            "--bootstrap-server",
+            &cluster.bootstrap,
+            "--create",
+            "--topic",
+            topic,
+            "--partitions",
+            &partitions.to_string(),
+            "--replication-factor",
+            &replication.to_string(),
+        ],
+    );
+}
