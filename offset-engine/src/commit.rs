@@ -8,8 +8,8 @@
 //! because the caller's policy already chose to.
 
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 use std::fmt;
+use std::hash::BuildHasher;
 
 use crate::model::{LeaderEpoch, Offset, Stored, TopicId, TopicPartition};
 use crate::plan::{FromReason, Outcome, Plan};
