@@ -1,0 +1,87 @@
+//! Shared pieces of the message tests: small proptest strategies for Kafka's field types and a
+//! runner that checks `decode(encode(x)) == x` at every version of an API.
+
+use std::fmt::Debug;
+
+use bytes::Bytes;
+use proptest::collection::{btree_map, vec, VecStrategy};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+use crate::protocol::api::Body;
+use crate::protocol::error_code::ErrorCode;
+use crate::protocol::tagged::TaggedFields;
+
+/// Cases per (message, version): enough to hit every gate and null, small enough that the whole
+/// crate's suite stays fast.
+const CASES_PER_VERSION: u32 = 64;
+
+/// Runs `decode_body(encode_body(x, v), v) == x` for `CASES_PER_VERSION` values of `strategy(v)`
+/// at every version `v` in `T::SPEC`. `source_file` (pass `file!()`) is where proptest keeps
+/// failing seeds (`proptest-regressions/`), which are replayed on the next run.
+pub fn round_trip_every_version<T, S>(source_file: &'static str, strategy: impl Fn(i16) -> S)
+where
+    T: Body + PartialEq + Debug,
+    S: Strategy<Value = T>,
+{
+    let range = T::SPEC.versions;
+    for version in range.min..=range.max {
+        let config = Config { cases: CASES_PER_VERSION, source_file: Some(source_file), ..Config::default() };
+        let mut runner = TestRunner::new(config);
+        let result = runner.run(&strategy(version), |value| assert_round_trip(&value, version));
+        if let Err(e) = result {
+            panic!("{} v{version}: {e}", T::SPEC.name);
+        }
+    }
+}
+
+/// One round trip; fails the case with the error or the differing value.
+pub fn assert_round_trip<T: Body + PartialEq + Debug>(value: &T, version: i16) -> Result<(), TestCaseError> {
+    let encoded = value.encode_body(version).map_err(|e| TestCaseError::fail(format!("encode: {e}")))?;
+    let decoded = T::decode_body(Bytes::from(encoded), version)
+        .map_err(|e| TestCaseError::fail(format!("decode: {e}")))?;
+    prop_assert_eq!(&decoded, value);
+    Ok(())
+}
+
+/// Short strings, empty and multi-byte UTF-8 included (so byte and char lengths differ).
+pub fn string() -> BoxedStrategy<String> {
+    "[a-zA-Z0-9._é-]{0,10}".boxed()
+}
+
+pub fn nullable_string() -> BoxedStrategy<Option<String>> {
+    proptest::option::of(string()).boxed()
+}
+
+pub fn error_code() -> BoxedStrategy<ErrorCode> {
+    any::<i16>().prop_map(ErrorCode).boxed()
+}
+
+/// Arrays of 0–3 elements.
+pub fn array<S: Strategy>(element: S) -> VecStrategy<S> {
+    vec(element, 0..4)
+}
+
+/// A version-gated field: `Some` where the version has it, `None` where it does not.
+pub fn gated<S>(present: bool, strategy: S) -> BoxedStrategy<Option<S::Value>>
+where
+    S: Strategy + 'static,
+    S::Value: Clone,
+{
+    if present {
+        strategy.prop_map(Some).boxed()
+    } else {
+        Just(None).boxed()
+    }
+}
+
+/// Unknown tagged fields (tags 10 and up, so they never collide with a modelled tag), only in
+/// a flexible version.
+pub fn tagged(flexible: bool) -> BoxedStrategy<TaggedFields> {
+    if !flexible {
+        return Just(TaggedFields::default()).boxed();
+    }
+    btree_map(10u32..300, vec(any::<u8>(), 0..6), 0..3)
+        .prop_map(|m| TaggedFields(m.into_iter().map(|(tag, data)| (tag, Bytes::from(data))).collect()))
+        .boxed()
+}
