@@ -8,6 +8,7 @@ pub mod error_code;
 pub mod frame;
 pub mod header;
 pub mod messages;
+pub mod records;
 pub mod registry;
 pub mod tagged;
 pub mod uuid;

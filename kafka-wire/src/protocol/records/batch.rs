@@ -1,0 +1,466 @@
+//! RecordBatch, magic 2 (Kafka 0.11+): the only record format Kafka 4 writes.
+//!
+//! ```text
+//! offset  field                  notes
+//!  0      base_offset i64
+//!  8      batch_length i32       bytes after this field
+//! 12      partition_leader_epoch i32
+//! 16      magic i8 (= 2)
+//! 17      crc u32                CRC-32C of bytes 21..end
+//! 21      attributes i16         codec, timestamp type, transactional, control, delete horizon
+//! 23      last_offset_delta i32
+//! 27      base_timestamp i64
+//! 35      max_timestamp i64
+//! 43      producer_id i64
+//! 51      producer_epoch i16
+//! 53      base_sequence i32
+//! 57      record_count i32       never trusted: checked against the bytes left
+//! 61      records                one compressed blob when the codec is not "none"
+//! ```
+//!
+//! The CRC leaves out the partition leader epoch so a broker can restamp it without
+//! recomputing the checksum.
+
+use bytes::Bytes;
+
+use super::compression::{self, Compression, COMPRESSION_MASK};
+use super::control::{ControlRecordKey, ControlRecordType};
+use super::{varint, Budget, Cursor, DecodeOptions, RecordEncodeError};
+use crate::protocol::decoder::{DecodeResult, Decoder};
+use crate::protocol::error::{DecodeError, DecodeErrorKind, EncodeError};
+
+/// Bytes before the first record: the fixed header above.
+pub const RECORD_BATCH_OVERHEAD: usize = 61;
+/// Bytes before `batch_length` starts counting (base offset + the length itself).
+pub const LOG_OVERHEAD: usize = 12;
+/// The magic byte of this format.
+pub const MAGIC: i8 = 2;
+/// Where the CRC-covered bytes start.
+const CRC_START: usize = 21;
+/// The smallest possible record: length, attributes, timestamp delta, offset delta, key
+/// length, value length and header count, one byte each.
+const MIN_RECORD_LEN: usize = 7;
+/// The smallest possible header: key length and value length.
+const MIN_HEADER_LEN: usize = 2;
+
+/// `max_timestamp`/`base_timestamp` meaning: set by the producer or by the broker on append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimestampType {
+    #[default]
+    CreateTime,
+    LogAppendTime,
+}
+
+/// The batch's attribute bits, decoded. Bits 7–15 are unused by Kafka and not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BatchAttributes {
+    /// Bits 0–2.
+    pub compression: Compression,
+    /// Bit 3.
+    pub timestamp_type: TimestampType,
+    /// Bit 4: the batch belongs to a transaction.
+    pub is_transactional: bool,
+    /// Bit 5: the batch holds a control record (a transaction marker), not user data.
+    pub is_control: bool,
+    /// Bit 6 (KIP-534): `base_timestamp` is the time after which the cleaner may drop this
+    /// batch's tombstones and markers.
+    pub has_delete_horizon: bool,
+}
+
+impl BatchAttributes {
+    /// Decodes the bits; a codec id kwire does not know (5–7) is returned as `Err(id)`.
+    pub fn from_bits(bits: i16) -> Result<Self, u8> {
+        let id = (bits as u8) & COMPRESSION_MASK;
+        let compression = Compression::from_id(id).ok_or(id)?;
+        Ok(Self {
+            compression,
+            timestamp_type: if bits & 0x08 != 0 {
+                TimestampType::LogAppendTime
+            } else {
+                TimestampType::CreateTime
+            },
+            is_transactional: bits & 0x10 != 0,
+            is_control: bits & 0x20 != 0,
+            has_delete_horizon: bits & 0x40 != 0,
+        })
+    }
+
+    pub fn to_bits(self) -> i16 {
+        i16::from(self.compression.id())
+            | if self.timestamp_type == TimestampType::LogAppendTime { 0x08 } else { 0 }
+            | if self.is_transactional { 0x10 } else { 0 }
+            | if self.is_control { 0x20 } else { 0 }
+            | if self.has_delete_horizon { 0x40 } else { 0 }
+    }
+}
+
+/// A record header: a UTF-8 key and nullable bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub key: String,
+    pub value: Option<Bytes>,
+}
+
+/// One record of a batch. Offsets and timestamps are deltas from the batch's base values.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Record {
+    /// Unused by Kafka so far; kept so a round trip is exact.
+    pub attributes: i8,
+    /// Milliseconds after the batch's `base_timestamp`.
+    pub timestamp_delta: i64,
+    /// Added to the batch's `base_offset` to give the record's offset.
+    pub offset_delta: i32,
+    /// `None` is a null key (not the same as empty).
+    pub key: Option<Bytes>,
+    /// `None` is a null value: a tombstone on a compacted topic.
+    pub value: Option<Bytes>,
+    pub headers: Vec<Header>,
+}
+
+impl Record {
+    /// A record with a key and value and no headers, at offset and timestamp delta 0.
+    pub fn new(key: Option<Bytes>, value: Option<Bytes>) -> Self {
+        Self { key, value, ..Self::default() }
+    }
+}
+
+/// A decoded magic-2 batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordBatch {
+    pub base_offset: i64,
+    /// Stamped by the leader; −1 from a producer.
+    pub partition_leader_epoch: i32,
+    pub attributes: BatchAttributes,
+    /// Offset of the last record minus `base_offset`; compaction can remove records, so this
+    /// is not always `records.len() - 1`.
+    pub last_offset_delta: i32,
+    /// Timestamp of the first record (or the delete horizon, see [`BatchAttributes`]).
+    pub base_timestamp: i64,
+    pub max_timestamp: i64,
+    /// −1 when the producer is neither idempotent nor transactional.
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    /// −1 when the producer is neither idempotent nor transactional.
+    pub base_sequence: i32,
+    pub records: Vec<Record>,
+}
+
+impl RecordBatch {
+    /// A plain (non-idempotent, non-transactional) batch holding `records`, with
+    /// `last_offset_delta` and `max_timestamp` computed from them.
+    pub fn new(
+        base_offset: i64,
+        base_timestamp: i64,
+        compression: Compression,
+        records: Vec<Record>,
+    ) -> Self {
+        let last_offset_delta = records.iter().map(|r| r.offset_delta).max().unwrap_or(0);
+        let max_timestamp = records
+            .iter()
+            .map(|r| base_timestamp.saturating_add(r.timestamp_delta))
+            .max()
+            .unwrap_or(base_timestamp);
+        Self {
+            base_offset,
+            partition_leader_epoch: -1,
+            attributes: BatchAttributes { compression, ..BatchAttributes::default() },
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            records,
+        }
+    }
+
+    /// The offset of the last record, as the batch header claims it.
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset.saturating_add(i64::from(self.last_offset_delta))
+    }
+
+    /// The offset to fetch next after this batch.
+    pub fn next_offset(&self) -> i64 {
+        self.last_offset().saturating_add(1)
+    }
+
+    /// For a control batch, the type of its marker (read from the first record's key).
+    /// `None` for a data batch or a control batch without a readable key.
+    pub fn control_type(&self) -> Option<ControlRecordType> {
+        if !self.attributes.is_control {
+            return None;
+        }
+        let key = self.records.first()?.key.as_ref()?;
+        ControlRecordKey::parse(key).ok().map(|k| k.kind)
+    }
+
+    /// Reads one batch at the decoder's position; the decoder moves past it.
+    pub fn read(d: &mut Decoder, opts: &DecodeOptions) -> DecodeResult<Self> {
+        let total = Self::peek_size(d)?;
+        let start = d.position();
+        let bytes = d.take(total, "record_batch")?;
+        Self::parse(&bytes, start, opts, &mut Budget::new(opts))
+    }
+
+    /// Decodes a buffer holding exactly one batch.
+    pub fn decode(bytes: Bytes, opts: &DecodeOptions) -> DecodeResult<Self> {
+        let mut d = Decoder::new(bytes);
+        let batch = Self::read(&mut d, opts)?;
+        d.finish("record_batch")?;
+        Ok(batch)
+    }
+
+    /// The whole batch's size in bytes from its header, without consuming anything.
+    fn peek_size(d: &Decoder) -> DecodeResult<usize> {
+        let mut peek = d.clone();
+        peek.i64("base_offset")?;
+        let at = peek.position();
+        let batch_length = peek.i32("batch_length")?;
+        let min = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD;
+        match usize::try_from(batch_length) {
+            Ok(n) if n >= min => Ok(LOG_OVERHEAD + n),
+            _ => Err(DecodeError::new(
+                DecodeErrorKind::Invalid(format!(
+                    "record batch length {batch_length} is below the {min}-byte minimum"
+                )),
+                "batch_length",
+                at,
+            )),
+        }
+    }
+
+    /// Parses a buffer holding exactly one batch (its length field already checked against
+    /// the buffer). `base` is the buffer's absolute offset, for errors.
+    pub(crate) fn parse(
+        bytes: &Bytes,
+        base: usize,
+        opts: &DecodeOptions,
+        budget: &mut Budget,
+    ) -> DecodeResult<Self> {
+        let mut c = Cursor::new(bytes, base);
+        let base_offset = c.i64("base_offset")?;
+        c.i32("batch_length")?;
+        let partition_leader_epoch = c.i32("partition_leader_epoch")?;
+        let magic = c.i8("magic")?;
+        if magic != MAGIC {
+            return Err(c.error(
+                DecodeErrorKind::Invalid(format!("record batch magic {magic}, expected 2")),
+                "magic",
+            ));
+        }
+        let stored = c.u32("crc")?;
+        if opts.verify_crc {
+            let computed = crc32c::crc32c(bytes.get(CRC_START..).unwrap_or_default());
+            if computed != stored {
+                return Err(c.error(DecodeErrorKind::CrcMismatch { stored, computed }, "crc"));
+            }
+        }
+        let bits = c.i16("attributes")?;
+        let attributes = BatchAttributes::from_bits(bits)
+            .map_err(|id| c.error(DecodeErrorKind::UnsupportedCompression(id), "attributes"))?;
+        let last_offset_delta = c.i32("last_offset_delta")?;
+        let base_timestamp = c.i64("base_timestamp")?;
+        let max_timestamp = c.i64("max_timestamp")?;
+        let producer_id = c.i64("producer_id")?;
+        let producer_epoch = c.i16("producer_epoch")?;
+        let base_sequence = c.i32("base_sequence")?;
+        let count_at = c.pos();
+        let record_count = c.i32("record_count")?;
+        let count = usize::try_from(record_count).map_err(|_| {
+            DecodeError::new(
+                DecodeErrorKind::NegativeLength(i64::from(record_count)),
+                "record_count",
+                base + count_at,
+            )
+        })?;
+        let records_at = base + c.pos();
+        let body = c.take(c.remaining(), "records")?;
+        let records = match attributes.compression {
+            Compression::None => read_records(&body, records_at, count)?,
+            codec => {
+                let plain = budget.decompress(codec, &body, "records", records_at)?;
+                read_records(&plain, records_at, count)?
+            }
+        };
+        Ok(Self {
+            base_offset,
+            partition_leader_epoch,
+            attributes,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            records,
+        })
+    }
+
+    /// Appends the encoded batch to `out`, compressing the records with
+    /// `attributes.compression`. `record_count` is `records.len()`.
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+        let start = out.len();
+        out.reserve(RECORD_BATCH_OVERHEAD + self.records.len() * 16);
+        out.extend_from_slice(&self.base_offset.to_be_bytes());
+        out.extend_from_slice(&[0; 4]); // batch_length, patched below
+        out.extend_from_slice(&self.partition_leader_epoch.to_be_bytes());
+        out.push(MAGIC as u8);
+        out.extend_from_slice(&[0; 4]); // crc, patched below
+        out.extend_from_slice(&self.attributes.to_bits().to_be_bytes());
+        out.extend_from_slice(&self.last_offset_delta.to_be_bytes());
+        out.extend_from_slice(&self.base_timestamp.to_be_bytes());
+        out.extend_from_slice(&self.max_timestamp.to_be_bytes());
+        out.extend_from_slice(&self.producer_id.to_be_bytes());
+        out.extend_from_slice(&self.producer_epoch.to_be_bytes());
+        out.extend_from_slice(&self.base_sequence.to_be_bytes());
+        let count = i32::try_from(self.records.len())
+            .map_err(|_| EncodeError::TooLong { field: "records", len: self.records.len() })?;
+        out.extend_from_slice(&count.to_be_bytes());
+        match self.attributes.compression {
+            Compression::None => write_records(&self.records, out)?,
+            codec => {
+                let mut plain = Vec::new();
+                write_records(&self.records, &mut plain)?;
+                compression::compress(codec, &plain, out)?;
+            }
+        }
+        let batch_length = out.len() - start - LOG_OVERHEAD;
+        let batch_length = i32::try_from(batch_length)
+            .map_err(|_| EncodeError::TooLong { field: "batch_length", len: batch_length })?;
+        out[start + 8..start + 12].copy_from_slice(&batch_length.to_be_bytes());
+        let crc = crc32c::crc32c(&out[start + CRC_START..]);
+        out[start + 17..start + CRC_START].copy_from_slice(&crc.to_be_bytes());
+        Ok(())
+    }
+
+    /// The encoded batch as a new buffer.
+    pub fn to_bytes(&self) -> Result<Bytes, RecordEncodeError> {
+        let mut out = Vec::new();
+        self.encode(&mut out)?;
+        Ok(Bytes::from(out))
+    }
+}
+
+/// Reads exactly `count` records filling `data`. The count is checked against the bytes
+/// before the vector is sized, so a 61-byte batch claiming 2^31 records fails here at once.
+fn read_records(data: &Bytes, base: usize, count: usize) -> DecodeResult<Vec<Record>> {
+    let mut c = Cursor::new(data, base);
+    if count > c.remaining() / MIN_RECORD_LEN {
+        return Err(c.error(
+            DecodeErrorKind::LengthExceedsInput { claimed: count as u64, available: c.remaining() },
+            "record_count",
+        ));
+    }
+    let mut records = Vec::with_capacity(count);
+    for _ in 0..count {
+        records.push(read_record(&mut c)?);
+    }
+    if c.remaining() != 0 {
+        return Err(c.error(DecodeErrorKind::TrailingBytes(c.remaining()), "records"));
+    }
+    Ok(records)
+}
+
+#[inline]
+fn read_record(c: &mut Cursor<'_>) -> DecodeResult<Record> {
+    let len = c.varint("record.length")?;
+    let len = usize::try_from(len)
+        .map_err(|_| c.error(DecodeErrorKind::NegativeLength(i64::from(len)), "record.length"))?;
+    let outer_end = c.limit(len, "record.length")?;
+    let attributes = c.i8("record.attributes")?;
+    let timestamp_delta = c.varlong("record.timestamp_delta")?;
+    let offset_delta = c.varint("record.offset_delta")?;
+    let key = c.varint_bytes("record.key")?;
+    let value = c.varint_bytes("record.value")?;
+    let header_count = c.varint("record.headers")?;
+    let headers = match header_count {
+        0 => Vec::new(),
+        n => read_headers(c, n)?,
+    };
+    c.unlimit(outer_end, "record")?;
+    Ok(Record { attributes, timestamp_delta, offset_delta, key, value, headers })
+}
+
+fn read_headers(c: &mut Cursor<'_>, count: i32) -> DecodeResult<Vec<Header>> {
+    let count = usize::try_from(count)
+        .map_err(|_| c.error(DecodeErrorKind::NegativeLength(i64::from(count)), "record.headers"))?;
+    if count > c.remaining() / MIN_HEADER_LEN {
+        return Err(c.error(
+            DecodeErrorKind::LengthExceedsInput { claimed: count as u64, available: c.remaining() },
+            "record.headers",
+        ));
+    }
+    let mut headers = Vec::with_capacity(count);
+    for _ in 0..count {
+        let key_len = c.varint("record.headers.key")?;
+        let key_len = usize::try_from(key_len).map_err(|_| {
+            c.error(DecodeErrorKind::NegativeLength(i64::from(key_len)), "record.headers.key")
+        })?;
+        let at = c.pos();
+        let raw = c.take_slice(key_len, "record.headers.key")?;
+        let key = std::str::from_utf8(raw)
+            .map_err(|_| c.error_at(DecodeErrorKind::InvalidUtf8, "record.headers.key", at))?
+            .to_owned();
+        let value = c.varint_bytes("record.headers.value")?;
+        headers.push(Header { key, value });
+    }
+    Ok(headers)
+}
+
+fn too_long(field: &'static str, len: usize) -> RecordEncodeError {
+    RecordEncodeError::Encode(EncodeError::TooLong { field, len })
+}
+
+/// The varint length prefix of a nullable field and the field's byte count.
+fn nullable_len(v: Option<&[u8]>, field: &'static str) -> Result<(i32, usize), RecordEncodeError> {
+    match v {
+        None => Ok((-1, 0)),
+        Some(b) => Ok((i32::try_from(b.len()).map_err(|_| too_long(field, b.len()))?, b.len())),
+    }
+}
+
+fn write_records(records: &[Record], out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+    for r in records {
+        let (key_len, key_bytes) = nullable_len(r.key.as_deref(), "record.key")?;
+        let (value_len, value_bytes) = nullable_len(r.value.as_deref(), "record.value")?;
+        let header_count =
+            i32::try_from(r.headers.len()).map_err(|_| too_long("record.headers", r.headers.len()))?;
+        let mut body = 1
+            + varint::len(varint::zigzag64(r.timestamp_delta))
+            + varint::len(varint::zigzag32(r.offset_delta))
+            + varint::len(varint::zigzag32(key_len))
+            + key_bytes
+            + varint::len(varint::zigzag32(value_len))
+            + value_bytes
+            + varint::len(varint::zigzag32(header_count));
+        for h in &r.headers {
+            let (k, kb) = nullable_len(Some(h.key.as_bytes()), "record.headers.key")?;
+            let (v, vb) = nullable_len(h.value.as_deref(), "record.headers.value")?;
+            body += varint::len(varint::zigzag32(k)) + kb + varint::len(varint::zigzag32(v)) + vb;
+        }
+        let body_len = i32::try_from(body).map_err(|_| too_long("record", body))?;
+        out.reserve(body + 5);
+        varint::put(out, varint::zigzag32(body_len));
+        out.push(r.attributes as u8);
+        varint::put(out, varint::zigzag64(r.timestamp_delta));
+        varint::put(out, varint::zigzag32(r.offset_delta));
+        varint::put(out, varint::zigzag32(key_len));
+        out.extend_from_slice(r.key.as_deref().unwrap_or_default());
+        varint::put(out, varint::zigzag32(value_len));
+        out.extend_from_slice(r.value.as_deref().unwrap_or_default());
+        varint::put(out, varint::zigzag32(header_count));
+        for h in &r.headers {
+            // Lengths were range-checked while sizing the body.
+            varint::put(out, varint::zigzag32(h.key.len() as i32));
+            out.extend_from_slice(h.key.as_bytes());
+            match &h.value {
+                None => varint::put(out, varint::zigzag32(-1)),
+                Some(v) => {
+                    varint::put(out, varint::zigzag32(v.len() as i32));
+                    out.extend_from_slice(v);
+                }
+            }
+        }
+    }
+    Ok(())
+}

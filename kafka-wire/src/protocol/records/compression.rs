@@ -1,0 +1,338 @@
+//! The compression codecs a record batch (or a legacy wrapper message) may use, each behind its
+//! cargo feature.
+//!
+//! Decompression is always capped: the caller says how many bytes it is willing to hold, and a
+//! stream that would inflate past that is [`DecodeErrorKind::DecompressedTooLarge`], detected
+//! after producing at most `max + 1` bytes — a gzip bomb of 1 GB of zeros costs one megabyte of
+//! memory to reject, not a gigabyte. A codec compiled out of this build is
+//! [`DecodeErrorKind::UnsupportedCompression`] (decoding) or
+//! [`RecordEncodeError::UnsupportedCompression`] (encoding), never a panic.
+
+use std::fmt;
+
+use crate::protocol::error::DecodeErrorKind;
+
+use super::RecordEncodeError;
+
+/// The codec in bits 0–2 of a batch's (or legacy message's) attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Compression {
+    #[default]
+    None,
+    Gzip,
+    /// Raw snappy on decode, or the Java client's xerial framing (both are accepted); kwire
+    /// writes the xerial framing, which every Kafka client and broker reads.
+    Snappy,
+    /// The LZ4 frame format.
+    Lz4,
+    /// Zstandard; only in magic-2 batches (Produce v7+, Fetch v10+).
+    Zstd,
+}
+
+/// The attribute bits that hold the codec.
+pub const COMPRESSION_MASK: u8 = 0x07;
+
+impl Compression {
+    /// Every codec, in id order.
+    pub const ALL: [Compression; 5] =
+        [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd];
+
+    /// The codec with this wire id (0–4), or `None` for the unassigned ids 5–7 and above.
+    pub fn from_id(id: u8) -> Option<Compression> {
+        match id {
+            0 => Some(Compression::None),
+            1 => Some(Compression::Gzip),
+            2 => Some(Compression::Snappy),
+            3 => Some(Compression::Lz4),
+            4 => Some(Compression::Zstd),
+            _ => None,
+        }
+    }
+
+    /// The wire id, 0–4.
+    pub fn id(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Gzip => 1,
+            Compression::Snappy => 2,
+            Compression::Lz4 => 3,
+            Compression::Zstd => 4,
+        }
+    }
+
+    /// Kafka's name for the codec (`compression.type`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Snappy => "snappy",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        }
+    }
+
+    /// Whether this build can compress and decompress the codec (its cargo feature is on).
+    pub fn is_available(self) -> bool {
+        match self {
+            Compression::None => true,
+            Compression::Gzip => cfg!(feature = "gzip"),
+            Compression::Snappy => cfg!(feature = "snappy"),
+            Compression::Lz4 => cfg!(feature = "lz4"),
+            Compression::Zstd => cfg!(feature = "zstd"),
+        }
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Decompresses `input` into a new buffer of at most `max_output` bytes.
+///
+/// `Compression::None` copies the input (still subject to the cap); callers that want
+/// zero-copy don't call this for uncompressed data.
+pub fn decompress(codec: Compression, input: &[u8], max_output: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+    match codec {
+        Compression::None => {
+            if input.len() > max_output {
+                Err(DecodeErrorKind::DecompressedTooLarge { max: max_output })
+            } else {
+                Ok(input.to_vec())
+            }
+        }
+        Compression::Gzip => gzip::decompress(input, max_output),
+        Compression::Snappy => snappy::decompress(input, max_output),
+        Compression::Lz4 => lz4::decompress(input, max_output),
+        Compression::Zstd => zstd::decompress(input, max_output),
+    }
+}
+
+/// Compresses `input` with `codec`, appending the result to `out`.
+pub fn compress(codec: Compression, input: &[u8], out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+    match codec {
+        Compression::None => {
+            out.extend_from_slice(input);
+            Ok(())
+        }
+        Compression::Gzip => gzip::compress(input, out),
+        Compression::Snappy => snappy::compress(input, out),
+        Compression::Lz4 => lz4::compress(input, out),
+        Compression::Zstd => zstd::compress(input, out),
+    }
+}
+
+/// Reads a decompressing stream to its end, failing once it yields more than `max` bytes.
+#[cfg(any(feature = "gzip", feature = "lz4", feature = "zstd"))]
+fn read_capped(reader: impl std::io::Read, input_len: usize, max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+    use std::io::Read;
+    // Most batches compress 2–8×; starting near that saves a few regrowths, and the cap
+    // bounds the guess on hostile input.
+    let mut out = Vec::with_capacity(input_len.saturating_mul(4).min(max));
+    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+    reader.take(limit).read_to_end(&mut out).map_err(|e| DecodeErrorKind::Decompression(e.to_string()))?;
+    if out.len() > max {
+        return Err(DecodeErrorKind::DecompressedTooLarge { max });
+    }
+    Ok(out)
+}
+
+fn failed(e: &impl fmt::Display) -> RecordEncodeError {
+    RecordEncodeError::Compression(e.to_string())
+}
+
+#[cfg(feature = "gzip")]
+mod gzip {
+    use std::io::Write;
+
+    use super::{failed, read_capped, DecodeErrorKind, RecordEncodeError};
+
+    /// Java's `GZIPInputStream` reads concatenated members, so this does too.
+    pub(super) fn decompress(input: &[u8], max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+        read_capped(flate2::read::MultiGzDecoder::new(input), input.len(), max)
+    }
+
+    pub(super) fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+        let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+        encoder.write_all(input).map_err(|e| failed(&e))?;
+        encoder.finish().map_err(|e| failed(&e))?;
+        Ok(())
+    }
+}
+
+#[cfg(not(feature = "gzip"))]
+mod gzip {
+    use super::{Compression, DecodeErrorKind, RecordEncodeError};
+
+    pub(super) fn decompress(_input: &[u8], _max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+        Err(DecodeErrorKind::UnsupportedCompression(Compression::Gzip.id()))
+    }
+
+    pub(super) fn compress(_input: &[u8], _out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+        Err(RecordEncodeError::UnsupportedCompression(Compression::Gzip))
+    }
+}
+
+/// The 8-byte magic that opens the Java client's xerial snappy framing.
+pub const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
+
+#[cfg(feature = "snappy")]
+mod snappy {
+    use super::{failed, DecodeErrorKind, RecordEncodeError, XERIAL_MAGIC};
+
+    /// Magic, then i32 version and i32 minimum compatible version.
+    const XERIAL_HEADER_LEN: usize = 16;
+    /// The Java `SnappyOutputStream` default block size.
+    const XERIAL_BLOCK: usize = 32 * 1024;
+
+    fn snap_error(e: &snap::Error) -> DecodeErrorKind {
+        DecodeErrorKind::Decompression(format!("snappy: {e}"))
+    }
+
+    /// Accepts both forms, as Java's `SnappyInputStream` does: the xerial framing when the
+    /// input starts with its header, raw snappy otherwise.
+    pub(super) fn decompress(input: &[u8], max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+        let mut decoder = snap::raw::Decoder::new();
+        let mut out = Vec::new();
+        match input.strip_prefix(&XERIAL_MAGIC[..]) {
+            Some(rest) if input.len() >= XERIAL_HEADER_LEN => {
+                let mut blocks = rest.get(XERIAL_HEADER_LEN - XERIAL_MAGIC.len()..).unwrap_or_default();
+                while !blocks.is_empty() {
+                    let (len, rest) = blocks.split_first_chunk::<4>().ok_or_else(|| {
+                        DecodeErrorKind::Decompression("snappy: truncated block length".into())
+                    })?;
+                    let len = usize::try_from(i32::from_be_bytes(*len)).map_err(|_| {
+                        DecodeErrorKind::Decompression("snappy: negative block length".into())
+                    })?;
+                    let (block, rest) = rest
+                        .split_at_checked(len)
+                        .ok_or_else(|| DecodeErrorKind::Decompression("snappy: truncated block".into()))?;
+                    raw_into(&mut decoder, block, &mut out, max)?;
+                    blocks = rest;
+                }
+            }
+            _ => raw_into(&mut decoder, input, &mut out, max)?,
+        }
+        Ok(out)
+    }
+
+    /// Appends one raw snappy block to `out`, checking its declared length against the cap
+    /// before allocating anything for it.
+    fn raw_into(
+        decoder: &mut snap::raw::Decoder,
+        block: &[u8],
+        out: &mut Vec<u8>,
+        max: usize,
+    ) -> Result<(), DecodeErrorKind> {
+        let len = snap::raw::decompress_len(block).map_err(|e| snap_error(&e))?;
+        let start = out.len();
+        let end = start.checked_add(len).filter(|&end| end <= max);
+        let Some(end) = end else { return Err(DecodeErrorKind::DecompressedTooLarge { max }) };
+        out.resize(end, 0);
+        let written = decoder.decompress(block, &mut out[start..]).map_err(|e| snap_error(&e))?;
+        out.truncate(start + written);
+        Ok(())
+    }
+
+    /// Writes the xerial framing (what Java's producer writes), in 32 KiB blocks.
+    pub(super) fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+        out.extend_from_slice(&XERIAL_MAGIC);
+        out.extend_from_slice(&1i32.to_be_bytes());
+        out.extend_from_slice(&1i32.to_be_bytes());
+        let mut encoder = snap::raw::Encoder::new();
+        for chunk in input.chunks(XERIAL_BLOCK) {
+            let at = out.len();
+            out.extend_from_slice(&[0; 4]);
+            let start = out.len();
+            out.resize(start + snap::raw::max_compress_len(chunk.len()), 0);
+            let n = encoder.compress(chunk, &mut out[start..]).map_err(|e| failed(&e))?;
+            out.truncate(start + n);
+            let n = i32::try_from(n).map_err(|e| failed(&e))?;
+            out[at..start].copy_from_slice(&n.to_be_bytes());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(not(feature = "snappy"))]
+mod snappy {
+    use super::{Compression, DecodeErrorKind, RecordEncodeError};
+
+    pub(super) fn decompress(_input: &[u8], _max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+        Err(DecodeErrorKind::UnsupportedCompression(Compression::Snappy.id()))
+    }
+
+    pub(super) fn compress(_input: &[u8], _out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+        Err(RecordEncodeError::UnsupportedCompression(Compression::Snappy))
+    }
+}
+
+#[cfg(feature = "lz4")]
+mod lz4 {
+    use std::io::Write;
+
+    use super::{failed, read_capped, DecodeErrorKind, RecordEncodeError};
+
+    pub(super) fn decompress(input: &[u8], max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+        read_capped(lz4_flex::frame::FrameDecoder::new(input), input.len(), max)
+    }
+
+    /// Independent 64 KiB blocks without checksums beyond the header's: the frame options
+    /// every Kafka reader (Java's `KafkaLZ4BlockInputStream` included) accepts.
+    pub(super) fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+        let info = lz4_flex::frame::FrameInfo::new()
+            .block_size(lz4_flex::frame::BlockSize::Max64KB)
+            .block_mode(lz4_flex::frame::BlockMode::Independent);
+        let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, out);
+        encoder.write_all(input).map_err(|e| failed(&e))?;
+        encoder.finish().map_err(|e| failed(&e))?;
+        Ok(())
+    }
+}
+
+#[cfg(not(feature = "lz4"))]
+mod lz4 {
+    use super::{Compression, DecodeErrorKind, RecordEncodeError};
+
+    pub(super) fn decompress(_input: &[u8], _max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+        Err(DecodeErrorKind::UnsupportedCompression(Compression::Lz4.id()))
+    }
+
+    pub(super) fn compress(_input: &[u8], _out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+        Err(RecordEncodeError::UnsupportedCompression(Compression::Lz4))
+    }
+}
+
+#[cfg(feature = "zstd")]
+mod zstd {
+    use super::{failed, read_capped, DecodeErrorKind, RecordEncodeError};
+
+    /// The level Kafka's producer uses by default.
+    const LEVEL: i32 = 3;
+
+    pub(super) fn decompress(input: &[u8], max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+        let decoder = ::zstd::stream::read::Decoder::with_buffer(input)
+            .map_err(|e| DecodeErrorKind::Decompression(format!("zstd: {e}")))?;
+        read_capped(decoder, input.len(), max)
+    }
+
+    pub(super) fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+        let compressed = ::zstd::bulk::compress(input, LEVEL).map_err(|e| failed(&e))?;
+        out.extend_from_slice(&compressed);
+        Ok(())
+    }
+}
+
+#[cfg(not(feature = "zstd"))]
+mod zstd {
+    use super::{Compression, DecodeErrorKind, RecordEncodeError};
+
+    pub(super) fn decompress(_input: &[u8], _max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+        Err(DecodeErrorKind::UnsupportedCompression(Compression::Zstd.id()))
+    }
+
+    pub(super) fn compress(_input: &[u8], _out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+        Err(RecordEncodeError::UnsupportedCompression(Compression::Zstd))
+    }
+}

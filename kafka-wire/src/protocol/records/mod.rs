@@ -1,0 +1,323 @@
+//! Record data: the `records` field of Fetch responses and Produce requests.
+//!
+//! - [`batch`]: RecordBatch (magic 2), decode and encode, CRC-32C checked on read.
+//! - [`control`]: control records (transaction markers) inside control batches.
+//! - [`legacy`]: MessageSet magic 0/1, including compressed wrapper messages.
+//! - [`compression`]: gzip, snappy (raw and xerial), lz4 (frame), zstd — each a cargo feature.
+//! - [`set`]: a Fetch response's `records` field as a whole, whose last batch may be cut short.
+//!
+//! The message codecs keep `records` as raw [`bytes::Bytes`]; decoding them is a separate step,
+//! so a fetch response is read without touching its payload and a consumer decodes only the
+//! partitions it wants. Keys and values of uncompressed records are zero-copy slices of the
+//! input; those of compressed records are slices of one decompressed buffer per batch.
+//!
+//! Hostile input: record and header counts are checked against the bytes left before any
+//! allocation, decompression is capped ([`DecodeOptions::max_decompressed_size`]), and nested
+//! legacy wrappers are capped ([`DecodeOptions::max_legacy_nesting`]).
+
+use std::fmt;
+
+use bytes::Bytes;
+
+use super::error::{DecodeError, DecodeErrorKind, EncodeError};
+
+pub mod batch;
+pub mod compression;
+pub mod control;
+pub mod legacy;
+pub mod set;
+
+pub use batch::{BatchAttributes, Header, Record, RecordBatch, TimestampType};
+pub use compression::Compression;
+pub use control::{ControlRecordKey, ControlRecordType, EndTransactionMarker};
+pub use legacy::{LegacyBatch, LegacyMessage};
+pub use set::{RecordSet, RecordSetBatch};
+
+/// Limits applied while decoding record data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeOptions {
+    /// The most bytes one decode call (one batch, one record set) may decompress in total,
+    /// across every compressed batch or wrapper it meets. Past it:
+    /// [`DecodeErrorKind::DecompressedTooLarge`]. Default 64 MiB.
+    pub max_decompressed_size: usize,
+    /// How deep compressed legacy wrappers may nest; Kafka writes one level (a wrapper holding
+    /// plain messages), which is depth 1. Deeper: [`DecodeErrorKind::TooDeep`]. Default 1.
+    pub max_legacy_nesting: usize,
+    /// Check each batch's (or legacy message's) stored checksum. Default true; turning it off
+    /// is for tools that want to show a corrupt batch anyway.
+    pub verify_crc: bool,
+}
+
+impl DecodeOptions {
+    pub const DEFAULT_MAX_DECOMPRESSED_SIZE: usize = 64 * 1024 * 1024;
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        Self {
+            max_decompressed_size: Self::DEFAULT_MAX_DECOMPRESSED_SIZE,
+            max_legacy_nesting: 1,
+            verify_crc: true,
+        }
+    }
+}
+
+/// Why record data could not be encoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordEncodeError {
+    /// A length does not fit its prefix (e.g. a batch over 2 GiB).
+    Encode(EncodeError),
+    /// The codec was compiled out of this build (its cargo feature is off).
+    UnsupportedCompression(Compression),
+    /// The compressor reported an error.
+    Compression(String),
+    /// The value cannot be written in this format (e.g. zstd in a legacy message).
+    Invalid(String),
+}
+
+impl From<EncodeError> for RecordEncodeError {
+    fn from(e: EncodeError) -> Self {
+        Self::Encode(e)
+    }
+}
+
+impl fmt::Display for RecordEncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Encode(e) => e.fmt(f),
+            Self::UnsupportedCompression(c) => write!(f, "compression codec {c} is not compiled in"),
+            Self::Compression(e) => write!(f, "compression failed: {e}"),
+            Self::Invalid(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::error::Error for RecordEncodeError {}
+
+/// What is left of [`DecodeOptions::max_decompressed_size`] during one decode call.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    left: usize,
+    max: usize,
+}
+
+impl Budget {
+    pub(crate) fn new(opts: &DecodeOptions) -> Self {
+        Self { left: opts.max_decompressed_size, max: opts.max_decompressed_size }
+    }
+
+    /// Decompresses `input`, charging its output to the budget; errors name the configured cap.
+    pub(crate) fn decompress(
+        &mut self,
+        codec: Compression,
+        input: &[u8],
+        field: &'static str,
+        offset: usize,
+    ) -> Result<Bytes, DecodeError> {
+        match compression::decompress(codec, input, self.left) {
+            Ok(out) => {
+                self.left -= out.len();
+                Ok(Bytes::from(out))
+            }
+            Err(DecodeErrorKind::DecompressedTooLarge { .. }) => {
+                Err(DecodeError::new(DecodeErrorKind::DecompressedTooLarge { max: self.max }, field, offset))
+            }
+            Err(kind) => Err(DecodeError::new(kind, field, offset)),
+        }
+    }
+}
+
+/// A read cursor over a byte slice, for the record formats' hot loops: the same contract as
+/// [`crate::protocol::Decoder`] (every read checked, errors name the field and the absolute
+/// offset) with inlined varints and slicing of the owning [`Bytes`] for zero-copy keys and
+/// values. The slice is a delimited region (a batch, a record), so running past its end is
+/// malformed input ([`DecodeErrorKind::LengthExceedsInput`]), not "incomplete".
+#[derive(Debug)]
+pub(crate) struct Cursor<'a> {
+    data: &'a Bytes,
+    /// Reads stop here (a record's end, not necessarily `data.len()`).
+    end: usize,
+    pos: usize,
+    /// Absolute offset of `data[0]` for error reports.
+    base: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(data: &'a Bytes, base: usize) -> Self {
+        Self { data, end: data.len(), pos: 0, base }
+    }
+
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.end - self.pos
+    }
+
+    pub(crate) fn error(&self, kind: DecodeErrorKind, field: &'static str) -> DecodeError {
+        DecodeError::new(kind, field, self.base + self.pos)
+    }
+
+    /// An error at relative position `pos` (an earlier field than the one just read).
+    pub(crate) fn error_at(&self, kind: DecodeErrorKind, field: &'static str, pos: usize) -> DecodeError {
+        DecodeError::new(kind, field, self.base + pos)
+    }
+
+    fn overrun(&self, n: usize, field: &'static str) -> DecodeError {
+        self.error(
+            DecodeErrorKind::LengthExceedsInput { claimed: n as u64, available: self.remaining() },
+            field,
+        )
+    }
+
+    /// Limits reads to the next `n` bytes, returning the previous end to restore.
+    pub(crate) fn limit(&mut self, n: usize, field: &'static str) -> Result<usize, DecodeError> {
+        if n > self.remaining() {
+            return Err(self.overrun(n, field));
+        }
+        let old = self.end;
+        self.end = self.pos + n;
+        Ok(old)
+    }
+
+    /// Ends a [`Cursor::limit`]ed region, which must have been read exactly.
+    pub(crate) fn unlimit(&mut self, old_end: usize, field: &'static str) -> Result<(), DecodeError> {
+        if self.pos != self.end {
+            return Err(self.error(DecodeErrorKind::TrailingBytes(self.end - self.pos), field));
+        }
+        self.end = old_end;
+        Ok(())
+    }
+
+    #[inline]
+    fn fixed<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], DecodeError> {
+        match self.data.get(self.pos..self.end).and_then(|s| s.first_chunk::<N>()) {
+            Some(b) => {
+                self.pos += N;
+                Ok(*b)
+            }
+            None => Err(self.overrun(N, field)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn i8(&mut self, field: &'static str) -> Result<i8, DecodeError> {
+        Ok(i8::from_be_bytes(self.fixed(field)?))
+    }
+    pub(crate) fn i16(&mut self, field: &'static str) -> Result<i16, DecodeError> {
+        Ok(i16::from_be_bytes(self.fixed(field)?))
+    }
+    pub(crate) fn i32(&mut self, field: &'static str) -> Result<i32, DecodeError> {
+        Ok(i32::from_be_bytes(self.fixed(field)?))
+    }
+    pub(crate) fn u32(&mut self, field: &'static str) -> Result<u32, DecodeError> {
+        Ok(u32::from_be_bytes(self.fixed(field)?))
+    }
+    pub(crate) fn i64(&mut self, field: &'static str) -> Result<i64, DecodeError> {
+        Ok(i64::from_be_bytes(self.fixed(field)?))
+    }
+
+    /// Unsigned LEB128 of at most `max_bytes` bytes.
+    #[inline]
+    fn uvar(&mut self, max_bytes: usize, field: &'static str) -> Result<u64, DecodeError> {
+        // One-byte values (lengths under 64, small deltas) are the common case.
+        if let Some(&b) = self.data.get(self.pos) {
+            if b < 0x80 && self.pos < self.end {
+                self.pos += 1;
+                return Ok(u64::from(b));
+            }
+        }
+        let mut value: u64 = 0;
+        for i in 0..max_bytes {
+            let [byte] = self.fixed::<1>(field)?;
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(self.error(DecodeErrorKind::VarintTooLong, field))
+    }
+
+    /// Zig-zag varint (at most 5 bytes, as Java's `ByteUtils.readVarint`).
+    #[inline]
+    pub(crate) fn varint(&mut self, field: &'static str) -> Result<i32, DecodeError> {
+        let v = self.uvar(5, field)?;
+        let v = u32::try_from(v).map_err(|_| self.error(DecodeErrorKind::VarintTooLong, field))?;
+        Ok(((v >> 1) as i32) ^ -((v & 1) as i32))
+    }
+
+    /// Zig-zag varlong (at most 10 bytes).
+    #[inline]
+    pub(crate) fn varlong(&mut self, field: &'static str) -> Result<i64, DecodeError> {
+        let v = self.uvar(10, field)?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    /// The next `n` bytes as a zero-copy slice of the owning buffer.
+    #[inline]
+    pub(crate) fn take(&mut self, n: usize, field: &'static str) -> Result<Bytes, DecodeError> {
+        if n > self.remaining() {
+            return Err(self.overrun(n, field));
+        }
+        let out = self.data.slice(self.pos..self.pos + n);
+        self.pos += n;
+        Ok(out)
+    }
+
+    /// The next `n` bytes borrowed.
+    pub(crate) fn take_slice(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
+        if n > self.remaining() {
+            return Err(self.overrun(n, field));
+        }
+        let data: &'a Bytes = self.data;
+        let out = &data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    /// A varint length then that many bytes; −1 is null, other negatives are errors.
+    #[inline]
+    pub(crate) fn varint_bytes(&mut self, field: &'static str) -> Result<Option<Bytes>, DecodeError> {
+        match self.varint(field)? {
+            -1 => Ok(None),
+            n if n < 0 => Err(self.error(DecodeErrorKind::NegativeLength(i64::from(n)), field)),
+            n => self.take(n as usize, field).map(Some),
+        }
+    }
+
+    /// An i32 length then that many bytes (legacy messages); −1 is null.
+    pub(crate) fn i32_bytes(&mut self, field: &'static str) -> Result<Option<Bytes>, DecodeError> {
+        match self.i32(field)? {
+            -1 => Ok(None),
+            n if n < 0 => Err(self.error(DecodeErrorKind::NegativeLength(i64::from(n)), field)),
+            n => self.take(n as usize, field).map(Some),
+        }
+    }
+}
+
+/// Writers for the record formats' varints, straight into a `Vec`.
+pub(crate) mod varint {
+    pub(crate) fn zigzag32(v: i32) -> u64 {
+        u64::from(((v << 1) ^ (v >> 31)) as u32)
+    }
+
+    pub(crate) fn zigzag64(v: i64) -> u64 {
+        ((v << 1) ^ (v >> 63)) as u64
+    }
+
+    /// Bytes taken by `v` as an unsigned LEB128.
+    pub(crate) fn len(v: u64) -> usize {
+        // ceil(significant bits / 7), at least 1.
+        let bits = 64 - (v | 1).leading_zeros() as usize;
+        bits.div_ceil(7)
+    }
+
+    pub(crate) fn put(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+}
