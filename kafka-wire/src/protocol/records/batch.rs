@@ -464,3 +464,289 @@ fn write_records(records: &[Record], out: &mut Vec<u8>) -> Result<(), RecordEnco
     }
     Ok(())
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::time::{Duration, Instant};
+
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::protocol::records::control::EndTransactionMarker;
+
+    fn bytes(max: usize) -> impl Strategy<Value = Bytes> {
+        vec(any::<u8>(), 0..max).prop_map(Bytes::from)
+    }
+
+    fn header() -> impl Strategy<Value = Header> {
+        ("[a-zA-Z0-9._é-]{0,8}", proptest::option::of(bytes(12)))
+            .prop_map(|(key, value)| Header { key, value })
+    }
+
+    pub(crate) fn record() -> impl Strategy<Value = Record> {
+        (
+            any::<i8>(),
+            any::<i64>(),
+            any::<i32>(),
+            proptest::option::of(bytes(24)),
+            proptest::option::of(bytes(200)),
+            vec(header(), 0..3),
+        )
+            .prop_map(|(attributes, timestamp_delta, offset_delta, key, value, headers)| Record {
+                attributes,
+                timestamp_delta,
+                offset_delta,
+                key,
+                value,
+                headers,
+            })
+    }
+
+    fn available_codec() -> impl Strategy<Value = Compression> {
+        proptest::sample::select(
+            Compression::ALL.into_iter().filter(|c| c.is_available()).collect::<Vec<_>>(),
+        )
+    }
+
+    pub(crate) fn batch() -> impl Strategy<Value = RecordBatch> {
+        let attributes = (available_codec(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>())
+            .prop_map(|(compression, log_append, is_transactional, is_control, has_delete_horizon)| {
+                BatchAttributes {
+                    compression,
+                    timestamp_type: if log_append {
+                        TimestampType::LogAppendTime
+                    } else {
+                        TimestampType::CreateTime
+                    },
+                    is_transactional,
+                    is_control,
+                    has_delete_horizon,
+                }
+            });
+        let header = (any::<i64>(), any::<i32>(), attributes, any::<i32>(), any::<i64>(), any::<i64>());
+        let producer = (any::<i64>(), any::<i16>(), any::<i32>());
+        (header, producer, vec(record(), 0..12)).prop_map(
+            |(
+                (
+                    base_offset,
+                    partition_leader_epoch,
+                    attributes,
+                    last_offset_delta,
+                    base_timestamp,
+                    max_timestamp,
+                ),
+                (producer_id, producer_epoch, base_sequence),
+                records,
+            )| RecordBatch {
+                base_offset,
+                partition_leader_epoch,
+                attributes,
+                last_offset_delta,
+                base_timestamp,
+                max_timestamp,
+                producer_id,
+                producer_epoch,
+                base_sequence,
+                records,
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn batches_round_trip_with_every_codec(batch in batch()) {
+            let encoded = batch.to_bytes().unwrap();
+            let decoded = RecordBatch::decode(encoded.clone(), &DecodeOptions::default()).unwrap();
+            prop_assert_eq!(&decoded, &batch);
+            // Re-encoding what was read gives the same bytes (codecs are deterministic).
+            prop_assert_eq!(decoded.to_bytes().unwrap(), encoded);
+        }
+
+        #[test]
+        fn any_single_byte_flip_after_the_epoch_is_caught(batch in batch(), at in any::<prop::sample::Index>(), bit in 0u8..8) {
+            let mut encoded = batch.to_bytes().unwrap().to_vec();
+            let at = 17 + at.index(encoded.len() - 17);
+            encoded[at] ^= 1 << bit;
+            prop_assert!(RecordBatch::decode(Bytes::from(encoded), &DecodeOptions::default()).is_err());
+        }
+    }
+
+    fn plain_batch(records: Vec<Record>) -> RecordBatch {
+        RecordBatch::new(1000, 1_700_000_000_000, Compression::None, records)
+    }
+
+    #[test]
+    fn a_flipped_byte_is_a_crc_mismatch() {
+        let batch =
+            plain_batch(vec![Record::new(Some(Bytes::from_static(b"k")), Some(Bytes::from_static(b"v")))]);
+        let mut encoded = batch.to_bytes().unwrap().to_vec();
+        let last = encoded.len() - 2;
+        encoded[last] ^= 0x01;
+        let err = RecordBatch::decode(Bytes::from(encoded), &DecodeOptions::default()).unwrap_err();
+        assert!(matches!(err.kind, DecodeErrorKind::CrcMismatch { .. }), "{err}");
+        assert_eq!((err.field, err.offset), ("crc", 21));
+    }
+
+    #[test]
+    fn a_restamped_leader_epoch_keeps_the_crc_valid() {
+        let batch = plain_batch(vec![Record::new(None, Some(Bytes::from_static(b"v")))]);
+        let mut encoded = batch.to_bytes().unwrap().to_vec();
+        encoded[12..16].copy_from_slice(&7i32.to_be_bytes());
+        let decoded = RecordBatch::decode(Bytes::from(encoded), &DecodeOptions::default()).unwrap();
+        assert_eq!(decoded.partition_leader_epoch, 7);
+    }
+
+    #[test]
+    fn a_corrupt_batch_still_reads_when_crc_checks_are_off() {
+        let batch = plain_batch(vec![Record::new(None, Some(Bytes::from_static(b"v")))]);
+        let mut encoded = batch.to_bytes().unwrap().to_vec();
+        encoded[17] ^= 0xff;
+        let opts = DecodeOptions { verify_crc: false, ..DecodeOptions::default() };
+        assert_eq!(RecordBatch::decode(Bytes::from(encoded), &opts).unwrap(), batch);
+    }
+
+    /// The 61-byte header with a valid CRC, no records, and `record_count` as given.
+    pub(crate) fn empty_batch_claiming(count: i32) -> Vec<u8> {
+        let mut encoded = plain_batch(Vec::new()).to_bytes().unwrap().to_vec();
+        encoded[57..61].copy_from_slice(&count.to_be_bytes());
+        let crc = crc32c::crc32c(&encoded[21..]);
+        encoded[17..21].copy_from_slice(&crc.to_be_bytes());
+        encoded
+    }
+
+    #[test]
+    fn a_61_byte_batch_claiming_2_pow_31_records_fails_fast_without_allocating() {
+        let encoded = empty_batch_claiming(0x7fff_ffff);
+        assert_eq!(encoded.len(), 61);
+        let started = Instant::now();
+        let err = RecordBatch::decode(Bytes::from(encoded), &DecodeOptions::default()).unwrap_err();
+        let elapsed = started.elapsed();
+        // The count is checked against the 0 bytes left before the record vector is sized, so
+        // nothing near 2^31 × size_of::<Record>() is ever requested.
+        assert_eq!(err.kind, DecodeErrorKind::LengthExceedsInput { claimed: 0x7fff_ffff, available: 0 });
+        assert_eq!((err.field, err.offset), ("record_count", 61));
+        assert!(elapsed < Duration::from_millis(50), "took {elapsed:?}");
+    }
+
+    #[test]
+    fn a_negative_record_count_is_an_error() {
+        let err = RecordBatch::decode(Bytes::from(empty_batch_claiming(-1)), &DecodeOptions::default())
+            .unwrap_err();
+        assert_eq!(err.kind, DecodeErrorKind::NegativeLength(-1));
+    }
+
+    #[test]
+    fn a_batch_length_below_the_header_is_an_error() {
+        let mut encoded = plain_batch(Vec::new()).to_bytes().unwrap().to_vec();
+        encoded[8..12].copy_from_slice(&10i32.to_be_bytes());
+        let err = RecordBatch::decode(Bytes::from(encoded), &DecodeOptions::default()).unwrap_err();
+        assert_eq!(err.field, "batch_length");
+    }
+
+    #[test]
+    fn a_batch_cut_short_is_incomplete() {
+        let batch = plain_batch(vec![Record::new(None, Some(Bytes::from_static(b"value")))]);
+        let encoded = batch.to_bytes().unwrap();
+        for cut in 0..encoded.len() {
+            let err = RecordBatch::decode(encoded.slice(..cut), &DecodeOptions::default()).unwrap_err();
+            assert!(err.is_incomplete(), "cut at {cut}: {err}");
+        }
+    }
+
+    #[test]
+    fn uncompressed_keys_and_values_are_slices_of_the_input() {
+        let batch = plain_batch(vec![
+            Record::new(Some(Bytes::from_static(b"key-0")), Some(Bytes::from_static(b"value-0"))),
+            Record { offset_delta: 1, ..Record::new(None, Some(Bytes::from_static(b"value-1"))) },
+        ]);
+        let input = batch.to_bytes().unwrap();
+        let range = input.as_ptr() as usize..input.as_ptr() as usize + input.len();
+        let decoded = RecordBatch::decode(input.clone(), &DecodeOptions::default()).unwrap();
+        for r in &decoded.records {
+            for b in [&r.key, &r.value].into_iter().flatten() {
+                assert!(range.contains(&(b.as_ptr() as usize)), "copied instead of sliced");
+            }
+        }
+        assert_eq!(decoded.next_offset(), 1002);
+    }
+
+    #[test]
+    fn a_record_whose_fields_overrun_its_length_is_an_error() {
+        // One record claiming length 3 but carrying 7 bytes of fields.
+        let mut encoded = plain_batch(vec![Record::default()]).to_bytes().unwrap().to_vec();
+        assert_eq!(encoded[61], 12); // zig-zag 6: attributes, ts, offset, key, value, headers
+        encoded[61] = 6; // zig-zag 3
+        let crc = crc32c::crc32c(&encoded[21..]);
+        encoded[17..21].copy_from_slice(&crc.to_be_bytes());
+        let err = RecordBatch::decode(Bytes::from(encoded), &DecodeOptions::default()).unwrap_err();
+        assert!(matches!(err.kind, DecodeErrorKind::LengthExceedsInput { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_header_count_beyond_the_record_is_an_error() {
+        let mut encoded = plain_batch(vec![Record::default()]).to_bytes().unwrap().to_vec();
+        let last = encoded.len() - 1;
+        encoded[last] = 0x7e; // header count 63 in a record with no bytes left
+        let crc = crc32c::crc32c(&encoded[21..]);
+        encoded[17..21].copy_from_slice(&crc.to_be_bytes());
+        let err = RecordBatch::decode(Bytes::from(encoded), &DecodeOptions::default()).unwrap_err();
+        assert_eq!(err.field, "record.headers");
+    }
+
+    #[test]
+    fn an_unknown_codec_is_unsupported_compression() {
+        let mut encoded = plain_batch(Vec::new()).to_bytes().unwrap().to_vec();
+        encoded[22] = 6;
+        let crc = crc32c::crc32c(&encoded[21..]);
+        encoded[17..21].copy_from_slice(&crc.to_be_bytes());
+        let err = RecordBatch::decode(Bytes::from(encoded), &DecodeOptions::default()).unwrap_err();
+        assert_eq!(err.kind, DecodeErrorKind::UnsupportedCompression(6));
+    }
+
+    #[test]
+    fn a_commit_marker_batch_is_recognised() {
+        let marker = Record {
+            key: Some(ControlRecordKey { version: 0, kind: ControlRecordType::Commit }.to_bytes()),
+            value: Some(EndTransactionMarker { version: 0, coordinator_epoch: 3 }.to_bytes()),
+            ..Record::default()
+        };
+        let mut batch = plain_batch(vec![marker]);
+        batch.attributes.is_control = true;
+        batch.attributes.is_transactional = true;
+        let decoded = RecordBatch::decode(batch.to_bytes().unwrap(), &DecodeOptions::default()).unwrap();
+        assert_eq!(decoded.control_type(), Some(ControlRecordType::Commit));
+        let value = decoded.records[0].value.as_deref().unwrap();
+        assert_eq!(EndTransactionMarker::parse(value).unwrap().coordinator_epoch, 3);
+        assert_eq!(plain_batch(Vec::new()).control_type(), None);
+    }
+
+    #[test]
+    fn record_layout_matches_the_spec_byte_for_byte() {
+        let record = Record {
+            attributes: 0,
+            timestamp_delta: 5,
+            offset_delta: 1,
+            key: None,
+            value: Some(Bytes::from_static(b"ab")),
+            headers: vec![Header { key: "h".into(), value: None }],
+        };
+        let mut out = Vec::new();
+        write_records(&[record], &mut out).unwrap();
+        #[rustfmt::skip]
+        let expected = [
+            22,          // length 11 (zig-zag)
+            0,           // attributes
+            10,          // timestamp delta 5
+            2,           // offset delta 1
+            1,           // key length -1: null
+            4, b'a', b'b', // value length 2
+            2,           // 1 header
+            2, b'h',     // header key "h"
+            1,           // header value null
+        ];
+        assert_eq!(out, expected);
+    }
+}

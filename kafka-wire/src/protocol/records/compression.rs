@@ -336,3 +336,151 @@ mod zstd {
         Err(RecordEncodeError::UnsupportedCompression(Compression::Zstd))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const MIB: usize = 1024 * 1024;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn every_available_codec_round_trips(data in proptest::collection::vec(any::<u8>(), 0..3000), repeat in 1usize..40) {
+            // Repeating makes the input compressible, so the codecs' match paths run too.
+            let input = data.repeat(repeat);
+            for codec in Compression::ALL.into_iter().filter(|c| c.is_available()) {
+                let mut packed = Vec::new();
+                compress(codec, &input, &mut packed).unwrap();
+                prop_assert_eq!(&decompress(codec, &packed, input.len()).unwrap(), &input, "{}", codec);
+            }
+        }
+
+        #[test]
+        fn garbage_never_panics_any_decompressor(data in proptest::collection::vec(any::<u8>(), 0..200)) {
+            for codec in Compression::ALL {
+                let _ = decompress(codec, &data, 64 * 1024);
+            }
+        }
+    }
+
+    #[test]
+    fn codec_ids_round_trip_and_unknown_ids_are_none() {
+        for c in Compression::ALL {
+            assert_eq!(Compression::from_id(c.id()), Some(c));
+        }
+        assert_eq!(Compression::from_id(5), None);
+        assert_eq!(Compression::Zstd.to_string(), "zstd");
+    }
+
+    #[test]
+    fn output_exactly_at_the_cap_is_accepted_and_one_byte_more_is_not() {
+        let input = vec![7u8; 4096];
+        for codec in Compression::ALL.into_iter().filter(|c| c.is_available()) {
+            let mut packed = Vec::new();
+            compress(codec, &input, &mut packed).unwrap();
+            assert_eq!(decompress(codec, &packed, 4096).unwrap().len(), 4096, "{codec}");
+            assert_eq!(
+                decompress(codec, &packed, 4095).unwrap_err(),
+                DecodeErrorKind::DecompressedTooLarge { max: 4095 },
+                "{codec}"
+            );
+        }
+    }
+
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn a_gzip_bomb_of_a_gibibyte_of_zeros_is_rejected_at_the_cap() {
+        // 1,024 concatenated gzip members of 1 MiB of zeros each: about 1 MiB of input that
+        // inflates to 1 GiB. Java's GZIPInputStream (and this decoder) read every member.
+        let mut member = Vec::new();
+        compress(Compression::Gzip, &vec![0u8; MIB], &mut member).unwrap();
+        let bomb = member.repeat(1024);
+        assert!(bomb.len() < 2 * MIB, "bomb is {} bytes", bomb.len());
+        let err = decompress(Compression::Gzip, &bomb, MIB).unwrap_err();
+        assert_eq!(err, DecodeErrorKind::DecompressedTooLarge { max: MIB });
+        // Under the cap the same members are fine.
+        assert_eq!(decompress(Compression::Gzip, &member.repeat(2), 2 * MIB).unwrap().len(), 2 * MIB);
+    }
+
+    #[cfg(feature = "zstd")]
+    #[test]
+    fn a_zstd_bomb_is_rejected_at_the_cap() {
+        let mut frame = Vec::new();
+        compress(Compression::Zstd, &vec![0u8; 4 * MIB], &mut frame).unwrap();
+        let bomb = frame.repeat(64); // 256 MiB of output from a few KiB
+        let err = decompress(Compression::Zstd, &bomb, MIB).unwrap_err();
+        assert_eq!(err, DecodeErrorKind::DecompressedTooLarge { max: MIB });
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn an_lz4_bomb_is_rejected_at_the_cap() {
+        let mut frame = Vec::new();
+        compress(Compression::Lz4, &vec![0u8; 8 * MIB], &mut frame).unwrap();
+        let err = decompress(Compression::Lz4, &frame, MIB).unwrap_err();
+        assert_eq!(err, DecodeErrorKind::DecompressedTooLarge { max: MIB });
+    }
+
+    #[cfg(feature = "snappy")]
+    #[test]
+    fn a_snappy_block_claiming_4_gib_is_rejected_before_allocating() {
+        // Raw snappy starts with the uncompressed length as a varint: 0xffffffff.
+        let claim = [0xff, 0xff, 0xff, 0xff, 0x0f, 0x00];
+        let err = decompress(Compression::Snappy, &claim, MIB).unwrap_err();
+        assert_eq!(err, DecodeErrorKind::DecompressedTooLarge { max: MIB });
+        // The same claim inside xerial framing.
+        let mut framed = XERIAL_MAGIC.to_vec();
+        framed.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 6]);
+        framed.extend_from_slice(&claim);
+        let err = decompress(Compression::Snappy, &framed, MIB).unwrap_err();
+        assert_eq!(err, DecodeErrorKind::DecompressedTooLarge { max: MIB });
+    }
+
+    /// Raw snappy holding `text` as one literal: uncompressed length varint, then a literal
+    /// tag ((len − 1) << 2, for len ≤ 60) and the bytes.
+    #[cfg(feature = "snappy")]
+    fn raw_snappy_literal(text: &[u8]) -> Vec<u8> {
+        assert!(!text.is_empty() && text.len() <= 60);
+        let mut out = vec![text.len() as u8, ((text.len() - 1) as u8) << 2];
+        out.extend_from_slice(text);
+        out
+    }
+
+    #[cfg(feature = "snappy")]
+    #[test]
+    fn java_xerial_framed_snappy_is_read() {
+        // What Java's SnappyOutputStream writes: magic, version 1, compatible version 1, then
+        // blocks of i32 length + raw snappy.
+        let mut fixture = vec![0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1];
+        for block in [&b"hello"[..], &b", xerial world"[..]] {
+            let raw = raw_snappy_literal(block);
+            fixture.extend_from_slice(&(raw.len() as i32).to_be_bytes());
+            fixture.extend_from_slice(&raw);
+        }
+        assert_eq!(decompress(Compression::Snappy, &fixture, 1024).unwrap(), b"hello, xerial world");
+        // Raw snappy without the framing is read too.
+        assert_eq!(decompress(Compression::Snappy, &raw_snappy_literal(b"raw"), 1024).unwrap(), b"raw");
+        // A block length running past the input is an error, not a panic.
+        let mut cut = fixture.clone();
+        cut.truncate(fixture.len() - 3);
+        assert!(matches!(
+            decompress(Compression::Snappy, &cut, 1024),
+            Err(DecodeErrorKind::Decompression(_))
+        ));
+    }
+
+    #[cfg(feature = "snappy")]
+    #[test]
+    fn kwire_writes_the_xerial_framing() {
+        let input = vec![b'x'; 100 * 1024];
+        let mut packed = Vec::new();
+        compress(Compression::Snappy, &input, &mut packed).unwrap();
+        assert_eq!(packed[..8], XERIAL_MAGIC);
+        assert_eq!(packed[8..16], [0, 0, 0, 1, 0, 0, 0, 1]);
+        assert_eq!(decompress(Compression::Snappy, &packed, input.len()).unwrap(), input);
+    }
+}

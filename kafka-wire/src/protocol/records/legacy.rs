@@ -274,3 +274,225 @@ fn read_inner_set(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::protocol::records::set::{RecordSet, RecordSetBatch};
+
+    /// One entry built field by field from the format description, CRC by crc32fast.
+    fn message(
+        offset: i64,
+        magic: i8,
+        attributes: i8,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> Vec<u8> {
+        let mut body = vec![magic as u8, attributes as u8];
+        if magic == 1 {
+            body.extend_from_slice(&timestamp.to_be_bytes());
+        }
+        for field in [key, value] {
+            match field {
+                None => body.extend_from_slice(&(-1i32).to_be_bytes()),
+                Some(b) => {
+                    body.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                    body.extend_from_slice(b);
+                }
+            }
+        }
+        let mut out = offset.to_be_bytes().to_vec();
+        out.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+        out.extend_from_slice(&crc32fast::hash(&body).to_be_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    fn decode(bytes: Vec<u8>) -> DecodeResult<RecordSet> {
+        RecordSet::decode(&Bytes::from(bytes), &DecodeOptions::default())
+    }
+
+    fn legacy(set: &RecordSet, i: usize) -> &LegacyBatch {
+        match &set.batches[i] {
+            RecordSetBatch::Legacy(b) => b,
+            RecordSetBatch::V2(_) => panic!("entry {i} is not legacy"),
+        }
+    }
+
+    #[test]
+    fn a_magic_0_message_set_is_read() {
+        let mut set = message(0, 0, 0, 0, Some(b"k0"), Some(b"v0"));
+        set.extend(message(1, 0, 0, 0, None, Some(b"v1")));
+        let decoded = decode(set).unwrap();
+        assert_eq!(decoded.batches.len(), 2);
+        let m = &legacy(&decoded, 0).messages[0];
+        assert_eq!((m.offset, m.magic, m.timestamp), (0, 0, None));
+        assert_eq!(m.key.as_deref(), Some(&b"k0"[..]));
+        assert_eq!(legacy(&decoded, 1).messages[0].key, None);
+        assert_eq!(decoded.next_offset(), Some(2));
+    }
+
+    #[test]
+    fn a_magic_1_message_carries_its_timestamp() {
+        let decoded = decode(message(5, 1, 0x08, 1_600_000_000_000, None, None)).unwrap();
+        let m = &legacy(&decoded, 0).messages[0];
+        assert_eq!(m.timestamp, Some(1_600_000_000_000));
+        assert_eq!(m.timestamp_type(), TimestampType::LogAppendTime);
+        assert_eq!((m.key.clone(), m.value.clone()), (None, None));
+    }
+
+    #[test]
+    fn a_legacy_crc_mismatch_is_reported() {
+        let mut set = message(0, 1, 0, 0, Some(b"k"), Some(b"v"));
+        let last = set.len() - 1;
+        set[last] ^= 0x20;
+        let err = decode(set).unwrap_err();
+        assert!(matches!(err.kind, DecodeErrorKind::CrcMismatch { .. }));
+        assert_eq!(err.offset, 12);
+    }
+
+    #[cfg(feature = "gzip")]
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        compression::compress(Compression::Gzip, data, &mut out).unwrap();
+        out
+    }
+
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn a_gzip_wrapped_magic_1_set_has_relative_inner_offsets() {
+        // Inner offsets 0, 1, 2 (relative); the wrapper carries 102, the last absolute offset.
+        let mut inner = Vec::new();
+        for (i, ts) in [(0, 10), (1, 11), (2, 12)] {
+            inner.extend(message(i, 1, 0, ts, None, Some(format!("v{i}").as_bytes())));
+        }
+        let wrapper = message(102, 1, 0x01, 12, None, Some(&gzip(&inner)));
+        let decoded = decode(wrapper).unwrap();
+        let batch = legacy(&decoded, 0);
+        assert_eq!(batch.compression, Compression::Gzip);
+        let offsets: Vec<_> = batch.messages.iter().map(|m| m.offset).collect();
+        assert_eq!(offsets, [100, 101, 102]);
+        let timestamps: Vec<_> = batch.messages.iter().map(|m| m.timestamp).collect();
+        assert_eq!(timestamps, [Some(10), Some(11), Some(12)]);
+        assert_eq!(batch.messages[1].value.as_deref(), Some(&b"v1"[..]));
+        assert_eq!(decoded.next_offset(), Some(103));
+    }
+
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn a_log_append_time_wrapper_stamps_its_time_on_every_inner_message() {
+        let mut inner = message(0, 1, 0, 10, None, Some(b"a"));
+        inner.extend(message(1, 1, 0, 11, None, Some(b"b")));
+        let wrapper = message(41, 1, 0x01 | 0x08, 999, None, Some(&gzip(&inner)));
+        let decoded = decode(wrapper).unwrap();
+        let batch = legacy(&decoded, 0);
+        assert_eq!(
+            batch.messages.iter().map(|m| (m.offset, m.timestamp)).collect::<Vec<_>>(),
+            [(40, Some(999)), (41, Some(999))]
+        );
+    }
+
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn a_gzip_wrapped_magic_0_set_keeps_absolute_inner_offsets() {
+        let mut inner = message(7, 0, 0, 0, None, Some(b"a"));
+        inner.extend(message(8, 0, 0, 0, None, Some(b"b")));
+        let decoded = decode(message(8, 0, 0x01, 0, None, Some(&gzip(&inner)))).unwrap();
+        let offsets: Vec<_> = legacy(&decoded, 0).messages.iter().map(|m| m.offset).collect();
+        assert_eq!(offsets, [7, 8]);
+    }
+
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn a_wrapper_inside_a_wrapper_is_too_deep_by_default() {
+        let innermost = message(0, 1, 0, 0, None, Some(b"x"));
+        let middle = message(0, 1, 0x01, 0, None, Some(&gzip(&innermost)));
+        let outer = message(0, 1, 0x01, 0, None, Some(&gzip(&middle)));
+        assert_eq!(decode(outer.clone()).unwrap_err().kind, DecodeErrorKind::TooDeep);
+        let opts = DecodeOptions { max_legacy_nesting: 2, ..DecodeOptions::default() };
+        let decoded = RecordSet::decode(&Bytes::from(outer), &opts).unwrap();
+        assert_eq!(legacy(&decoded, 0).messages.len(), 1);
+    }
+
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn a_wrapper_with_a_null_or_empty_value_is_an_error() {
+        assert!(matches!(
+            decode(message(0, 1, 0x01, 0, None, None)).unwrap_err().kind,
+            DecodeErrorKind::Invalid(_)
+        ));
+        let empty = message(0, 1, 0x01, 0, None, Some(&gzip(&[])));
+        assert!(matches!(decode(empty).unwrap_err().kind, DecodeErrorKind::Invalid(_)));
+    }
+
+    #[test]
+    fn a_zstd_legacy_wrapper_is_unsupported() {
+        let err = decode(message(0, 1, 0x04, 0, None, Some(b"x"))).unwrap_err();
+        assert_eq!(err.kind, DecodeErrorKind::UnsupportedCompression(4));
+    }
+
+    #[test]
+    fn a_message_smaller_than_its_magic_allows_is_an_error() {
+        // A magic-1 message whose size only covers magic-0 fields.
+        let mut m = message(0, 0, 0, 0, None, None);
+        m[16] = 1;
+        assert!(matches!(decode(m).unwrap_err().kind, DecodeErrorKind::Invalid(_)));
+    }
+
+    fn legacy_message() -> impl Strategy<Value = LegacyMessage> {
+        let bytes =
+            || proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40).prop_map(Bytes::from));
+        (0i8..=1, any::<bool>(), any::<i64>(), bytes(), bytes()).prop_map(
+            |(magic, log_append, ts, key, value)| LegacyMessage {
+                offset: 0,
+                magic,
+                attributes: if magic == 1 && log_append { 0x08 } else { 0 },
+                timestamp: (magic == 1).then_some(ts),
+                key,
+                value,
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn encoded_legacy_sets_read_back(
+            base in 0i64..1 << 40,
+            messages in proptest::collection::vec(legacy_message(), 1..6),
+            codec in proptest::sample::select(vec![Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4]),
+        ) {
+            prop_assume!(codec.is_available());
+            let magic = messages[0].magic;
+            let messages: Vec<_> = messages
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| LegacyMessage {
+                    offset: base + i as i64,
+                    magic,
+                    attributes: if magic == 0 { 0 } else { m.attributes & 0x08 },
+                    timestamp: if magic == 0 { None } else { m.timestamp.or(Some(-1)) },
+                    ..m
+                })
+                .collect();
+            let mut out = Vec::new();
+            if codec == Compression::None {
+                for m in &messages {
+                    m.encode(&mut out).unwrap();
+                }
+            } else {
+                encode_compressed(magic, codec, &messages, &mut out).unwrap();
+            }
+            let set = RecordSet::decode(&Bytes::from(out), &DecodeOptions::default()).unwrap();
+            prop_assert_eq!(set.batches.len(), if codec == Compression::None { messages.len() } else { 1 });
+            // The wrapper written here is CreateTime, so each inner message keeps its own
+            // timestamp.
+            let decoded: Vec<_> = (0..set.batches.len()).flat_map(|i| legacy(&set, i).messages.clone()).collect();
+            prop_assert_eq!(decoded, messages);
+        }
+    }
+}
