@@ -1,8 +1,4 @@
-//! Pure, IO-free Kafka offset reconciliation: stored offsets and log ranges in; safe
-//! `[from, until)` ranges, named anomalies with their numbers, lag, commits and resets out.
-//!
-//! No IO, no clock, no randomness: time (milliseconds since the Unix epoch) and all state are
-//! arguments, and every decision is in the output.
+#![doc = include_str!("../README.md")]
 
 pub mod anomaly;
 pub mod commit;
