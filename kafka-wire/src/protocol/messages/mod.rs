@@ -11,17 +11,44 @@
 //! [`ApiSpec`]: crate::protocol::api::ApiSpec
 
 pub mod api_versions;
+pub mod create_partitions;
+pub mod create_topics;
+pub mod delete_records;
+pub mod delete_topics;
+pub mod describe_groups;
 pub mod find_coordinator;
+pub mod list_groups;
 pub mod list_offsets;
 pub mod metadata;
 pub mod offset_commit;
+pub mod offset_delete;
 pub mod offset_fetch;
+pub mod offset_for_leader_epoch;
+pub mod sasl_authenticate;
+pub mod sasl_handshake;
 
 #[cfg(test)]
 mod test_util;
 
 pub use api_versions::{ApiVersionRange, ApiVersionsRequest, ApiVersionsResponse};
+pub use create_partitions::{
+    CreatePartitionsAssignment, CreatePartitionsRequest, CreatePartitionsResponse, CreatePartitionsTopic,
+    CreatePartitionsTopicResult,
+};
+pub use create_topics::{
+    CreatableReplicaAssignment, CreatableTopic, CreatableTopicConfig, CreatableTopicConfigs,
+    CreatableTopicResult, CreateTopicsRequest, CreateTopicsResponse,
+};
+pub use delete_records::{
+    DeleteRecordsPartition, DeleteRecordsPartitionResult, DeleteRecordsRequest, DeleteRecordsResponse,
+    DeleteRecordsTopic, DeleteRecordsTopicResult,
+};
+pub use delete_topics::{DeletableTopicResult, DeleteTopicState, DeleteTopicsRequest, DeleteTopicsResponse};
+pub use describe_groups::{
+    DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup, DescribedGroupMember,
+};
 pub use find_coordinator::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
+pub use list_groups::{ListGroupsRequest, ListGroupsResponse, ListedGroup};
 pub use list_offsets::{
     ListOffsetsPartition, ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse,
     ListOffsetsTopic, ListOffsetsTopicResponse, SpecialTimestamp,
@@ -33,7 +60,17 @@ pub use offset_commit::{
     OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetCommitResponse,
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
+pub use offset_delete::{
+    OffsetDeleteRequest, OffsetDeleteRequestPartition, OffsetDeleteRequestTopic, OffsetDeleteResponse,
+    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+};
 pub use offset_fetch::{
     OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchResponse,
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponseTopic,
 };
+pub use offset_for_leader_epoch::{
+    EpochEndOffset, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, OffsetForLeaderPartition,
+    OffsetForLeaderTopic, OffsetForLeaderTopicResult,
+};
+pub use sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
+pub use sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};

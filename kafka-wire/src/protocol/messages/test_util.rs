@@ -11,6 +11,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use crate::protocol::api::Body;
 use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
+use crate::protocol::uuid::Uuid;
 
 /// Cases per (message, version): enough to hit every gate and null, small enough that the whole
 /// crate's suite stays fast.
@@ -51,6 +52,14 @@ pub fn string() -> BoxedStrategy<String> {
 
 pub fn nullable_string() -> BoxedStrategy<Option<String>> {
     proptest::option::of(string()).boxed()
+}
+
+pub fn bytes() -> BoxedStrategy<Bytes> {
+    vec(any::<u8>(), 0..12).prop_map(Bytes::from).boxed()
+}
+
+pub fn uuid() -> BoxedStrategy<Uuid> {
+    any::<[u8; 16]>().prop_map(Uuid).boxed()
 }
 
 pub fn error_code() -> BoxedStrategy<ErrorCode> {
