@@ -139,7 +139,8 @@ impl Limits {
 
 /// Remainders carried between batches so that proportional sharing of a total cap never starves
 /// a partition whose exact share is below one record. Pass the previous plan's carry into the
-/// next request; an empty carry is a valid start. Only partitions passed over hold an entry.
+/// next request; an empty carry is a valid start. Only partitions that got no record although
+/// they were owed a fraction of one hold an entry.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RateCarry {
     /// How many consecutive batches the partition was owed a fractional record and did not get
@@ -153,9 +154,11 @@ pub struct RateCarry {
 /// Each partition gets `floor(cap × backlog / Σ backlog)`; the records left over (fewer than the
 /// number of partitions) go one each to the partitions with the highest carried `debts`, then
 /// the largest fractional remainder, then the lowest index. `debts[i]` is updated in place:
-/// reset to 0 when the partition got its rounded-up share or all of its backlog, incremented when
-/// it was owed a fraction and passed over. A partition with backlog is therefore served at least
-/// once every `backlogs.len()` batches. Returns the grants, index-aligned with `backlogs`.
+/// incremented when the partition got no record although it was owed a fraction of one, reset
+/// to 0 otherwise. Once passed over, a partition outranks every partition that got records, and
+/// each other starved partition can be served ahead of it at most once, so a partition with
+/// backlog gets a record at least once every `backlogs.len()` batches (with `cap >= 1`).
+/// Returns the grants, index-aligned with `backlogs`.
 pub fn share(backlogs: &[u64], cap: u64, debts: &mut [u32]) -> Vec<u64> {
     debug_assert_eq!(backlogs.len(), debts.len());
     let total: u128 = backlogs.iter().map(|&b| u128::from(b)).sum();
@@ -189,15 +192,9 @@ pub fn share(backlogs: &[u64], cap: u64, debts: &mut [u32]) -> Vec<u64> {
     let served = leftover.min(candidates.len());
     for &i in &candidates[..served] {
         grants[i] += 1;
-        debts[i] = 0;
     }
-    for &i in &candidates[served..] {
-        debts[i] = debts[i].saturating_add(1);
-    }
-    for (i, &b) in backlogs.iter().enumerate() {
-        if remainders[i] == 0 || grants[i] == b {
-            debts[i] = 0;
-        }
+    for (i, d) in debts.iter_mut().enumerate() {
+        *d = if grants[i] == 0 && remainders[i] > 0 { d.saturating_add(1) } else { 0 };
     }
     grants
 }
