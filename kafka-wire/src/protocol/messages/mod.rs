@@ -16,6 +16,7 @@ pub mod create_topics;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_groups;
+pub mod fetch;
 pub mod find_coordinator;
 pub mod list_groups;
 pub mod list_offsets;
@@ -24,6 +25,7 @@ pub mod offset_commit;
 pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
+pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 
@@ -46,6 +48,10 @@ pub use delete_records::{
 pub use delete_topics::{DeletableTopicResult, DeleteTopicState, DeleteTopicsRequest, DeleteTopicsResponse};
 pub use describe_groups::{
     DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup, DescribedGroupMember,
+};
+pub use fetch::{
+    FetchPartition, FetchPartitionResponse, FetchRequest, FetchResponse, FetchTopic, FetchableTopicResponse,
+    ForgottenTopic, LeaderIdAndEpoch, NodeEndpoint,
 };
 pub use find_coordinator::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
 pub use list_groups::{ListGroupsRequest, ListGroupsResponse, ListedGroup};
@@ -71,6 +77,10 @@ pub use offset_fetch::{
 pub use offset_for_leader_epoch::{
     EpochEndOffset, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, OffsetForLeaderPartition,
     OffsetForLeaderTopic, OffsetForLeaderTopicResult,
+};
+pub use produce::{
+    PartitionProduceData, PartitionProduceResponse, ProduceRequest, ProduceResponse, TopicProduceData,
+    TopicProduceResponse,
 };
 pub use sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 pub use sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};

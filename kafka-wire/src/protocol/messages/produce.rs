@@ -1,0 +1,317 @@
+//! Produce (key 0): append record batches to partition leaders.
+//!
+//! Versions 0–13: v1 throttle time; v2 log append time; v3 transactional id and magic-2
+//! batches (Kafka 4 brokers accept v3+ only); v5 log start offset; v7 zstd; v8 per-record
+//! errors (KIP-467); v9 flexible; v10 tagged CurrentLeader and NodeEndpoints (KIP-951); v13
+//! topic ids instead of names (4.1).
+//!
+//! `records` is raw [`Bytes`]: encode batches with
+//! [`RecordBatch::encode`](crate::protocol::records::RecordBatch::encode) and put them here.
+
+use bytes::Bytes;
+
+use super::fetch::{
+    leader_payload, node_endpoints_payload, read_leader, read_node_endpoints, read_tag, write_tags,
+    LeaderIdAndEpoch, NodeEndpoint,
+};
+use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
+use crate::protocol::decoder::{DecodeResult, Decoder};
+use crate::protocol::encoder::{EncodeResult, Encoder};
+use crate::protocol::error_code::ErrorCode;
+use crate::protocol::tagged::TaggedFields;
+use crate::protocol::uuid::Uuid;
+
+pub const SPEC: ApiSpec = ApiSpec {
+    key: ApiKey::PRODUCE,
+    name: "Produce",
+    versions: VersionRange::new(0, 13),
+    flexible_from: Some(9),
+};
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProduceRequest {
+    /// Added in v3 (nullable): the transactional id, or null for a non-transactional producer.
+    pub transactional_id: Option<String>,
+    /// 0 (no response is sent), 1 (leader only) or −1 (all in-sync replicas).
+    pub acks: i16,
+    pub timeout_ms: i32,
+    pub topic_data: Vec<TopicProduceData>,
+    pub tagged_fields: TaggedFields,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TopicProduceData {
+    /// v0–12.
+    pub name: Option<String>,
+    /// Added in v13 (replacing the name).
+    pub topic_id: Option<Uuid>,
+    pub partition_data: Vec<PartitionProduceData>,
+    pub tagged_fields: TaggedFields,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PartitionProduceData {
+    pub index: i32,
+    /// Encoded record batches (magic 2 from v3; legacy message sets before).
+    pub records: Option<Bytes>,
+    pub tagged_fields: TaggedFields,
+}
+
+fn write_topic_key(
+    e: &mut Encoder,
+    name: Option<&str>,
+    id: Option<Uuid>,
+    field: &'static str,
+    version: i16,
+) -> EncodeResult {
+    if version >= 13 {
+        e.uuid(id.unwrap_or_default());
+        Ok(())
+    } else {
+        e.string(name.unwrap_or_default(), field)
+    }
+}
+
+fn read_topic_key(
+    d: &mut Decoder,
+    field: &'static str,
+    version: i16,
+) -> DecodeResult<(Option<String>, Option<Uuid>)> {
+    if version >= 13 {
+        Ok((None, Some(d.uuid(field)?)))
+    } else {
+        Ok((Some(d.string(field)?), None))
+    }
+}
+
+impl Body for ProduceRequest {
+    const SPEC: ApiSpec = SPEC;
+
+    fn write(&self, e: &mut Encoder, version: i16) -> EncodeResult {
+        if version >= 3 {
+            e.nullable_string(self.transactional_id.as_deref(), "transactional_id")?;
+        }
+        e.i16(self.acks);
+        e.i32(self.timeout_ms);
+        e.array(&self.topic_data, "topic_data", |e, t| {
+            write_topic_key(e, t.name.as_deref(), t.topic_id, "topic_data.name", version)?;
+            e.array(&t.partition_data, "topic_data.partition_data", |e, p| {
+                e.i32(p.index);
+                e.nullable_bytes(p.records.as_deref(), "topic_data.partition_data.records")?;
+                e.tagged_fields(&p.tagged_fields, "topic_data.partition_data.tagged_fields", version)
+            })?;
+            e.tagged_fields(&t.tagged_fields, "topic_data.tagged_fields", version)
+        })?;
+        e.tagged_fields(&self.tagged_fields, "tagged_fields", version)
+    }
+
+    fn read(d: &mut Decoder, version: i16) -> DecodeResult<Self> {
+        let transactional_id = if version >= 3 { d.nullable_string("transactional_id")? } else { None };
+        let acks = d.i16("acks")?;
+        let timeout_ms = d.i32("timeout_ms")?;
+        let topic_data = d.array("topic_data", 2, |d| {
+            let (name, topic_id) = read_topic_key(d, "topic_data.name", version)?;
+            let partition_data = d.array("topic_data.partition_data", 5, |d| {
+                Ok(PartitionProduceData {
+                    index: d.i32("topic_data.partition_data.index")?,
+                    records: d.nullable_bytes("topic_data.partition_data.records")?,
+                    tagged_fields: d.tagged_fields("topic_data.partition_data.tagged_fields")?,
+                })
+            })?;
+            Ok(TopicProduceData {
+                name,
+                topic_id,
+                partition_data,
+                tagged_fields: d.tagged_fields("topic_data.tagged_fields")?,
+            })
+        })?;
+        Ok(Self {
+            transactional_id,
+            acks,
+            timeout_ms,
+            topic_data,
+            tagged_fields: d.tagged_fields("tagged_fields")?,
+        })
+    }
+}
+
+impl Request for ProduceRequest {
+    type Response = ProduceResponse;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProduceResponse {
+    pub responses: Vec<TopicProduceResponse>,
+    /// Added in v1.
+    pub throttle_time_ms: Option<i32>,
+    /// Tagged (tag 0) from v10: endpoints of the leaders named in `current_leader`; empty is
+    /// omitted.
+    pub node_endpoints: Vec<NodeEndpoint>,
+    pub tagged_fields: TaggedFields,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TopicProduceResponse {
+    /// v0–12.
+    pub name: Option<String>,
+    /// Added in v13.
+    pub topic_id: Option<Uuid>,
+    pub partition_responses: Vec<PartitionProduceResponse>,
+    pub tagged_fields: TaggedFields,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PartitionProduceResponse {
+    pub index: i32,
+    pub error_code: ErrorCode,
+    /// Offset given to the first record appended.
+    pub base_offset: i64,
+    /// Added in v2: the broker's append time for LogAppendTime topics, else −1.
+    pub log_append_time_ms: Option<i64>,
+    /// Added in v5.
+    pub log_start_offset: Option<i64>,
+    /// Added in v8: which records made the batch fail.
+    pub record_errors: Option<Vec<BatchIndexAndErrorMessage>>,
+    /// Added in v8 (nullable).
+    pub error_message: Option<String>,
+    /// Tagged (tag 0) from v10: the leader, when the request went to the wrong broker.
+    pub current_leader: Option<LeaderIdAndEpoch>,
+    pub tagged_fields: TaggedFields,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BatchIndexAndErrorMessage {
+    /// Index of the record within its batch.
+    pub batch_index: i32,
+    pub batch_index_error_message: Option<String>,
+    pub tagged_fields: TaggedFields,
+}
+
+impl Body for ProduceResponse {
+    const SPEC: ApiSpec = SPEC;
+
+    fn write(&self, e: &mut Encoder, version: i16) -> EncodeResult {
+        e.array(&self.responses, "responses", |e, t| {
+            write_topic_key(e, t.name.as_deref(), t.topic_id, "responses.name", version)?;
+            e.array(&t.partition_responses, "responses.partition_responses", |e, p| {
+                e.i32(p.index);
+                e.i16(p.error_code.0);
+                e.i64(p.base_offset);
+                if version >= 2 {
+                    e.i64(p.log_append_time_ms.unwrap_or(-1));
+                }
+                if version >= 5 {
+                    e.i64(p.log_start_offset.unwrap_or(-1));
+                }
+                if version >= 8 {
+                    e.array(
+                        p.record_errors.as_deref().unwrap_or_default(),
+                        "responses.partition_responses.record_errors",
+                        |e, r| {
+                            e.i32(r.batch_index);
+                            e.nullable_string(
+                                r.batch_index_error_message.as_deref(),
+                                "responses.partition_responses.record_errors.batch_index_error_message",
+                            )?;
+                            e.tagged_fields(
+                                &r.tagged_fields,
+                                "responses.partition_responses.record_errors.tagged_fields",
+                                version,
+                            )
+                        },
+                    )?;
+                    e.nullable_string(
+                        p.error_message.as_deref(),
+                        "responses.partition_responses.error_message",
+                    )?;
+                }
+                let leader = match &p.current_leader {
+                    Some(l) if version >= 10 => Some(leader_payload(l, version)?),
+                    _ => None,
+                };
+                write_tags(
+                    e,
+                    &p.tagged_fields,
+                    vec![(0, leader)],
+                    "responses.partition_responses.tagged_fields",
+                    version,
+                )
+            })?;
+            e.tagged_fields(&t.tagged_fields, "responses.tagged_fields", version)
+        })?;
+        if version >= 1 {
+            e.i32(self.throttle_time_ms.unwrap_or(0));
+        }
+        let nodes = if version >= 10 { node_endpoints_payload(&self.node_endpoints, version)? } else { None };
+        write_tags(e, &self.tagged_fields, vec![(0, nodes)], "tagged_fields", version)
+    }
+
+    fn read(d: &mut Decoder, version: i16) -> DecodeResult<Self> {
+        let responses = d.array("responses", 2, |d| {
+            let (name, topic_id) = read_topic_key(d, "responses.name", version)?;
+            let partition_responses = d.array("responses.partition_responses", 14, |d| {
+                let index = d.i32("responses.partition_responses.index")?;
+                let error_code = ErrorCode(d.i16("responses.partition_responses.error_code")?);
+                let base_offset = d.i64("responses.partition_responses.base_offset")?;
+                let log_append_time_ms = if version >= 2 {
+                    Some(d.i64("responses.partition_responses.log_append_time_ms")?)
+                } else {
+                    None
+                };
+                let log_start_offset = if version >= 5 {
+                    Some(d.i64("responses.partition_responses.log_start_offset")?)
+                } else {
+                    None
+                };
+                let (record_errors, error_message) = if version >= 8 {
+                    let errors = d.array("responses.partition_responses.record_errors", 2, |d| {
+                        Ok(BatchIndexAndErrorMessage {
+                            batch_index: d.i32("responses.partition_responses.record_errors.batch_index")?,
+                            batch_index_error_message: d.nullable_string(
+                                "responses.partition_responses.record_errors.batch_index_error_message",
+                            )?,
+                            tagged_fields: d
+                                .tagged_fields("responses.partition_responses.record_errors.tagged_fields")?,
+                        })
+                    })?;
+                    (Some(errors), d.nullable_string("responses.partition_responses.error_message")?)
+                } else {
+                    (None, None)
+                };
+                let at = d.position();
+                let mut tagged_fields = d.tagged_fields("responses.partition_responses.tagged_fields")?;
+                let current_leader = match tagged_fields.take(0).filter(|_| version >= 10) {
+                    Some(p) => {
+                        Some(read_tag(p, at, "responses.partition_responses.current_leader", read_leader)?)
+                    }
+                    None => None,
+                };
+                Ok(PartitionProduceResponse {
+                    index,
+                    error_code,
+                    base_offset,
+                    log_append_time_ms,
+                    log_start_offset,
+                    record_errors,
+                    error_message,
+                    current_leader,
+                    tagged_fields,
+                })
+            })?;
+            Ok(TopicProduceResponse {
+                name,
+                topic_id,
+                partition_responses,
+                tagged_fields: d.tagged_fields("responses.tagged_fields")?,
+            })
+        })?;
+        let throttle_time_ms = if version >= 1 { Some(d.i32("throttle_time_ms")?) } else { None };
+        let at = d.position();
+        let mut tagged_fields = d.tagged_fields("tagged_fields")?;
+        let node_endpoints = match tagged_fields.take(0).filter(|_| version >= 10) {
+            Some(p) => read_tag(p, at, "node_endpoints", read_node_endpoints)?,
+            None => Vec::new(),
+        };
+        Ok(Self { responses, throttle_time_ms, node_endpoints, tagged_fields })
+    }
+}
