@@ -38,11 +38,36 @@ where
 
 /// One round trip; fails the case with the error or the differing value.
 pub fn assert_round_trip<T: Body + PartialEq + Debug>(value: &T, version: i16) -> Result<(), TestCaseError> {
-    let encoded = value.encode_body(version).map_err(|e| TestCaseError::fail(format!("encode: {e}")))?;
-    let decoded = T::decode_body(Bytes::from(encoded), version)
-        .map_err(|e| TestCaseError::fail(format!("decode: {e}")))?;
+    let encoded =
+        Bytes::from(value.encode_body(version).map_err(|e| TestCaseError::fail(format!("encode: {e}")))?);
+    let decoded =
+        T::decode_body(encoded.clone(), version).map_err(|e| TestCaseError::fail(format!("decode: {e}")))?;
     prop_assert_eq!(&decoded, value);
+    // A body cut short anywhere is an error (never a panic, never a shorter value).
+    for cut in [encoded.len() / 2, encoded.len().saturating_sub(1)] {
+        if cut < encoded.len() {
+            prop_assert!(
+                T::decode_body(encoded.slice(..cut), version).is_err(),
+                "a {cut}-byte prefix decoded"
+            );
+        }
+    }
     Ok(())
+}
+
+/// Decodes arbitrary bytes at every version of `T::SPEC`: any result is fine, a panic is not.
+pub fn garbage_never_panics<T: Body + Debug>(source_file: &'static str) {
+    let range = T::SPEC.versions;
+    for version in range.min..=range.max {
+        let config = Config { cases: CASES_PER_VERSION, source_file: Some(source_file), ..Config::default() };
+        let result = TestRunner::new(config).run(&vec(any::<u8>(), 0..96), |input| {
+            let _ = T::decode_body(Bytes::from(input), version);
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("{} v{version}: {e}", T::SPEC.name);
+        }
+    }
 }
 
 /// Short strings, empty and multi-byte UTF-8 included (so byte and char lengths differ).
@@ -93,4 +118,36 @@ pub fn tagged(flexible: bool) -> BoxedStrategy<TaggedFields> {
     btree_map(10u32..300, vec(any::<u8>(), 0..6), 0..3)
         .prop_map(|m| TaggedFields(m.into_iter().map(|(tag, data)| (tag, Bytes::from(data))).collect()))
         .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::garbage_never_panics;
+    use crate::protocol::messages::*;
+
+    macro_rules! garbage_tests {
+        ($($name:ident: $($ty:ty),+;)*) => {$(
+            #[test]
+            fn $name() {
+                $(garbage_never_panics::<$ty>(file!());)+
+            }
+        )*};
+    }
+
+    garbage_tests! {
+        list_offsets_decoders_survive_garbage: ListOffsetsRequest, ListOffsetsResponse;
+        find_coordinator_decoders_survive_garbage: FindCoordinatorRequest, FindCoordinatorResponse;
+        offset_fetch_decoders_survive_garbage: OffsetFetchRequest, OffsetFetchResponse;
+        offset_commit_decoders_survive_garbage: OffsetCommitRequest, OffsetCommitResponse;
+        list_groups_decoders_survive_garbage: ListGroupsRequest, ListGroupsResponse;
+        describe_groups_decoders_survive_garbage: DescribeGroupsRequest, DescribeGroupsResponse;
+        create_topics_decoders_survive_garbage: CreateTopicsRequest, CreateTopicsResponse;
+        delete_topics_decoders_survive_garbage: DeleteTopicsRequest, DeleteTopicsResponse;
+        create_partitions_decoders_survive_garbage: CreatePartitionsRequest, CreatePartitionsResponse;
+        delete_records_decoders_survive_garbage: DeleteRecordsRequest, DeleteRecordsResponse;
+        offset_for_leader_epoch_decoders_survive_garbage: OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse;
+        offset_delete_decoders_survive_garbage: OffsetDeleteRequest, OffsetDeleteResponse;
+        sasl_decoders_survive_garbage: SaslHandshakeRequest, SaslHandshakeResponse, SaslAuthenticateRequest,
+            SaslAuthenticateResponse;
+    }
 }
