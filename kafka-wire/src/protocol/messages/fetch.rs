@@ -127,6 +127,16 @@ pub(crate) fn read_tag<T>(
     out.map_err(|e| DecodeError::new(e.kind, e.field, at + e.offset))
 }
 
+/// Takes a modelled tag out of `tags` — only when `present` (the version defines it), so a
+/// tag number reused by a later version stays with the unknown fields at earlier versions.
+pub(crate) fn take_tag(tags: &mut TaggedFields, tag: u32, present: bool) -> Option<Bytes> {
+    if present {
+        tags.take(tag)
+    } else {
+        None
+    }
+}
+
 /// Writes `tags` plus the modelled tagged fields in `extra` (those that are `Some`).
 pub(crate) fn write_tags(
     e: &mut Encoder,
@@ -285,13 +295,13 @@ impl Body for FetchRequest {
                 let partition_max_bytes = d.i32("topics.partitions.partition_max_bytes")?;
                 let at = d.position();
                 let mut tagged_fields = d.tagged_fields("topics.partitions.tagged_fields")?;
-                let replica_directory_id = match tagged_fields.take(0).filter(|_| version >= 17) {
+                let replica_directory_id = match take_tag(&mut tagged_fields, 0, version >= 17) {
                     Some(p) => Some(read_tag(p, at, "topics.partitions.replica_directory_id", |d| {
                         d.uuid("replica_directory_id")
                     })?),
                     None => None,
                 };
-                let high_watermark = match tagged_fields.take(1).filter(|_| version >= 18) {
+                let high_watermark = match take_tag(&mut tagged_fields, 1, version >= 18) {
                     Some(p) => Some(read_tag(p, at, "topics.partitions.high_watermark", |d| {
                         d.i64("high_watermark")
                     })?),
@@ -336,11 +346,11 @@ impl Body for FetchRequest {
         let rack_id = if version >= 11 { Some(d.string("rack_id")?) } else { None };
         let at = d.position();
         let mut tagged_fields = d.tagged_fields("tagged_fields")?;
-        let cluster_id = match tagged_fields.take(0).filter(|_| version >= 12) {
+        let cluster_id = match take_tag(&mut tagged_fields, 0, version >= 12) {
             Some(p) => read_tag(p, at, "cluster_id", |d| d.nullable_string("cluster_id"))?,
             None => None,
         };
-        let replica_state = match tagged_fields.take(1).filter(|_| version >= 15) {
+        let replica_state = match take_tag(&mut tagged_fields, 1, version >= 15) {
             Some(p) => Some(read_tag(p, at, "replica_state", |d| {
                 Ok(ReplicaState {
                     replica_id: d.i32("replica_state.replica_id")?,
@@ -568,7 +578,7 @@ impl Body for FetchResponse {
         })?;
         let at = d.position();
         let mut tagged_fields = d.tagged_fields("tagged_fields")?;
-        let node_endpoints = match tagged_fields.take(0).filter(|_| version >= 16) {
+        let node_endpoints = match take_tag(&mut tagged_fields, 0, version >= 16) {
             Some(p) => read_tag(p, at, "node_endpoints", read_node_endpoints)?,
             None => Vec::new(),
         };
@@ -694,4 +704,352 @@ fn read_partition(d: &mut Decoder, version: i16) -> DecodeResult<FetchPartitionR
         records,
         tagged_fields,
     })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::protocol::messages::test_util::{
+        array, error_code, gated, nullable_string, round_trip_every_version, string, tagged,
+    };
+    use crate::protocol::records::{Compression, Record, RecordBatch, RecordSetBatch};
+
+    /// A tagged field that exists from some version on: `None` or `Some` there, `None` before.
+    pub(crate) fn optional<S>(present: bool, strategy: S) -> BoxedStrategy<Option<S::Value>>
+    where
+        S: Strategy + 'static,
+        S::Value: Clone,
+    {
+        if present {
+            proptest::option::of(strategy).boxed()
+        } else {
+            Just(None).boxed()
+        }
+    }
+
+    pub(crate) fn uuid() -> impl Strategy<Value = Uuid> + Clone {
+        any::<[u8; 16]>().prop_map(Uuid)
+    }
+
+    pub(crate) fn records() -> impl Strategy<Value = Option<Bytes>> {
+        proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40).prop_map(Bytes::from))
+    }
+
+    pub(crate) fn leader(flexible: bool) -> impl Strategy<Value = LeaderIdAndEpoch> + Clone {
+        (any::<i32>(), any::<i32>(), tagged(flexible)).prop_map(|(leader_id, leader_epoch, tagged_fields)| {
+            LeaderIdAndEpoch { leader_id, leader_epoch, tagged_fields }
+        })
+    }
+
+    pub(crate) fn node_endpoints(present: bool) -> BoxedStrategy<Vec<NodeEndpoint>> {
+        if !present {
+            return Just(Vec::new()).boxed();
+        }
+        let node = (any::<i32>(), string(), any::<i32>(), nullable_string(), tagged(true)).prop_map(
+            |(node_id, host, port, rack, tagged_fields)| NodeEndpoint {
+                node_id,
+                host,
+                port,
+                rack,
+                tagged_fields,
+            },
+        );
+        array(node).boxed()
+    }
+
+    fn request(v: i16) -> impl Strategy<Value = FetchRequest> {
+        let flexible = SPEC.is_flexible(v);
+        let partition = (
+            (any::<i32>(), gated(v >= 9, any::<i32>()), any::<i64>(), gated(v >= 12, any::<i32>())),
+            (
+                gated(v >= 5, any::<i64>()),
+                any::<i32>(),
+                optional(v >= 17, uuid()),
+                optional(v >= 18, any::<i64>()),
+            ),
+            tagged(flexible),
+        )
+            .prop_map(
+                |(
+                    (partition, current_leader_epoch, fetch_offset, last_fetched_epoch),
+                    (log_start_offset, partition_max_bytes, replica_directory_id, high_watermark),
+                    tagged_fields,
+                )| FetchPartition {
+                    partition,
+                    current_leader_epoch,
+                    fetch_offset,
+                    last_fetched_epoch,
+                    log_start_offset,
+                    partition_max_bytes,
+                    replica_directory_id,
+                    high_watermark,
+                    tagged_fields,
+                },
+            );
+        let topic = (gated(v <= 12, string()), gated(v >= 13, uuid()), array(partition), tagged(flexible))
+            .prop_map(|(topic, topic_id, partitions, tagged_fields)| FetchTopic {
+                topic,
+                topic_id,
+                partitions,
+                tagged_fields,
+            });
+        let forgotten =
+            (gated(v <= 12, string()), gated(v >= 13, uuid()), array(any::<i32>()), tagged(flexible))
+                .prop_map(|(topic, topic_id, partitions, tagged_fields)| ForgottenTopic {
+                    topic,
+                    topic_id,
+                    partitions,
+                    tagged_fields,
+                });
+        let replica_state = (any::<i32>(), any::<i64>(), tagged(true)).prop_map(
+            |(replica_id, replica_epoch, tagged_fields)| ReplicaState {
+                replica_id,
+                replica_epoch,
+                tagged_fields,
+            },
+        );
+        (
+            (optional(v >= 12, string()), gated(v <= 14, any::<i32>()), optional(v >= 15, replica_state)),
+            (any::<i32>(), any::<i32>(), gated(v >= 3, any::<i32>()), gated(v >= 4, any::<i8>())),
+            (
+                gated(v >= 7, any::<i32>()),
+                gated(v >= 7, any::<i32>()),
+                array(topic),
+                gated(v >= 7, array(forgotten)),
+            ),
+            (gated(v >= 11, string()), tagged(flexible)),
+        )
+            .prop_map(
+                |(
+                    (cluster_id, replica_id, replica_state),
+                    (max_wait_ms, min_bytes, max_bytes, isolation_level),
+                    (session_id, session_epoch, topics, forgotten_topics_data),
+                    (rack_id, tagged_fields),
+                )| FetchRequest {
+                    cluster_id,
+                    replica_id,
+                    replica_state,
+                    max_wait_ms,
+                    min_bytes,
+                    max_bytes,
+                    isolation_level,
+                    session_id,
+                    session_epoch,
+                    topics,
+                    forgotten_topics_data,
+                    rack_id,
+                    tagged_fields,
+                },
+            )
+    }
+
+    fn response(v: i16) -> impl Strategy<Value = FetchResponse> {
+        let flexible = SPEC.is_flexible(v);
+        let diverging =
+            (any::<i32>(), any::<i64>(), tagged(true)).prop_map(|(epoch, end_offset, tagged_fields)| {
+                DivergingEpoch { epoch, end_offset, tagged_fields }
+            });
+        let snapshot = (any::<i64>(), any::<i32>(), tagged(true))
+            .prop_map(|(end_offset, epoch, tagged_fields)| SnapshotId { end_offset, epoch, tagged_fields });
+        let aborted = (any::<i64>(), any::<i64>(), tagged(flexible)).prop_map(
+            |(producer_id, first_offset, tagged_fields)| AbortedTransaction {
+                producer_id,
+                first_offset,
+                tagged_fields,
+            },
+        );
+        let partition = (
+            (
+                any::<i32>(),
+                error_code(),
+                any::<i64>(),
+                gated(v >= 4, any::<i64>()),
+                gated(v >= 5, any::<i64>()),
+            ),
+            (optional(v >= 12, diverging), optional(v >= 12, leader(true)), optional(v >= 12, snapshot)),
+            (optional(v >= 4, array(aborted)), gated(v >= 11, any::<i32>()), records(), tagged(flexible)),
+        )
+            .prop_map(
+                |(
+                    (partition_index, error_code, high_watermark, last_stable_offset, log_start_offset),
+                    (diverging_epoch, current_leader, snapshot_id),
+                    (aborted_transactions, preferred_read_replica, records, tagged_fields),
+                )| FetchPartitionResponse {
+                    partition_index,
+                    error_code,
+                    high_watermark,
+                    last_stable_offset,
+                    log_start_offset,
+                    diverging_epoch,
+                    current_leader,
+                    snapshot_id,
+                    aborted_transactions,
+                    preferred_read_replica,
+                    records,
+                    tagged_fields,
+                },
+            );
+        let topic = (gated(v <= 12, string()), gated(v >= 13, uuid()), array(partition), tagged(flexible))
+            .prop_map(|(topic, topic_id, partitions, tagged_fields)| FetchableTopicResponse {
+                topic,
+                topic_id,
+                partitions,
+                tagged_fields,
+            });
+        (
+            gated(v >= 1, any::<i32>()),
+            gated(v >= 7, error_code()),
+            gated(v >= 7, any::<i32>()),
+            array(topic),
+            node_endpoints(v >= 16),
+            tagged(flexible),
+        )
+            .prop_map(
+                |(throttle_time_ms, error_code, session_id, responses, node_endpoints, tagged_fields)| {
+                    FetchResponse {
+                        throttle_time_ms,
+                        error_code,
+                        session_id,
+                        responses,
+                        node_endpoints,
+                        tagged_fields,
+                    }
+                },
+            )
+    }
+
+    #[test]
+    fn requests_round_trip_at_every_version() {
+        round_trip_every_version(file!(), request);
+    }
+
+    #[test]
+    fn responses_round_trip_at_every_version() {
+        round_trip_every_version(file!(), response);
+    }
+
+    #[test]
+    fn a_v4_read_committed_consumer_fetch_is_laid_out_as_kafka_expects() {
+        let request = FetchRequest {
+            replica_id: Some(CONSUMER_REPLICA_ID),
+            max_wait_ms: 500,
+            min_bytes: 1,
+            max_bytes: Some(52_428_800),
+            isolation_level: Some(READ_COMMITTED),
+            topics: vec![FetchTopic {
+                topic: Some("t".into()),
+                partitions: vec![FetchPartition {
+                    partition: 2,
+                    fetch_offset: 42,
+                    partition_max_bytes: 1_048_576,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        #[rustfmt::skip]
+        let expected = [
+            0xff, 0xff, 0xff, 0xff, // replica_id -1
+            0, 0, 1, 0xf4,          // max_wait_ms 500
+            0, 0, 0, 1,             // min_bytes 1
+            3, 32, 0, 0,            // max_bytes 50 MiB
+            1,                      // isolation_level read_committed
+            0, 0, 0, 1, 0, 1, b't', // topics: ["t"
+            0, 0, 0, 1,             //   partitions: [
+            0, 0, 0, 2,             //     partition 2
+            0, 0, 0, 0, 0, 0, 0, 42, //    fetch_offset 42
+            0, 16, 0, 0,            //     partition_max_bytes 1 MiB
+        ];
+        assert_eq!(request.encode_body(4).unwrap(), expected);
+        assert_eq!(FetchRequest::decode_body(Bytes::copy_from_slice(&expected), 4).unwrap(), request);
+    }
+
+    #[test]
+    fn a_v12_response_carries_a_tagged_diverging_epoch() {
+        #[rustfmt::skip]
+        let body = [
+            0, 0, 0, 0,             // throttle_time_ms
+            0, 0,                   // error_code
+            0, 0, 0, 0,             // session_id
+            2,                      // responses: 1
+            2, b't',                // topic "t"
+            2,                      // partitions: 1
+            0, 0, 0, 0,             // partition_index 0
+            0, 0,                   // error_code
+            0, 0, 0, 0, 0, 0, 0, 9, // high_watermark 9
+            0, 0, 0, 0, 0, 0, 0, 9, // last_stable_offset 9
+            0, 0, 0, 0, 0, 0, 0, 0, // log_start_offset 0
+            0,                      // aborted_transactions: null
+            0xff, 0xff, 0xff, 0xff, // preferred_read_replica -1
+            1,                      // records: empty
+            1,                      // 1 tagged field
+            0, 13,                  // tag 0 (diverging epoch), 13 bytes
+            0, 0, 0, 4,             //   epoch 4
+            0, 0, 0, 0, 0, 0, 0, 7, //   end_offset 7
+            0,                      //   no tags
+            0,                      // topic tags
+            0,                      // body tags
+        ];
+        let decoded = FetchResponse::decode_body(Bytes::copy_from_slice(&body), 12).unwrap();
+        let p = &decoded.responses[0].partitions[0];
+        assert_eq!(p.diverging_epoch.as_ref().map(|d| (d.epoch, d.end_offset)), Some((4, 7)));
+        assert!(p.tagged_fields.is_empty());
+        assert_eq!(p.aborted_transactions, None);
+        assert_eq!(p.records.as_deref(), Some(&[][..]));
+        assert_eq!(decoded.encode_body(12).unwrap(), body);
+    }
+
+    #[test]
+    fn fetched_records_decode_as_slices_of_the_response() {
+        let batch = RecordBatch::new(
+            10,
+            0,
+            Compression::None,
+            vec![Record::new(Some(Bytes::from_static(b"key")), Some(Bytes::from_static(b"value")))],
+        );
+        let mut records = batch.to_bytes().unwrap().to_vec();
+        records.extend_from_slice(&batch.to_bytes().unwrap()[..20]); // a cut-short second batch
+        let response = FetchResponse {
+            responses: vec![FetchableTopicResponse {
+                topic_id: Some(Uuid([7; 16])),
+                partitions: vec![FetchPartitionResponse {
+                    records: Some(Bytes::from(records)),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let wire = Bytes::from(response.encode_body(17).unwrap());
+        let decoded = FetchResponse::decode_body(wire.clone(), 17).unwrap();
+        let set = decoded.responses[0].partitions[0].record_set(&DecodeOptions::default()).unwrap();
+        assert_eq!(set.truncated_tail_bytes, 20);
+        let [RecordSetBatch::V2(got)] = &set.batches[..] else { panic!("one v2 batch expected") };
+        assert_eq!(got, &batch);
+        let value = got.records[0].value.as_ref().unwrap();
+        let wire_range = wire.as_ptr() as usize..wire.as_ptr() as usize + wire.len();
+        assert!(wire_range.contains(&(value.as_ptr() as usize)));
+    }
+
+    #[test]
+    fn a_tag_from_a_later_version_stays_unknown() {
+        // Tag 1 on a partition means HighWatermark only from v18; at v17 it is kept raw.
+        let mut tags = TaggedFields::default();
+        tags.put(1, Bytes::from_static(&[1, 2, 3]));
+        let request = FetchRequest {
+            topics: vec![FetchTopic {
+                topic_id: Some(Uuid::ZERO),
+                partitions: vec![FetchPartition { tagged_fields: tags, ..Default::default() }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let decoded = FetchRequest::decode_body(Bytes::from(request.encode_body(17).unwrap()), 17).unwrap();
+        let p = &decoded.topics[0].partitions[0];
+        assert_eq!(p.high_watermark, None);
+        assert_eq!(p.tagged_fields.0, [(1, Bytes::from_static(&[1, 2, 3]))]);
+    }
 }

@@ -11,7 +11,7 @@
 use bytes::Bytes;
 
 use super::fetch::{
-    leader_payload, node_endpoints_payload, read_leader, read_node_endpoints, read_tag, write_tags,
+    leader_payload, node_endpoints_payload, read_leader, read_node_endpoints, read_tag, take_tag, write_tags,
     LeaderIdAndEpoch, NodeEndpoint,
 };
 use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
@@ -280,7 +280,7 @@ impl Body for ProduceResponse {
                 };
                 let at = d.position();
                 let mut tagged_fields = d.tagged_fields("responses.partition_responses.tagged_fields")?;
-                let current_leader = match tagged_fields.take(0).filter(|_| version >= 10) {
+                let current_leader = match take_tag(&mut tagged_fields, 0, version >= 10) {
                     Some(p) => {
                         Some(read_tag(p, at, "responses.partition_responses.current_leader", read_leader)?)
                     }
@@ -308,10 +308,164 @@ impl Body for ProduceResponse {
         let throttle_time_ms = if version >= 1 { Some(d.i32("throttle_time_ms")?) } else { None };
         let at = d.position();
         let mut tagged_fields = d.tagged_fields("tagged_fields")?;
-        let node_endpoints = match tagged_fields.take(0).filter(|_| version >= 10) {
+        let node_endpoints = match take_tag(&mut tagged_fields, 0, version >= 10) {
             Some(p) => read_tag(p, at, "node_endpoints", read_node_endpoints)?,
             None => Vec::new(),
         };
         Ok(Self { responses, throttle_time_ms, node_endpoints, tagged_fields })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::protocol::messages::fetch::tests::{leader, node_endpoints, optional, records, uuid};
+    use crate::protocol::messages::test_util::{
+        array, error_code, gated, nullable_string, round_trip_every_version, string, tagged,
+    };
+    use crate::protocol::records::{Compression, Record, RecordBatch};
+
+    fn request(v: i16) -> impl Strategy<Value = ProduceRequest> {
+        let flexible = SPEC.is_flexible(v);
+        let partition =
+            (any::<i32>(), records(), tagged(flexible)).prop_map(|(index, records, tagged_fields)| {
+                PartitionProduceData { index, records, tagged_fields }
+            });
+        let topic = (gated(v <= 12, string()), gated(v >= 13, uuid()), array(partition), tagged(flexible))
+            .prop_map(|(name, topic_id, partition_data, tagged_fields)| TopicProduceData {
+                name,
+                topic_id,
+                partition_data,
+                tagged_fields,
+            });
+        (optional(v >= 3, string()), any::<i16>(), any::<i32>(), array(topic), tagged(flexible)).prop_map(
+            |(transactional_id, acks, timeout_ms, topic_data, tagged_fields)| ProduceRequest {
+                transactional_id,
+                acks,
+                timeout_ms,
+                topic_data,
+                tagged_fields,
+            },
+        )
+    }
+
+    fn response(v: i16) -> impl Strategy<Value = ProduceResponse> {
+        let flexible = SPEC.is_flexible(v);
+        let record_error = (any::<i32>(), nullable_string(), tagged(flexible)).prop_map(
+            |(batch_index, batch_index_error_message, tagged_fields)| BatchIndexAndErrorMessage {
+                batch_index,
+                batch_index_error_message,
+                tagged_fields,
+            },
+        );
+        let partition = (
+            (
+                any::<i32>(),
+                error_code(),
+                any::<i64>(),
+                gated(v >= 2, any::<i64>()),
+                gated(v >= 5, any::<i64>()),
+            ),
+            (gated(v >= 8, array(record_error)), optional(v >= 8, string()), optional(v >= 10, leader(true))),
+            tagged(flexible),
+        )
+            .prop_map(
+                |(
+                    (index, error_code, base_offset, log_append_time_ms, log_start_offset),
+                    (record_errors, error_message, current_leader),
+                    tagged_fields,
+                )| PartitionProduceResponse {
+                    index,
+                    error_code,
+                    base_offset,
+                    log_append_time_ms,
+                    log_start_offset,
+                    record_errors,
+                    error_message,
+                    current_leader,
+                    tagged_fields,
+                },
+            );
+        let topic = (gated(v <= 12, string()), gated(v >= 13, uuid()), array(partition), tagged(flexible))
+            .prop_map(|(name, topic_id, partition_responses, tagged_fields)| TopicProduceResponse {
+                name,
+                topic_id,
+                partition_responses,
+                tagged_fields,
+            });
+        (array(topic), gated(v >= 1, any::<i32>()), node_endpoints(v >= 10), tagged(flexible)).prop_map(
+            |(responses, throttle_time_ms, node_endpoints, tagged_fields)| ProduceResponse {
+                responses,
+                throttle_time_ms,
+                node_endpoints,
+                tagged_fields,
+            },
+        )
+    }
+
+    #[test]
+    fn requests_round_trip_at_every_version() {
+        round_trip_every_version(file!(), request);
+    }
+
+    #[test]
+    fn responses_round_trip_at_every_version() {
+        round_trip_every_version(file!(), response);
+    }
+
+    #[test]
+    fn a_v3_produce_of_one_batch_is_laid_out_as_kafka_expects() {
+        let batch = RecordBatch::new(
+            0,
+            1,
+            Compression::None,
+            vec![Record::new(None, Some(Bytes::from_static(b"v")))],
+        );
+        let records = batch.to_bytes().unwrap();
+        let request = ProduceRequest {
+            transactional_id: None,
+            acks: -1,
+            timeout_ms: 30_000,
+            topic_data: vec![TopicProduceData {
+                name: Some("t".into()),
+                partition_data: vec![PartitionProduceData {
+                    index: 0,
+                    records: Some(records.clone()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        #[rustfmt::skip]
+        let mut expected = vec![
+            0xff, 0xff,             // transactional_id null
+            0xff, 0xff,             // acks -1
+            0, 0, 0x75, 0x30,       // timeout_ms 30000
+            0, 0, 0, 1, 0, 1, b't', // topic_data: ["t"
+            0, 0, 0, 1,             //   partition_data: [
+            0, 0, 0, 0,             //     index 0
+        ];
+        expected.extend_from_slice(&(records.len() as i32).to_be_bytes());
+        expected.extend_from_slice(&records);
+        assert_eq!(request.encode_body(3).unwrap(), expected);
+        assert_eq!(ProduceRequest::decode_body(Bytes::from(expected), 3).unwrap(), request);
+    }
+
+    #[test]
+    fn a_v13_produce_names_topics_by_id() {
+        let request = ProduceRequest {
+            acks: 1,
+            timeout_ms: 1,
+            topic_data: vec![TopicProduceData { topic_id: Some(Uuid([9; 16])), ..Default::default() }],
+            ..Default::default()
+        };
+        let body = request.encode_body(13).unwrap();
+        // compact null transactional id, acks, timeout, 1 topic, 16-byte id, 0 partitions, tags, tags
+        assert_eq!(body.len(), 1 + 2 + 4 + 1 + 16 + 1 + 1 + 1);
+        assert_eq!(&body[8..24], &[9; 16]);
+        assert_eq!(ProduceRequest::decode_body(Bytes::from(body), 13).unwrap(), request);
     }
 }
