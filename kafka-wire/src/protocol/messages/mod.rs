@@ -30,6 +30,8 @@ pub mod sasl_authenticate;
 pub mod sasl_handshake;
 
 #[cfg(test)]
+mod kafka_fixtures;
+#[cfg(test)]
 mod test_util;
 
 pub use api_versions::{ApiVersionRange, ApiVersionsRequest, ApiVersionsResponse};
