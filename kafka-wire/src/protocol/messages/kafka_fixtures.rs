@@ -2,16 +2,19 @@
 //!
 //! `testdata/kafka-4.1.1-bodies.txt` holds random bodies that kafka-clients 4.1.1 wrote with its
 //! own per-version schemas — and that its generated message classes read back — for every
-//! version of every API here that Kafka 4.1 still has (`testdata/KafkaOracle.java` regenerates
-//! it). Each line is `<Api> <request|response> <version> <hex>`. Set `KWIRE_KAFKA_BODIES` to a
-//! file in the same format to check a larger sample.
+//! version of every API here that Kafka 4.1 still has; `kafka-3.9.1-bodies.txt` does the same
+//! with kafka-clients 3.9.1, which still has the versions Kafka 4 removed (ListOffsets v0,
+//! OffsetCommit v0–1, …). `testdata/KafkaOracle.java` regenerates both. Each line is
+//! `<Api> <request|response> <version> <hex>`. Set `KWIRE_KAFKA_BODIES` to a file in the same
+//! format to check a larger sample.
 
 use bytes::Bytes;
 
 use crate::protocol::api::Body;
 use crate::protocol::messages::*;
 
-const BODIES: &str = include_str!("testdata/kafka-4.1.1-bodies.txt");
+const BODIES_4_1: &str = include_str!("testdata/kafka-4.1.1-bodies.txt");
+const BODIES_3_9: &str = include_str!("testdata/kafka-3.9.1-bodies.txt");
 
 /// Decodes `hex` at `version` and re-encodes it; `Ok(false)` when kwire does not support the
 /// version (Kafka 4.1's unstable OffsetFetch/OffsetCommit v10).
@@ -80,7 +83,13 @@ fn check_all(lines: &str) -> usize {
 #[test]
 fn bodies_written_by_kafka_4_1_decode_and_re_encode_byte_for_byte() {
     // 2 per (API, direction, version) Kafka 4.1 defines, minus its unstable v10s.
-    assert_eq!(check_all(BODIES), 300);
+    assert_eq!(check_all(BODIES_4_1), 300);
+}
+
+#[test]
+fn bodies_written_by_kafka_3_9_decode_and_re_encode_byte_for_byte() {
+    // 2 per (API, direction, version) Kafka 3.9 defines, including those Kafka 4 removed.
+    assert_eq!(check_all(BODIES_3_9), 328);
 }
 
 #[test]

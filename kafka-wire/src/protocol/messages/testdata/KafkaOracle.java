@@ -7,7 +7,8 @@
 //   javac -cp "$CP" -d /tmp KafkaOracle.java
 //   java -cp "$CP:/tmp" KafkaOracle 2 20251129 > kafka-4.1.1-bodies.txt
 // Versions Kafka 4 removed (ListOffsets v0, OffsetCommit v0-1, OffsetFetch v0, CreateTopics v0-1,
-// DeleteTopics v0, OffsetForLeaderEpoch v0-1) are absent from that jar; a 3.9 jar covers them.
+// DeleteTopics v0, OffsetForLeaderEpoch v0-1) are absent from that jar; kafka-3.9.1-bodies.txt
+// holds the same from kafka-clients 3.9.1 (with slf4j-api on the class path), seed 20251129.
 import java.nio.ByteBuffer;
 import java.util.*;
 import org.apache.kafka.common.Uuid;
@@ -26,6 +27,18 @@ public class KafkaOracle {
         return pool[rnd.nextInt(pool.length)];
     }
 
+    /** The tagged fields a section knows (a private map before Kafka 4.0, so read reflectively). */
+    @SuppressWarnings("unchecked")
+    static Map<Integer, Field> known(TaggedFields tf) {
+        try {
+            java.lang.reflect.Field f = TaggedFields.class.getDeclaredField("fields");
+            f.setAccessible(true);
+            return (Map<Integer, Field>) f.get(tf);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     static Object gen(Type t) {
         if (t instanceof Schema s) {
             Struct st = new Struct(s);
@@ -34,7 +47,7 @@ public class KafkaOracle {
         }
         if (t instanceof TaggedFields tf) {
             TreeMap<Integer, Object> m = new TreeMap<>();
-            for (Map.Entry<Integer, Field> e : tf.fields().entrySet())
+            for (Map.Entry<Integer, Field> e : known(tf).entrySet())
                 if (rnd.nextBoolean()) m.put(e.getKey(), gen(e.getValue().type));
             return m;
         }
@@ -64,7 +77,7 @@ public class KafkaOracle {
         if (t instanceof Schema s) {
             for (BoundField f : s.fields()) {
                 if (f.def.type instanceof TaggedFields tf) {
-                    for (Field k : tf.fields().values()) out.add(prefix + k.name);
+                    for (Field k : known(tf).values()) out.add(prefix + k.name);
                     continue;
                 }
                 out.add(prefix + f.def.name);
