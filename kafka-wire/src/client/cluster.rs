@@ -268,6 +268,23 @@ impl Client {
         Ok((version, response))
     }
 
+    /// Like [`send`](Self::send), for requests whose shape depends on the version (batched
+    /// forms, fields that moved): `build` gets the negotiated version.
+    pub async fn send_built<R: Request + std::fmt::Debug>(
+        &self,
+        broker: &BrokerRef,
+        build: impl FnOnce(i16) -> R,
+    ) -> Result<(i16, R::Response), ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
+        let conn = self.connection(broker).await?;
+        let version = conn.versions.choose(&R::SPEC, broker)?;
+        let request = build(version);
+        let response = self.round_trip(&conn.connection, &request, version).await?;
+        Ok((version, response))
+    }
+
     /// Sends `request` to any reachable broker (known brokers first, then bootstrap).
     pub async fn send_any<R: Request + std::fmt::Debug>(
         &self,

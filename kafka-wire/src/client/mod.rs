@@ -7,11 +7,15 @@ pub mod connection;
 pub mod error;
 pub mod metadata;
 pub mod negotiate;
+pub mod offsets;
 pub mod retry;
+pub mod router;
 pub mod trace;
 
 pub use cluster::{Client, ClientConfig};
 pub use error::{BrokerRef, ClientError};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use negotiate::BrokerVersions;
+pub use offsets::{Isolation, ListedOffset, LogRange, OffsetQuery};
+pub use router::{LeaderAnswer, LeaderBatch, LeaderTarget, PartitionResults, TopicPartition};
 pub use trace::{Direction, TraceEvent, TraceHook};

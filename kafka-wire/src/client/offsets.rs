@@ -1,0 +1,212 @@
+//! Partition offsets from the leaders: earliest, latest, max-timestamp, by time, and a
+//! partition's whole log range (log start, high watermark, last stable offset, leader epoch).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::cluster::Client;
+use super::error::ClientError;
+use super::router::{LeaderAnswer, PartitionResults, TopicPartition};
+use crate::protocol::messages::{ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic};
+use crate::protocol::TaggedFields;
+
+/// Which offset to ask a partition's leader for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetQuery {
+    /// The log start offset.
+    Earliest,
+    /// The high watermark (read_uncommitted) or last stable offset (read_committed).
+    Latest,
+    /// The offset of the record with the highest timestamp (KIP-734, ListOffsets v7+).
+    MaxTimestamp,
+    /// The first offset whose timestamp is at or after this many milliseconds since the epoch.
+    Timestamp(i64),
+}
+
+impl OffsetQuery {
+    fn wire_timestamp(self) -> i64 {
+        match self {
+            Self::Earliest => -2,
+            Self::Latest => -1,
+            Self::MaxTimestamp => -3,
+            Self::Timestamp(ms) => ms,
+        }
+    }
+}
+
+/// Which end of the log counts as "latest".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// Up to the high watermark.
+    #[default]
+    ReadUncommitted,
+    /// Up to the last stable offset (no open transaction's records).
+    ReadCommitted,
+}
+
+impl Isolation {
+    fn wire(self) -> i8 {
+        match self {
+            Self::ReadUncommitted => 0,
+            Self::ReadCommitted => 1,
+        }
+    }
+}
+
+/// A leader's answer to one [`OffsetQuery`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListedOffset {
+    /// `None` when no record is at or after the requested time (Kafka's −1).
+    pub offset: Option<i64>,
+    /// The record's timestamp for time queries, when the broker gives one.
+    pub timestamp: Option<i64>,
+    /// The leader epoch of the offset's record, when the broker gives one (v4+).
+    pub leader_epoch: Option<i32>,
+}
+
+/// A partition's log as its leader sees it. Offsets are Kafka's: `log_start` is the first
+/// offset still stored, `high_watermark` one past the last replicated record,
+/// `last_stable` one past the last record not in an open transaction (`<= high_watermark`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogRange {
+    pub log_start: i64,
+    pub high_watermark: i64,
+    pub last_stable: i64,
+    /// The current leader's epoch, when the broker reports it.
+    pub leader_epoch: Option<i32>,
+    /// The leader's node id when the range was read.
+    pub leader: Option<i32>,
+}
+
+impl Client {
+    /// Asks each partition's leader for `query`, one ListOffsets request per leader broker,
+    /// in parallel; one result per partition.
+    pub async fn list_offsets(
+        &self,
+        partitions: &[TopicPartition],
+        query: OffsetQuery,
+        isolation: Isolation,
+        timeout: Duration,
+    ) -> PartitionResults<ListedOffset> {
+        let api = crate::protocol::messages::list_offsets::SPEC.key;
+        self.route_by_leader(api, partitions, timeout, |target, tps| async move {
+            let (version, response) = self
+                .send_built(&target.broker, |version| build_request(&tps, query, isolation, version))
+                .await?;
+            if query == OffsetQuery::MaxTimestamp && version < 7 {
+                return Err(ClientError::Protocol {
+                    broker: target.broker.clone(),
+                    message: format!(
+                        "max-timestamp offsets need ListOffsets v7+, the broker speaks v{version}"
+                    ),
+                });
+            }
+            let mut answers: Vec<(TopicPartition, LeaderAnswer<ListedOffset>)> = Vec::new();
+            for topic in response.topics {
+                for p in topic.partitions {
+                    let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
+                    let answer = if p.error_code.is_ok() {
+                        let offset = if version == 0 {
+                            p.old_style_offsets.as_deref().and_then(|o| o.first().copied())
+                        } else {
+                            p.offset
+                        };
+                        Ok(ListedOffset {
+                            offset: offset.filter(|o| *o >= 0),
+                            timestamp: p.timestamp.filter(|t| *t >= 0),
+                            leader_epoch: p.leader_epoch.filter(|e| *e >= 0),
+                        })
+                    } else {
+                        Err(p.error_code)
+                    };
+                    answers.push((tp, answer));
+                }
+            }
+            Ok(answers)
+        })
+        .await
+    }
+
+    /// Log start, high watermark and last stable offset for each partition (three queries per
+    /// leader, sent together), with the leader and its epoch.
+    pub async fn log_ranges(
+        &self,
+        partitions: &[TopicPartition],
+        timeout: Duration,
+    ) -> PartitionResults<LogRange> {
+        let (earliest, latest, stable) = tokio::join!(
+            self.list_offsets(partitions, OffsetQuery::Earliest, Isolation::ReadUncommitted, timeout),
+            self.list_offsets(partitions, OffsetQuery::Latest, Isolation::ReadUncommitted, timeout),
+            self.list_offsets(partitions, OffsetQuery::Latest, Isolation::ReadCommitted, timeout),
+        );
+        let metadata = self.cached_metadata();
+        let mut out = BTreeMap::new();
+        for (tp, start) in earliest {
+            let end = latest.get(&tp).cloned().unwrap_or_else(|| missing(&tp));
+            let lso = stable.get(&tp).cloned().unwrap_or_else(|| missing(&tp));
+            let leader = metadata
+                .as_ref()
+                .and_then(|m| m.topic(&tp.topic))
+                .and_then(|t| t.partitions.iter().find(|p| p.partition == tp.partition))
+                .and_then(|p| p.leader);
+            let range = start.and_then(|start| {
+                let end = end?;
+                let lso = lso?;
+                let (Some(log_start), Some(high_watermark)) = (start.offset, end.offset) else {
+                    return Err(ClientError::Protocol {
+                        broker: super::error::BrokerRef { node_id: leader, addr: "leader".to_owned() },
+                        message: format!("no earliest or latest offset for {tp}"),
+                    });
+                };
+                Ok(LogRange {
+                    log_start,
+                    high_watermark,
+                    last_stable: lso.offset.unwrap_or(high_watermark),
+                    leader_epoch: end.leader_epoch,
+                    leader,
+                })
+            });
+            out.insert(tp, range);
+        }
+        out
+    }
+}
+
+fn missing<T>(tp: &TopicPartition) -> Result<T, ClientError> {
+    Err(ClientError::Protocol {
+        broker: super::error::BrokerRef { node_id: None, addr: "cluster".to_owned() },
+        message: format!("no answer for {tp}"),
+    })
+}
+
+fn build_request(
+    tps: &[(TopicPartition, Option<i32>)],
+    query: OffsetQuery,
+    isolation: Isolation,
+    version: i16,
+) -> ListOffsetsRequest {
+    let mut topics: BTreeMap<&str, Vec<ListOffsetsPartition>> = BTreeMap::new();
+    for (tp, epoch) in tps {
+        topics.entry(tp.topic.as_str()).or_default().push(ListOffsetsPartition {
+            partition_index: tp.partition,
+            current_leader_epoch: (version >= 4).then_some(epoch.unwrap_or(-1)),
+            timestamp: query.wire_timestamp(),
+            max_num_offsets: (version == 0).then_some(1),
+            tagged_fields: TaggedFields::default(),
+        });
+    }
+    ListOffsetsRequest {
+        replica_id: -1,
+        isolation_level: (version >= 2).then_some(isolation.wire()),
+        topics: topics
+            .into_iter()
+            .map(|(name, partitions)| ListOffsetsTopic {
+                name: name.to_owned(),
+                partitions,
+                tagged_fields: TaggedFields::default(),
+            })
+            .collect(),
+        timeout_ms: (version >= 10).then_some(30_000),
+        tagged_fields: TaggedFields::default(),
+    }
+}
