@@ -76,6 +76,8 @@ pub struct Client {
     generation: AtomicU64,
     /// Requests sent per address, over all connections ever opened to it.
     requests: StdMutex<HashMap<String, u64>>,
+    /// Group coordinators found so far, by group id.
+    coordinators: StdMutex<HashMap<String, BrokerRef>>,
 }
 
 impl Client {
@@ -87,6 +89,7 @@ impl Client {
             metadata: StdMutex::default(),
             generation: AtomicU64::new(0),
             requests: StdMutex::default(),
+            coordinators: StdMutex::default(),
         };
         client.any_bootstrap_connection().await?;
         Ok(client)
@@ -94,6 +97,22 @@ impl Client {
 
     pub fn config(&self) -> &ClientConfig {
         &self.config
+    }
+
+    pub(crate) fn cached_coordinator(&self, group: &str) -> Option<BrokerRef> {
+        self.coordinators.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(group).cloned()
+    }
+
+    pub(crate) fn remember_coordinator(&self, group: &str, broker: BrokerRef) {
+        self.coordinators
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(group.to_owned(), broker);
+    }
+
+    /// Drops the cached coordinator of `group`, so the next call finds it again.
+    pub fn forget_coordinator(&self, group: &str) {
+        self.coordinators.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(group);
     }
 
     /// Requests sent to `addr` so far (for tests and diagnostics).
@@ -286,9 +305,20 @@ impl Client {
     }
 
     /// Sends `request` to any reachable broker (known brokers first, then bootstrap).
-    pub async fn send_any<R: Request + std::fmt::Debug>(
+    pub async fn send_any<R: Request + std::fmt::Debug + Clone>(
         &self,
         request: &R,
+    ) -> Result<(i16, R::Response), ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
+        self.send_any_built(|_| request.clone()).await
+    }
+
+    /// Like [`send_any`](Self::send_any) for requests built from the negotiated version.
+    pub async fn send_any_built<R: Request + std::fmt::Debug>(
+        &self,
+        build: impl Fn(i16) -> R,
     ) -> Result<(i16, R::Response), ClientError>
     where
         R::Response: std::fmt::Debug,
@@ -302,7 +332,7 @@ impl Client {
         candidates.extend(self.config.bootstrap.iter().map(|a| BrokerRef { node_id: None, addr: a.clone() }));
         let mut attempts = Vec::new();
         for broker in candidates {
-            match self.send(&broker, request).await {
+            match self.send_built(&broker, &build).await {
                 Ok(out) => return Ok(out),
                 Err(e) if e.is_retriable() => attempts.push((broker.addr.clone(), e.to_string())),
                 Err(e) => return Err(e),

@@ -4,7 +4,9 @@
 pub mod address;
 pub mod cluster;
 pub mod connection;
+pub mod coordinator;
 pub mod error;
+pub mod groups;
 pub mod metadata;
 pub mod negotiate;
 pub mod offsets;
@@ -14,6 +16,7 @@ pub mod trace;
 
 pub use cluster::{Client, ClientConfig};
 pub use error::{BrokerRef, ClientError};
+pub use groups::{CommittedOffset, GroupDescription, GroupListing, GroupMember, OffsetToCommit};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use negotiate::BrokerVersions;
 pub use offsets::{Isolation, ListedOffset, LogRange, OffsetQuery};

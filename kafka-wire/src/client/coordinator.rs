@@ -1,0 +1,105 @@
+//! Group coordinators: found with FindCoordinator, cached per group, found again when a
+//! response says the coordinator moved (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) or the
+//! connection to it failed, and retried in place while it loads (COORDINATOR_LOAD_IN_PROGRESS).
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use super::cluster::Client;
+use super::error::{BrokerRef, ClientError};
+use super::retry::Backoff;
+use crate::protocol::messages::{find_coordinator, FindCoordinatorRequest};
+use crate::protocol::{ErrorCode, Recovery};
+
+impl Client {
+    /// The coordinator of `group`, from the cache or asked of any broker.
+    pub async fn coordinator(&self, group: &str) -> Result<BrokerRef, ClientError> {
+        if let Some(found) = self.cached_coordinator(group) {
+            return Ok(found);
+        }
+        let (_, response) =
+            self.send_any_built(|version| FindCoordinatorRequest::for_group(group, version)).await?;
+        let broker_of = |code: ErrorCode, node_id: i32, host: &str, port: i32| {
+            if code.is_ok() {
+                Ok(BrokerRef { node_id: Some(node_id), addr: format!("{host}:{port}") })
+            } else {
+                Err(ClientError::Kafka {
+                    broker: BrokerRef { node_id: None, addr: "any broker".to_owned() },
+                    api: find_coordinator::SPEC.key,
+                    code,
+                    context: format!("group `{group}`"),
+                })
+            }
+        };
+        let found = match &response.coordinators {
+            Some(list) => {
+                let c = list.iter().find(|c| c.key == group).ok_or_else(|| ClientError::Protocol {
+                    broker: BrokerRef { node_id: None, addr: "any broker".to_owned() },
+                    message: format!("FindCoordinator answered without group `{group}`"),
+                })?;
+                broker_of(c.error_code, c.node_id, &c.host, c.port)?
+            }
+            None => broker_of(
+                response.error_code.unwrap_or_default(),
+                response.node_id.unwrap_or(-1),
+                response.host.as_deref().unwrap_or_default(),
+                response.port.unwrap_or(-1),
+            )?,
+        };
+        self.remember_coordinator(group, found.clone());
+        Ok(found)
+    }
+
+    /// Runs `call` against the coordinator of `group`, finding it again and retrying as the
+    /// errors call for, until `timeout` has passed.
+    pub async fn with_coordinator<T, F, Fut>(
+        &self,
+        group: &str,
+        timeout: Duration,
+        call: F,
+    ) -> Result<T, ClientError>
+    where
+        F: Fn(BrokerRef) -> Fut,
+        Fut: Future<Output = Result<T, ClientError>>,
+    {
+        let deadline = Instant::now() + timeout;
+        let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
+        loop {
+            let outcome = match self.coordinator(group).await {
+                Ok(broker) => call(broker).await,
+                Err(e) => Err(e),
+            };
+            let err = match outcome {
+                Ok(value) => return Ok(value),
+                Err(e) => e,
+            };
+            let retry = match &err {
+                ClientError::Kafka { code, .. } => match code.recovery() {
+                    Recovery::RefindCoordinator => {
+                        self.forget_coordinator(group);
+                        true
+                    }
+                    Recovery::Retry | Recovery::RefreshMetadata => true,
+                    Recovery::Fatal | Recovery::None => false,
+                },
+                e if e.is_retriable() => {
+                    self.forget_coordinator(group);
+                    true
+                }
+                _ => false,
+            };
+            if !retry {
+                return Err(err);
+            }
+            match backoff.next_wait() {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => {
+                    return Err(ClientError::DeadlineExceeded {
+                        what: format!("calling the coordinator of group `{group}`"),
+                        last_error: Box::new(err),
+                    })
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Consumer groups: committed offsets (fetch and commit as a non-member, the "simple
+//! consumer" way), and listing and describing groups.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+
+use super::cluster::Client;
+use super::error::{BrokerRef, ClientError};
+use super::router::{PartitionResults, TopicPartition};
+use crate::protocol::messages::{
+    describe_groups, list_groups, offset_commit, offset_fetch, DescribeGroupsRequest, ListGroupsRequest,
+    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetFetchRequest,
+    OffsetFetchRequestTopic, OffsetFetchResponseTopic,
+};
+use crate::protocol::{ErrorCode, TaggedFields};
+
+/// A group's committed position for one partition. `offset` is the next offset to read
+/// (Kafka's convention).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedOffset {
+    pub offset: i64,
+    /// `None` when the commit carried no epoch or the broker predates OffsetFetch v5.
+    pub leader_epoch: Option<i32>,
+    pub metadata: Option<String>,
+}
+
+/// One offset to commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetToCommit {
+    pub tp: TopicPartition,
+    /// The next offset to read.
+    pub offset: i64,
+    pub leader_epoch: Option<i32>,
+    pub metadata: Option<String>,
+}
+
+/// A group as ListGroups reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupListing {
+    pub group_id: String,
+    pub protocol_type: String,
+    /// Added in ListGroups v4.
+    pub state: Option<String>,
+    /// Added in ListGroups v5 (`classic`, `consumer`, ...).
+    pub group_type: Option<String>,
+    /// The coordinator that reported it.
+    pub coordinator: i32,
+}
+
+/// A member of a group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMember {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+}
+
+/// A group as DescribeGroups reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupDescription {
+    pub group_id: String,
+    /// `Empty`, `Stable`, `PreparingRebalance`, `CompletingRebalance`, `Dead`, ...
+    pub state: String,
+    pub protocol_type: String,
+    pub protocol: String,
+    pub members: Vec<GroupMember>,
+    pub coordinator: BrokerRef,
+}
+
+impl GroupDescription {
+    /// Whether offsets may be written as a non-member: Kafka allows it (and
+    /// kafka-consumer-groups only resets) when the group is `Empty` or `Dead`.
+    pub fn is_inactive(&self) -> bool {
+        matches!(self.state.as_str(), "Empty" | "Dead") || self.members.is_empty()
+    }
+}
+
+impl Client {
+    /// The committed offsets of `group` for `topics` (every topic it has offsets for when
+    /// `None`). Partitions without a commit are absent from the map.
+    pub async fn committed_offsets(
+        &self,
+        group: &str,
+        topics: Option<&[String]>,
+        timeout: Duration,
+    ) -> Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError> {
+        // v0–v1 need explicit partitions; asking with them also covers v2+.
+        let wanted: Option<Vec<OffsetFetchRequestTopic>> = match topics {
+            None => None,
+            Some(names) => {
+                let metadata = self.refresh_metadata(names).await?;
+                let mut list = Vec::new();
+                for name in names {
+                    let topic =
+                        metadata.topic(name).filter(|t| t.error != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
+                    let topic = topic.ok_or_else(|| ClientError::UnknownTopic { topic: name.clone() })?;
+                    list.push(OffsetFetchRequestTopic {
+                        name: name.clone(),
+                        partition_indexes: topic.partitions.iter().map(|p| p.partition).collect(),
+                        tagged_fields: TaggedFields::default(),
+                    });
+                }
+                Some(list)
+            }
+        };
+        self.with_coordinator(group, timeout, |broker| {
+            let wanted = wanted.clone();
+            async move {
+                let (_, response) = self
+                    .send_built(&broker, |version| {
+                        OffsetFetchRequest::for_group(group, wanted.clone(), version)
+                    })
+                    .await?;
+                let fail = |code: ErrorCode| ClientError::Kafka {
+                    broker: broker.clone(),
+                    api: offset_fetch::SPEC.key,
+                    code,
+                    context: format!("group `{group}`"),
+                };
+                let topics: Vec<OffsetFetchResponseTopic> = match response.groups {
+                    Some(groups) => {
+                        let g = groups.into_iter().find(|g| g.group_id == group).ok_or_else(|| {
+                            ClientError::Protocol {
+                                broker: broker.clone(),
+                                message: format!("OffsetFetch answered without group `{group}`"),
+                            }
+                        })?;
+                        g.error_code.into_result().map_err(fail)?;
+                        g.topics
+                    }
+                    None => {
+                        response.error_code.unwrap_or_default().into_result().map_err(fail)?;
+                        response.topics.unwrap_or_default()
+                    }
+                };
+                let mut out = BTreeMap::new();
+                for topic in topics {
+                    for p in topic.partitions {
+                        let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
+                        if !p.error_code.is_ok() {
+                            return Err(ClientError::Kafka {
+                                broker: broker.clone(),
+                                api: offset_fetch::SPEC.key,
+                                code: p.error_code,
+                                context: format!("group `{group}` {tp}"),
+                            });
+                        }
+                        // −1 means "nothing committed": a state, not an offset.
+                        if p.committed_offset >= 0 {
+                            out.insert(
+                                tp,
+                                CommittedOffset {
+                                    offset: p.committed_offset,
+                                    leader_epoch: p.committed_leader_epoch.filter(|e| *e >= 0),
+                                    metadata: p.metadata.filter(|m| !m.is_empty()),
+                                },
+                            );
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        })
+        .await
+    }
+
+    /// Commits `offsets` for `group` as a non-member (generation −1, empty member id), which
+    /// the coordinator accepts only while the group has no active members. One result per
+    /// partition.
+    pub async fn commit_offsets(
+        &self,
+        group: &str,
+        offsets: &[OffsetToCommit],
+        timeout: Duration,
+    ) -> Result<PartitionResults<()>, ClientError> {
+        let mut by_topic: BTreeMap<&str, Vec<&OffsetToCommit>> = BTreeMap::new();
+        for o in offsets {
+            by_topic.entry(o.tp.topic.as_str()).or_default().push(o);
+        }
+        self.with_coordinator(group, timeout, |broker| {
+            let by_topic = &by_topic;
+            async move {
+                let (_, response) = self
+                    .send_built(&broker, |version| OffsetCommitRequest {
+                        group_id: group.to_owned(),
+                        generation_id_or_member_epoch: (version >= 1).then_some(-1),
+                        member_id: (version >= 1).then(String::new),
+                        group_instance_id: None,
+                        retention_time_ms: (2..=4).contains(&version).then_some(-1),
+                        topics: by_topic
+                            .iter()
+                            .map(|(name, parts)| OffsetCommitRequestTopic {
+                                name: (*name).to_owned(),
+                                partitions: parts
+                                    .iter()
+                                    .map(|o| OffsetCommitRequestPartition {
+                                        partition_index: o.tp.partition,
+                                        committed_offset: o.offset,
+                                        committed_leader_epoch: (version >= 6)
+                                            .then_some(o.leader_epoch.unwrap_or(-1)),
+                                        commit_timestamp: (version == 1).then_some(-1),
+                                        committed_metadata: Some(o.metadata.clone().unwrap_or_default()),
+                                        tagged_fields: TaggedFields::default(),
+                                    })
+                                    .collect(),
+                                tagged_fields: TaggedFields::default(),
+                            })
+                            .collect(),
+                        tagged_fields: TaggedFields::default(),
+                    })
+                    .await?;
+                let mut out = BTreeMap::new();
+                for topic in response.topics {
+                    for p in topic.partitions {
+                        let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
+                        // A coordinator-level error applies to every partition: surface it so
+                        // with_coordinator can find the coordinator again and retry.
+                        if matches!(
+                            p.error_code.recovery(),
+                            crate::protocol::Recovery::RefindCoordinator | crate::protocol::Recovery::Retry
+                        ) {
+                            return Err(ClientError::Kafka {
+                                broker: broker.clone(),
+                                api: offset_commit::SPEC.key,
+                                code: p.error_code,
+                                context: format!("group `{group}` {tp}"),
+                            });
+                        }
+                        let result = p.error_code.into_result().map_err(|code| ClientError::Kafka {
+                            broker: broker.clone(),
+                            api: offset_commit::SPEC.key,
+                            code,
+                            context: format!("group `{group}` {tp}"),
+                        });
+                        out.insert(tp, result);
+                    }
+                }
+                Ok(out)
+            }
+        })
+        .await
+    }
+
+    /// Every group on every broker (each coordinator lists only its own groups).
+    pub async fn list_groups(&self) -> Result<Vec<GroupListing>, ClientError> {
+        let metadata = self.refresh_metadata(&[]).await?;
+        let asks = metadata.brokers.iter().map(|b| {
+            let broker = BrokerRef { node_id: Some(b.node_id), addr: b.addr() };
+            async move {
+                let result = self
+                    .send_built(&broker, |version| ListGroupsRequest {
+                        states_filter: (version >= 4).then(Vec::new),
+                        types_filter: (version >= 5).then(Vec::new),
+                        tagged_fields: TaggedFields::default(),
+                    })
+                    .await;
+                (broker, result)
+            }
+        });
+        let mut out = Vec::new();
+        for (broker, result) in join_all(asks).await {
+            let (_, response) = result?;
+            if !response.error_code.is_ok() {
+                return Err(ClientError::Kafka {
+                    broker,
+                    api: list_groups::SPEC.key,
+                    code: response.error_code,
+                    context: String::new(),
+                });
+            }
+            out.extend(response.groups.into_iter().map(|g| GroupListing {
+                group_id: g.group_id,
+                protocol_type: g.protocol_type,
+                state: g.group_state,
+                group_type: g.group_type,
+                coordinator: broker.node_id.unwrap_or(-1),
+            }));
+        }
+        out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        Ok(out)
+    }
+
+    /// State and members of `group`, from its coordinator. A group the coordinator does not
+    /// know is reported by Kafka as state `Dead` with no members.
+    pub async fn describe_group(
+        &self,
+        group: &str,
+        timeout: Duration,
+    ) -> Result<GroupDescription, ClientError> {
+        self.with_coordinator(group, timeout, |broker| async move {
+            let (_, response) = self
+                .send_built(&broker, |version| DescribeGroupsRequest {
+                    groups: vec![group.to_owned()],
+                    include_authorized_operations: (version >= 3).then_some(false),
+                    tagged_fields: TaggedFields::default(),
+                })
+                .await?;
+            let g = response.groups.into_iter().find(|g| g.group_id == group).ok_or_else(|| {
+                ClientError::Protocol {
+                    broker: broker.clone(),
+                    message: format!("DescribeGroups answered without group `{group}`"),
+                }
+            })?;
+            // GROUP_ID_NOT_FOUND (v6+) is the 4.x way of saying Dead.
+            if !g.error_code.is_ok() && g.error_code != ErrorCode::GROUP_ID_NOT_FOUND {
+                return Err(ClientError::Kafka {
+                    broker: broker.clone(),
+                    api: describe_groups::SPEC.key,
+                    code: g.error_code,
+                    context: format!("group `{group}`"),
+                });
+            }
+            let state =
+                if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND { "Dead".to_owned() } else { g.group_state };
+            Ok(GroupDescription {
+                group_id: g.group_id,
+                state,
+                protocol_type: g.protocol_type,
+                protocol: g.protocol_data,
+                members: g
+                    .members
+                    .into_iter()
+                    .map(|m| GroupMember {
+                        member_id: m.member_id,
+                        group_instance_id: m.group_instance_id,
+                        client_id: m.client_id,
+                        client_host: m.client_host,
+                    })
+                    .collect(),
+                coordinator: broker,
+            })
+        })
+        .await
+    }
+}
