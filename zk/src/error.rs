@@ -1,0 +1,169 @@
+//! The one error type of this crate. Every variant names what it is about (the znode path, the
+//! group, the partition) so a message is actionable without a debugger.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::layout::{NameError, OffsetTextError};
+use crate::meta::MetaError;
+
+/// The ZooKeeper client's own error, re-exported so callers can match on it.
+pub use zookeeper_client::Error as ZooKeeperError;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the ZooKeeper offset store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The connect string is not `host:port[,host:port...][/chroot]`.
+    InvalidConnectString { connect_string: String, reason: NameError },
+    /// The group id cannot be a znode name.
+    InvalidGroup { group: String, reason: NameError },
+    /// The topic name breaks Kafka's naming rule.
+    InvalidTopic { topic: String, reason: NameError },
+    /// A partition number below 0 was given to `write`.
+    InvalidPartition { topic: String, partition: i32 },
+    /// A negative offset was given to `write` (the old layout cannot say "no offset").
+    InvalidOffset { topic: String, partition: i32, offset: i64 },
+    /// The same partition twice in one `write` batch.
+    DuplicatePartition { topic: String, partition: i32 },
+    /// An offset node whose value is not a non-negative decimal `i64`.
+    CorruptOffset { path: String, value: Vec<u8>, reason: OffsetTextError },
+    /// A kwire metadata node that is not what kwire writes.
+    CorruptMetadata { path: String, value: Vec<u8>, reason: MetaError },
+    /// A child of an `offsets` folder that cannot be a topic (under `.../offsets`) or a
+    /// partition (under `.../offsets/<topic>`).
+    UnexpectedChild { parent: String, child: String },
+    /// The partition's offset node changed (or appeared, or vanished) since this store last saw
+    /// it: another writer is active. Nothing in the batch was written. Read again to see the
+    /// other writer's value before deciding to overwrite it.
+    ConcurrentModification { group: String, topic: String, partition: i32, path: String },
+    /// The server kept failing (connection loss, session expiry, no server reachable) until the
+    /// call's time budget ran out. For a write, `outcome_unknown` says the last attempt may or
+    /// may not have been applied (it is resolved by the next read or write of the store).
+    DeadlineExceeded {
+        operation: &'static str,
+        group: String,
+        budget: Duration,
+        last_error: Option<ZooKeeperError>,
+        outcome_unknown: bool,
+    },
+    /// A ZooKeeper error that retrying does not fix (no authorization, quota, bad arguments...).
+    ZooKeeper { operation: &'static str, path: String, source: ZooKeeperError },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidConnectString { connect_string, reason } => {
+                write!(f, "invalid ZooKeeper connect string {connect_string:?}: {reason}")
+            }
+            Error::InvalidGroup { group, reason } => write!(f, "invalid group id {group:?}: {reason}"),
+            Error::InvalidTopic { topic, reason } => write!(f, "invalid topic name {topic:?}: {reason}"),
+            Error::InvalidPartition { topic, partition } => {
+                write!(f, "invalid partition {topic}-{partition}: partitions are >= 0")
+            }
+            Error::InvalidOffset { topic, partition, offset } => {
+                write!(f, "invalid offset {offset} for {topic}-{partition}: stored offsets are >= 0")
+            }
+            Error::DuplicatePartition { topic, partition } => {
+                write!(f, "partition {topic}-{partition} appears more than once in one write")
+            }
+            Error::CorruptOffset { path, value, reason } => {
+                write!(f, "corrupt offset at {path}: {reason} (value {})", Shown(value))
+            }
+            Error::CorruptMetadata { path, value, reason } => {
+                write!(f, "corrupt kwire metadata at {path}: {reason} (value {})", Shown(value))
+            }
+            Error::UnexpectedChild { parent, child } => {
+                write!(f, "unexpected node {child:?} under {parent}: not a Kafka topic or partition name")
+            }
+            Error::ConcurrentModification { group, topic, partition, path } => write!(
+                f,
+                "another writer changed the offset of {topic}-{partition} for group {group:?} ({path}) \
+                 since it was read; nothing in the batch was written"
+            ),
+            Error::DeadlineExceeded { operation, group, budget, last_error, outcome_unknown } => {
+                write!(f, "ZooKeeper {operation} for group {group:?} did not succeed within {budget:?}")?;
+                if let Some(e) = last_error {
+                    write!(f, " (last error: {e})")?;
+                }
+                if *outcome_unknown {
+                    f.write_str("; the last write attempt may or may not have been applied")?;
+                }
+                Ok(())
+            }
+            Error::ZooKeeper { operation, path, source } => {
+                write!(f, "ZooKeeper {operation} failed at {path}: {source}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::ZooKeeper { source, .. } => Some(source),
+            Error::DeadlineExceeded { last_error: Some(e), .. } => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A node value as quoted text, escaped, cut after 64 bytes (a corrupt node can be 1 MiB).
+struct Shown<'a>(&'a [u8]);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MAX: usize = 64;
+        let cut = &self.0[..self.0.len().min(MAX)];
+        write!(f, "\"{}\"", cut.escape_ascii())?;
+        if self.0.len() > MAX {
+            write!(f, "... ({} bytes)", self.0.len())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn corrupt_offset_names_the_path_and_the_bytes() {
+        let e = Error::CorruptOffset {
+            path: "/consumers/g/offsets/t/0".into(),
+            value: b"12x\n".to_vec(),
+            reason: OffsetTextError::NotDecimal,
+        };
+        assert_eq!(
+            e.to_string(),
+            "corrupt offset at /consumers/g/offsets/t/0: not decimal digits (value \"12x\\n\")"
+        );
+    }
+
+    #[test]
+    fn a_huge_corrupt_value_is_cut_in_the_message() {
+        let e = Error::CorruptOffset {
+            path: "/p".into(),
+            value: vec![b'a'; 1000],
+            reason: OffsetTextError::NotDecimal,
+        };
+        let text = e.to_string();
+        assert!(text.ends_with("... (1000 bytes))"), "{text}");
+        assert!(text.len() < 200, "{text}");
+    }
+
+    #[test]
+    fn concurrent_modification_names_group_and_partition() {
+        let e = Error::ConcurrentModification {
+            group: "g".into(),
+            topic: "t".into(),
+            partition: 3,
+            path: "/consumers/g/offsets/t/3".into(),
+        };
+        let text = e.to_string();
+        assert!(text.contains("t-3") && text.contains("\"g\"") && text.contains("/consumers/g/offsets/t/3"));
+    }
+}
