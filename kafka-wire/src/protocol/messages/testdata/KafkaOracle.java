@@ -7,11 +7,16 @@
 //   javac -cp "$CP" -d /tmp KafkaOracle.java
 //   java -cp "$CP:/tmp" KafkaOracle 2 20251129 > kafka-4.1.1-bodies.txt
 // Versions Kafka 4 removed (ListOffsets v0, OffsetCommit v0-1, OffsetFetch v0, CreateTopics v0-1,
-// DeleteTopics v0, OffsetForLeaderEpoch v0-1) are absent from that jar; kafka-3.9.1-bodies.txt
+// DeleteTopics v0, OffsetForLeaderEpoch v0-1, Fetch v0-3, Produce v0-2) are absent from that jar; kafka-3.9.1-bodies.txt
 // holds the same from kafka-clients 3.9.1 (with slf4j-api on the class path), seed 20251129.
+import static java.nio.charset.StandardCharsets.UTF_8;
+
 import java.nio.ByteBuffer;
 import java.util.*;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Readable;
 import org.apache.kafka.common.protocol.types.*;
@@ -19,7 +24,7 @@ import org.apache.kafka.common.protocol.types.*;
 public class KafkaOracle {
     static final String[] APIS = {"ListOffsets", "FindCoordinator", "OffsetFetch", "OffsetCommit", "ListGroups",
         "DescribeGroups", "CreateTopics", "DeleteTopics", "CreatePartitions", "DeleteRecords", "OffsetForLeaderEpoch",
-        "OffsetDelete", "SaslHandshake", "SaslAuthenticate"};
+        "OffsetDelete", "SaslHandshake", "SaslAuthenticate", "ApiVersions", "Metadata", "Fetch", "Produce"};
     static Random rnd;
 
     static String str() {
@@ -47,8 +52,13 @@ public class KafkaOracle {
         }
         if (t instanceof TaggedFields tf) {
             TreeMap<Integer, Object> m = new TreeMap<>();
-            for (Map.Entry<Integer, Field> e : known(tf).entrySet())
-                if (rnd.nextBoolean()) m.put(e.getKey(), gen(e.getValue().type));
+            for (Map.Entry<Integer, Field> e : known(tf).entrySet()) {
+                if (!rnd.nextBoolean()) continue;
+                Object v = gen(e.getValue().type);
+                // Kafka's generated classes never write a tagged field holding its default (null
+                // or empty), so such a body would not come back byte for byte from Kafka either.
+                if (v != null && !(v instanceof Object[] a && a.length == 0)) m.put(e.getKey(), v);
+            }
             return m;
         }
         if (t.isArray()) {
@@ -57,6 +67,7 @@ public class KafkaOracle {
             for (int i = 0; i < a.length; i++) a[i] = gen(t.arrayElementType().get());
             return a;
         }
+        if (t == Type.RECORDS || t == Type.COMPACT_RECORDS) return records();
         if (t == Type.BOOLEAN) return rnd.nextBoolean();
         if (t == Type.INT8) return (byte) rnd.nextInt();
         if (t == Type.INT16) return (short) rnd.nextInt();
@@ -71,6 +82,25 @@ public class KafkaOracle {
             return ByteBuffer.wrap(b);
         }
         throw new IllegalArgumentException("type " + t);
+    }
+
+    /** A records field: null, empty, a real batch, or bytes no reader of a body may look into. */
+    static Object records() {
+        switch (rnd.nextInt(4)) {
+            case 0: return null;
+            case 1: return MemoryRecords.EMPTY;
+            case 2: {
+                SimpleRecord[] rs = new SimpleRecord[1 + rnd.nextInt(2)];
+                for (int i = 0; i < rs.length; i++)
+                    rs[i] = new SimpleRecord(rnd.nextLong() >>> 24, str().getBytes(UTF_8), rnd.nextBoolean() ? null : str().getBytes(UTF_8));
+                return MemoryRecords.withRecords(rnd.nextLong() >>> 8, Compression.NONE, rs);
+            }
+            default: {
+                byte[] b = new byte[1 + rnd.nextInt(12)];
+                rnd.nextBytes(b);
+                return MemoryRecords.readableRecords(ByteBuffer.wrap(b));
+            }
+        }
     }
 
     static void names(Type t, String prefix, Set<String> out) {
