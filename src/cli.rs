@@ -35,6 +35,7 @@ pub struct Global {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "lower")]
 pub enum Format {
     Text,
     Json,
@@ -46,6 +47,93 @@ pub enum Command {
     ApiVersions,
     /// Cluster id, controller, brokers, and per topic its id and partitions.
     Metadata(MetadataArgs),
+    /// Per partition: log start, high watermark, last stable offset, leader, epoch, and the
+    /// offset at a point in time.
+    Offsets(OffsetsArgs),
+    /// Consumer groups: list them, or describe one group's offsets against the log.
+    #[command(subcommand)]
+    Group(GroupCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GroupCommand {
+    /// Every group on every broker, with its state.
+    List,
+    /// State, members, and per partition: committed, log start, end, lag, consumable, lost.
+    Describe(GroupDescribeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GroupDescribeArgs {
+    pub group: String,
+    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    #[arg(long, default_value = "kafka")]
+    pub store: crate::store::StoreSpec,
+    /// Also show these topics' partitions that have nothing stored.
+    #[arg(long = "topic")]
+    pub topics: Vec<String>,
+    /// Which end counts: the high watermark or the last stable offset.
+    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
+    pub isolation: IsolationArg,
+}
+
+#[derive(Debug, Args)]
+pub struct OffsetsArgs {
+    /// Topics (all their partitions).
+    #[arg(required = true)]
+    pub topics: Vec<String>,
+    /// earliest | latest | max-timestamp | milliseconds since the epoch | RFC 3339 time.
+    #[arg(long, value_parser = parse_at, default_value = "latest")]
+    pub at: At,
+    /// Which end counts as latest: the high watermark or the last stable offset.
+    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
+    pub isolation: IsolationArg,
+}
+
+/// A point in a partition's log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    Earliest,
+    Latest,
+    MaxTimestamp,
+    /// Milliseconds since the epoch.
+    Time(i64),
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Earliest => f.write_str("earliest"),
+            At::Latest => f.write_str("latest"),
+            At::MaxTimestamp => f.write_str("max-timestamp"),
+            At::Time(ms) => write!(f, "{ms}"),
+        }
+    }
+}
+
+fn parse_at(text: &str) -> Result<At, String> {
+    match text {
+        "earliest" => Ok(At::Earliest),
+        "latest" => Ok(At::Latest),
+        "max-timestamp" => Ok(At::MaxTimestamp),
+        _ => crate::time::parse_time(text).map(At::Time),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum IsolationArg {
+    #[default]
+    ReadUncommitted,
+    ReadCommitted,
+}
+
+impl std::fmt::Display for IsolationArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            IsolationArg::ReadUncommitted => "read_uncommitted",
+            IsolationArg::ReadCommitted => "read_committed",
+        })
+    }
 }
 
 #[derive(Debug, Args)]

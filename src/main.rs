@@ -4,6 +4,8 @@ mod cli;
 mod commands;
 mod exit;
 mod output;
+mod store;
+mod time;
 
 use std::process::ExitCode;
 

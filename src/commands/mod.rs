@@ -2,12 +2,15 @@
 //! turns a failure into its one-line message and exit code.
 
 mod api_versions;
+mod group;
 mod metadata;
+mod offsets;
 
 use std::io::Write as _;
 use std::sync::Arc;
 
-use kafka_wire::client::{Client, ClientConfig, Direction, TraceEvent};
+use kafka_wire::client::{Client, ClientConfig, Direction, TopicPartition, TraceEvent};
+use kafka_wire::protocol::ErrorCode;
 
 use crate::cli::{Cli, Command, Format, Global};
 use crate::exit::{Exit, Failure};
@@ -38,6 +41,24 @@ impl Context {
             config.trace = Some(Arc::new(print_trace));
         }
         Ok(Client::connect(config).await?)
+    }
+
+    /// Every partition of `topics`, or a NOT_FOUND failure naming the first unknown topic.
+    pub async fn partitions_of(
+        &self,
+        client: &Client,
+        topics: &[String],
+    ) -> Result<Vec<TopicPartition>, Failure> {
+        let metadata = client.refresh_metadata(topics).await?;
+        let mut out = Vec::new();
+        for name in topics {
+            let topic = metadata
+                .topic(name)
+                .filter(|t| t.error != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
+                .ok_or_else(|| Failure::new(Exit::NOT_FOUND, format!("unknown topic `{name}`")))?;
+            out.extend(topic.partitions.iter().map(|p| TopicPartition::new(name.clone(), p.partition)));
+        }
+        Ok(out)
     }
 }
 
@@ -73,6 +94,8 @@ pub fn run(cli: Cli) -> Exit {
         match cli.command {
             Command::ApiVersions => api_versions::run(&ctx).await,
             Command::Metadata(args) => metadata::run(&ctx, &args).await,
+            Command::Offsets(args) => offsets::run(&ctx, &args).await,
+            Command::Group(command) => group::run(&ctx, &command).await,
         }
     });
     match result {

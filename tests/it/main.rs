@@ -8,4 +8,5 @@
 mod support;
 
 mod cli_basics;
+mod cli_offsets;
 mod client_routing;

@@ -1,0 +1,267 @@
+//! `kwire group list` and `kwire group describe GROUP`: state, members, and per partition the
+//! committed offset against the log, as three well-defined numbers (lag, consumable, lost).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kafka_wire::client::TopicPartition;
+use offset_engine::{lag_of, Isolation, Lag, LogState, LogView, Offset};
+use serde_json::{json, Value};
+
+use super::Context;
+use crate::cli::{Format, GroupCommand, GroupDescribeArgs};
+use crate::exit::Failure;
+use crate::output::{print_json, Table};
+use crate::store::{self, StoreSpec};
+
+pub async fn run(ctx: &Context, command: &GroupCommand) -> Result<(), Failure> {
+    match command {
+        GroupCommand::List => list(ctx).await,
+        GroupCommand::Describe(args) => describe(ctx, args).await,
+    }
+}
+
+async fn list(ctx: &Context) -> Result<(), Failure> {
+    let client = ctx.client().await?;
+    let groups = client.list_groups().await?;
+    match ctx.format() {
+        Format::Json => print_json(&json!({
+            "groups": groups.iter().map(|g| json!({
+                "group": g.group_id,
+                "protocol_type": g.protocol_type,
+                "state": g.state,
+                "type": g.group_type,
+                "coordinator": g.coordinator,
+            })).collect::<Vec<_>>(),
+        })),
+        Format::Text => {
+            let mut t = Table::new(["GROUP", "STATE", "TYPE", "PROTOCOL", "COORDINATOR"]);
+            for g in &groups {
+                t.row([
+                    g.group_id.clone(),
+                    g.state.clone().unwrap_or_default(),
+                    g.group_type.clone().unwrap_or_default(),
+                    g.protocol_type.clone(),
+                    g.coordinator.to_string(),
+                ]);
+            }
+            print!("{}", t.render());
+        }
+    }
+    Ok(())
+}
+
+/// One partition's row: what is stored against what the log holds.
+pub struct PartitionRow {
+    pub tp: TopicPartition,
+    pub committed: Option<i64>,
+    pub leader_epoch: Option<i32>,
+    pub commit_timestamp_ms: Option<i64>,
+    pub log: LogState,
+    pub lag: Lag,
+}
+
+/// Stored offsets of `group` in `store` joined with the live log of every partition of the
+/// topics involved (the stored topics plus `extra_topics`).
+pub async fn partition_rows(
+    ctx: &Context,
+    client: &kafka_wire::client::Client,
+    store: &StoreSpec,
+    group: &str,
+    topics: Option<&[String]>,
+    isolation: Isolation,
+) -> Result<Vec<PartitionRow>, Failure> {
+    let timeout = ctx.global.timeout;
+    let stored = store::load(client, store, group, topics, timeout).await?;
+    let mut names: BTreeSet<String> = stored.keys().map(|tp| tp.topic.clone()).collect();
+    names.extend(topics.unwrap_or_default().iter().cloned());
+    let names: Vec<String> = names.into_iter().collect();
+    let metadata = client.refresh_metadata(&names).await?;
+    let mut partitions: BTreeSet<TopicPartition> = stored.keys().cloned().collect();
+    for name in &names {
+        if let Some(t) = metadata.topic(name) {
+            partitions.extend(t.partitions.iter().map(|p| TopicPartition::new(name.clone(), p.partition)));
+        }
+    }
+    let live: Vec<TopicPartition> = partitions
+        .iter()
+        .filter(|tp| {
+            metadata
+                .topic(&tp.topic)
+                .is_some_and(|t| t.partitions.iter().any(|p| p.partition == tp.partition))
+        })
+        .cloned()
+        .collect();
+    let ranges = client.log_ranges(&live, timeout).await;
+    let mut rows = Vec::new();
+    for tp in partitions {
+        let topic = metadata.topic(&tp.topic).filter(|t| t.error.is_ok() || !t.partitions.is_empty());
+        let log = match (topic, ranges.get(&tp)) {
+            (None, _) => LogState::TopicNotFound,
+            (Some(_), None) => LogState::PartitionNotFound,
+            (Some(t), Some(Ok(r))) => {
+                let mut view = LogView::new(r.log_start, r.high_watermark);
+                view.last_stable = Offset(r.last_stable);
+                view.leader_epoch = r.leader_epoch.map(offset_engine::LeaderEpoch);
+                view.topic_id = t.topic_id.and_then(|id| offset_engine::TopicId::from_wire(id.0));
+                LogState::Found(view)
+            }
+            (Some(_), Some(Err(e))) => {
+                return Err(Failure::new(crate::exit::Exit::CLUSTER, format!("{tp}: {e}")))
+            }
+        };
+        let s = stored.get(&tp);
+        let committed = s.map(|s| s.offset);
+        rows.push(PartitionRow {
+            committed: committed.map(|o| o.0),
+            leader_epoch: s.and_then(|s| s.leader_epoch.map(|e| e.0)),
+            commit_timestamp_ms: s.and_then(|s| s.commit_timestamp_ms),
+            lag: lag_of(committed, &log, isolation),
+            log,
+            tp,
+        });
+    }
+    Ok(rows)
+}
+
+fn end_of(log: &LogState, isolation: Isolation) -> Option<i64> {
+    match log {
+        LogState::Found(v) => Some(v.end(isolation).0),
+        _ => None,
+    }
+}
+
+async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure> {
+    let client = ctx.client().await?;
+    let isolation = match args.isolation {
+        crate::cli::IsolationArg::ReadUncommitted => Isolation::ReadUncommitted,
+        crate::cli::IsolationArg::ReadCommitted => Isolation::ReadCommitted,
+    };
+    let description = match args.store {
+        StoreSpec::Kafka => Some(client.describe_group(&args.group, ctx.global.timeout).await?),
+        _ => None,
+    };
+    let topics = (!args.topics.is_empty()).then_some(args.topics.as_slice());
+    let rows = partition_rows(ctx, &client, &args.store, &args.group, topics, isolation).await?;
+    let dead = description.as_ref().is_none_or(|d| d.state == "Dead" && d.members.is_empty());
+    if dead && rows.iter().all(|r| r.committed.is_none()) {
+        return Err(Failure::new(
+            crate::exit::Exit::NOT_FOUND,
+            format!("unknown group `{}`: no members and no offsets in the {} store", args.group, args.store),
+        ));
+    }
+    let now = crate::time::now_ms();
+    let mut totals: BTreeMap<&str, (i64, i64, u64)> = BTreeMap::new();
+    for r in &rows {
+        let t = totals.entry(r.tp.topic.as_str()).or_default();
+        t.0 += r.lag.lag().unwrap_or(0);
+        t.1 += r.lag.consumable().unwrap_or(0);
+        t.2 += r.lag.lost().unwrap_or(0);
+    }
+    match ctx.format() {
+        Format::Json => print_json(&json!({
+            "group": args.group,
+            "store": args.store.to_string(),
+            "state": description.as_ref().map(|d| d.state.clone()),
+            "coordinator": description.as_ref().and_then(|d| d.coordinator.node_id),
+            "members": description.as_ref().map(|d| d.members.iter().map(|m| json!({
+                "member_id": m.member_id, "client_id": m.client_id, "client_host": m.client_host,
+                "group_instance_id": m.group_instance_id,
+            })).collect::<Vec<_>>()).unwrap_or_default(),
+            "partitions": rows.iter().map(|r| row_json(r, isolation, now)).collect::<Vec<_>>(),
+            "topics": totals.iter().map(|(t, (lag, consumable, lost))| json!({
+                "topic": t, "lag": lag, "consumable": consumable, "lost": lost,
+            })).collect::<Vec<_>>(),
+        })),
+        Format::Text => {
+            match &description {
+                Some(d) => println!(
+                    "group {}  state {}  coordinator {}  members {}",
+                    args.group,
+                    d.state,
+                    d.coordinator,
+                    d.members.len()
+                ),
+                None => println!("group {}  store {}", args.group, args.store),
+            }
+            if let Some(d) = &description {
+                for m in &d.members {
+                    println!("  member {}  client {}  host {}", m.member_id, m.client_id, m.client_host);
+                }
+            }
+            let mut t = Table::new([
+                "TOPIC",
+                "PARTITION",
+                "COMMITTED",
+                "LOG_START",
+                "END",
+                "LAG",
+                "CONSUMABLE",
+                "LOST",
+                "EPOCH",
+                "AGE",
+            ]);
+            for r in &rows {
+                let log_start = match &r.log {
+                    LogState::Found(v) => v.log_start.0.to_string(),
+                    LogState::PartitionNotFound => "gone".to_owned(),
+                    LogState::TopicNotFound => "topic gone".to_owned(),
+                };
+                t.row([
+                    r.tp.topic.clone(),
+                    r.tp.partition.to_string(),
+                    r.committed.map_or_else(|| "none".to_owned(), |c| c.to_string()),
+                    log_start,
+                    end_of(&r.log, isolation).map(|e| e.to_string()).unwrap_or_default(),
+                    r.lag.lag().map_or_else(|| "-".to_owned(), |l| l.to_string()),
+                    r.lag.consumable().map_or_else(|| "-".to_owned(), |c| c.to_string()),
+                    r.lag.lost().map_or_else(|| "-".to_owned(), |l| l.to_string()),
+                    r.leader_epoch.map(|e| e.to_string()).unwrap_or_default(),
+                    r.commit_timestamp_ms.map(|ts| format_age(now - ts)).unwrap_or_default(),
+                ]);
+            }
+            print!("\n{}", t.render());
+            let mut tt = Table::new(["TOPIC", "LAG", "CONSUMABLE", "LOST"]);
+            for (topic, (lag, consumable, lost)) in &totals {
+                tt.row([(*topic).to_owned(), lag.to_string(), consumable.to_string(), lost.to_string()]);
+            }
+            print!("\ntotals\n{}", tt.render());
+        }
+    }
+    Ok(())
+}
+
+fn row_json(r: &PartitionRow, isolation: Isolation, now: i64) -> Value {
+    let (log_start, high_watermark, last_stable) = match &r.log {
+        LogState::Found(v) => (Some(v.log_start.0), Some(v.high_watermark.0), Some(v.last_stable.0)),
+        _ => (None, None, None),
+    };
+    json!({
+        "topic": r.tp.topic,
+        "partition": r.tp.partition,
+        "committed": r.committed,
+        "log_start": log_start,
+        "high_watermark": high_watermark,
+        "last_stable": last_stable,
+        "end": end_of(&r.log, isolation),
+        "lag": r.lag.lag(),
+        "consumable": r.lag.consumable(),
+        "lost": r.lag.lost(),
+        "leader_epoch": r.leader_epoch,
+        "commit_age_ms": r.commit_timestamp_ms.map(|ts| now - ts),
+        "log": match r.log {
+            LogState::Found(_) => "found",
+            LogState::PartitionNotFound => "partition_gone",
+            LogState::TopicNotFound => "topic_gone",
+        },
+    })
+}
+
+fn format_age(ms: i64) -> String {
+    let s = ms / 1000;
+    match s {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
