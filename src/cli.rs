@@ -53,6 +53,49 @@ pub enum Command {
     /// Consumer groups: list them, or describe one group's offsets against the log.
     #[command(subcommand)]
     Group(GroupCommand),
+    /// The engine's plan for the next batch: [from, until) per partition, anomalies, actions.
+    Plan(PlanArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[arg(long)]
+    pub group: String,
+    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    #[arg(long, default_value = "kafka")]
+    pub store: crate::store::StoreSpec,
+    /// Topics to plan (all their partitions).
+    #[arg(long = "topic", required = true)]
+    pub topics: Vec<String>,
+    /// Where a partition with nothing stored starts.
+    #[arg(long, value_enum, default_value_t = StartArg::Earliest)]
+    pub start: StartArg,
+    /// What to do when a stored offset is outside the log.
+    #[arg(long, value_enum, default_value_t = OutOfRangeArg::Fail)]
+    pub on_out_of_range: OutOfRangeArg,
+    /// At most this many records from one partition.
+    #[arg(long)]
+    pub max_per_partition: Option<u64>,
+    /// At most this many records in the whole batch, shared in proportion to backlog.
+    #[arg(long)]
+    pub max_total: Option<u64>,
+    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
+    pub isolation: IsolationArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StartArg {
+    Earliest,
+    Latest,
+    Fail,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutOfRangeArg {
+    Fail,
+    Earliest,
+    Latest,
+    Clamp,
 }
 
 #[derive(Debug, Subcommand)]

@@ -12,6 +12,8 @@ impl Exit {
     pub const USAGE: Exit = Exit(1);
     /// The cluster could not be reached, or answered with an error or malformed bytes.
     pub const CLUSTER: Exit = Exit(2);
+    /// An offset anomaly met a `fail` policy.
+    pub const ANOMALY: Exit = Exit(3);
     /// A named topic, partition or group does not exist.
     pub const NOT_FOUND: Exit = Exit(4);
 

@@ -1,5 +1,6 @@
 //! `kwire`: Kafka offsets, lag and protocol debugging from the command line.
 
+mod anomaly_json;
 mod cli;
 mod commands;
 mod exit;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_wire::client::TopicPartition;
-use offset_engine::{lag_of, Isolation, Lag, LogState, LogView, Offset};
+use offset_engine::{lag_of, Isolation, Lag, LogState, LogView, Offset, Stored};
 use serde_json::{json, Value};
 
 use super::Context;
@@ -53,11 +53,24 @@ async fn list(ctx: &Context) -> Result<(), Failure> {
 /// One partition's row: what is stored against what the log holds.
 pub struct PartitionRow {
     pub tp: TopicPartition,
-    pub committed: Option<i64>,
-    pub leader_epoch: Option<i32>,
-    pub commit_timestamp_ms: Option<i64>,
+    /// What the store holds; `None` when nothing is stored.
+    pub stored: Option<Stored>,
     pub log: LogState,
     pub lag: Lag,
+}
+
+impl PartitionRow {
+    pub fn committed(&self) -> Option<i64> {
+        self.stored.as_ref().map(|s| s.offset.0)
+    }
+
+    pub fn leader_epoch(&self) -> Option<i32> {
+        self.stored.as_ref().and_then(|s| s.leader_epoch.map(|e| e.0))
+    }
+
+    pub fn commit_timestamp_ms(&self) -> Option<i64> {
+        self.stored.as_ref().and_then(|s| s.commit_timestamp_ms)
+    }
 }
 
 /// Stored offsets of `group` in `store` joined with the live log of every partition of the
@@ -109,13 +122,10 @@ pub async fn partition_rows(
                 return Err(Failure::new(crate::exit::Exit::CLUSTER, format!("{tp}: {e}")))
             }
         };
-        let s = stored.get(&tp);
-        let committed = s.map(|s| s.offset);
+        let s = stored.get(&tp).cloned();
         rows.push(PartitionRow {
-            committed: committed.map(|o| o.0),
-            leader_epoch: s.and_then(|s| s.leader_epoch.map(|e| e.0)),
-            commit_timestamp_ms: s.and_then(|s| s.commit_timestamp_ms),
-            lag: lag_of(committed, &log, isolation),
+            lag: lag_of(s.as_ref().map(|s| s.offset), &log, isolation),
+            stored: s,
             log,
             tp,
         });
@@ -143,7 +153,7 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
     let topics = (!args.topics.is_empty()).then_some(args.topics.as_slice());
     let rows = partition_rows(ctx, &client, &args.store, &args.group, topics, isolation).await?;
     let dead = description.as_ref().is_none_or(|d| d.state == "Dead" && d.members.is_empty());
-    if dead && rows.iter().all(|r| r.committed.is_none()) {
+    if dead && rows.iter().all(|r| r.committed().is_none()) {
         return Err(Failure::new(
             crate::exit::Exit::NOT_FOUND,
             format!("unknown group `{}`: no members and no offsets in the {} store", args.group, args.store),
@@ -209,14 +219,14 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
                 t.row([
                     r.tp.topic.clone(),
                     r.tp.partition.to_string(),
-                    r.committed.map_or_else(|| "none".to_owned(), |c| c.to_string()),
+                    r.committed().map_or_else(|| "none".to_owned(), |c| c.to_string()),
                     log_start,
                     end_of(&r.log, isolation).map(|e| e.to_string()).unwrap_or_default(),
                     r.lag.lag().map_or_else(|| "-".to_owned(), |l| l.to_string()),
                     r.lag.consumable().map_or_else(|| "-".to_owned(), |c| c.to_string()),
                     r.lag.lost().map_or_else(|| "-".to_owned(), |l| l.to_string()),
-                    r.leader_epoch.map(|e| e.to_string()).unwrap_or_default(),
-                    r.commit_timestamp_ms.map(|ts| format_age(now - ts)).unwrap_or_default(),
+                    r.leader_epoch().map(|e| e.to_string()).unwrap_or_default(),
+                    r.commit_timestamp_ms().map(|ts| format_age(now - ts)).unwrap_or_default(),
                 ]);
             }
             print!("\n{}", t.render());
@@ -238,7 +248,7 @@ fn row_json(r: &PartitionRow, isolation: Isolation, now: i64) -> Value {
     json!({
         "topic": r.tp.topic,
         "partition": r.tp.partition,
-        "committed": r.committed,
+        "committed": r.committed(),
         "log_start": log_start,
         "high_watermark": high_watermark,
         "last_stable": last_stable,
@@ -246,8 +256,8 @@ fn row_json(r: &PartitionRow, isolation: Isolation, now: i64) -> Value {
         "lag": r.lag.lag(),
         "consumable": r.lag.consumable(),
         "lost": r.lag.lost(),
-        "leader_epoch": r.leader_epoch,
-        "commit_age_ms": r.commit_timestamp_ms.map(|ts| now - ts),
+        "leader_epoch": r.leader_epoch(),
+        "commit_age_ms": r.commit_timestamp_ms().map(|ts| now - ts),
         "log": match r.log {
             LogState::Found(_) => "found",
             LogState::PartitionNotFound => "partition_gone",

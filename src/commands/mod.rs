@@ -5,6 +5,7 @@ mod api_versions;
 mod group;
 mod metadata;
 mod offsets;
+mod plan;
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -96,6 +97,7 @@ pub fn run(cli: Cli) -> Exit {
             Command::Metadata(args) => metadata::run(&ctx, &args).await,
             Command::Offsets(args) => offsets::run(&ctx, &args).await,
             Command::Group(command) => group::run(&ctx, &command).await,
+            Command::Plan(args) => plan::run(&ctx, &args).await,
         }
     });
     match result {
