@@ -304,6 +304,42 @@ impl Client {
         Ok((version, response))
     }
 
+    /// Like [`send_built`](Self::send_built), for a request the broker does not answer
+    /// (Produce with acks=0): returns the version used once the frame is written. Counted and
+    /// traced like any request.
+    pub async fn send_built_without_response<R: Request + std::fmt::Debug>(
+        &self,
+        broker: &BrokerRef,
+        build: impl FnOnce(i16) -> R,
+    ) -> Result<i16, ClientError> {
+        let conn = self.connection(broker).await?;
+        let version = conn.versions.choose(&R::SPEC, broker)?;
+        let request = build(version);
+        let api = R::SPEC.key;
+        let correlation_id = conn.connection.next_correlation_id();
+        let frame = encode_request(&request, version, correlation_id, Some(&self.config.client_id))
+            .map_err(|source| ClientError::Encode { api, version, source })?;
+        if let Some(trace) = &self.config.trace {
+            trace(&TraceEvent {
+                direction: Direction::Request,
+                broker: &broker.addr,
+                api,
+                version,
+                correlation_id,
+                frame: &frame,
+                decoded: &request,
+            });
+        }
+        *self
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(broker.addr.clone())
+            .or_default() += 1;
+        conn.connection.send_only(api, &frame).await?;
+        Ok(version)
+    }
+
     /// Sends `request` to any reachable broker (known brokers first, then bootstrap).
     pub async fn send_any<R: Request + std::fmt::Debug + Clone>(
         &self,

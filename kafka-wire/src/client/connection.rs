@@ -160,6 +160,25 @@ impl Connection {
         }
     }
 
+    /// Writes a complete frame for a request the broker never answers (Produce with acks=0):
+    /// no waiter is registered, so nothing waits for — or leaks on — a response that will not
+    /// come. Done once the bytes are written; a dead connection is reported as for
+    /// [`round_trip`](Self::round_trip).
+    pub async fn send_only(&self, api: ApiKey, frame: &[u8]) -> Result<(), ClientError> {
+        if let Some(reason) =
+            &self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).closed
+        {
+            return Err(ClientError::ConnectionClosed { broker: self.broker.clone(), reason: reason.clone() });
+        }
+        let mut writer = self.writer.lock().await;
+        if let Err(e) = writer.write_all(frame).await {
+            self.closed.store(true, Ordering::SeqCst);
+            return Err(ClientError::Io { broker: self.broker.clone(), api, source: Arc::new(e) });
+        }
+        self.requests_sent.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
     fn forget(&self, correlation_id: i32) {
         self.pending
             .lock()

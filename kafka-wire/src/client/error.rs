@@ -4,6 +4,8 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
+use super::router::TopicPartition;
+use crate::protocol::records::RecordEncodeError;
 use crate::protocol::{ApiKey, DecodeError, EncodeError, ErrorCode, VersionRange};
 
 /// Where a request went: a broker's node id (when known) and address.
@@ -50,6 +52,20 @@ pub enum ClientError {
     DeadlineExceeded { what: String, last_error: Box<ClientError> },
     /// The response did not make sense (e.g. a leader id the broker list lacks).
     Protocol { broker: BrokerRef, message: String },
+    /// Records could not be encoded into a batch (e.g. a compression codec compiled out).
+    RecordEncode { context: String, source: RecordEncodeError },
+    /// A fetch position is outside the partition's log (deleted by retention or
+    /// `delete_records`, or past the end). `requested` is the caller's `[from, until)` range;
+    /// `log_start` and `high_watermark` are the log's bounds when they could be read.
+    OffsetOutOfRange {
+        partition: TopicPartition,
+        offset: i64,
+        requested: (i64, i64),
+        log_start: Option<i64>,
+        high_watermark: Option<i64>,
+    },
+    /// The caller's arguments cannot make a valid request (an empty range, acks 2, ...).
+    InvalidArgument { message: String },
 }
 
 impl fmt::Display for ClientError {
@@ -95,6 +111,19 @@ impl fmt::Display for ClientError {
                 write!(f, "{what}: gave up at the deadline; last error: {last_error}")
             }
             Self::Protocol { broker, message } => write!(f, "unexpected response from {broker}: {message}"),
+            Self::RecordEncode { context, source } => write!(f, "cannot encode records for {context}: {source}"),
+            Self::OffsetOutOfRange { partition, offset, requested, log_start, high_watermark } => {
+                write!(
+                    f,
+                    "offset {offset} of {partition} is out of range (fetching [{}, {}))",
+                    requested.0, requested.1
+                )?;
+                match (log_start, high_watermark) {
+                    (Some(start), Some(end)) => write!(f, "; the log holds [{start}, {end})"),
+                    _ => Ok(()),
+                }
+            }
+            Self::InvalidArgument { message } => write!(f, "invalid argument: {message}"),
         }
     }
 }
@@ -105,6 +134,7 @@ impl std::error::Error for ClientError {
             Self::Connect { source, .. } | Self::Io { source, .. } => Some(source.as_ref()),
             Self::Decode { source, .. } => Some(source),
             Self::Encode { source, .. } => Some(source),
+            Self::RecordEncode { source, .. } => Some(source),
             Self::DeadlineExceeded { last_error, .. } => Some(last_error.as_ref()),
             _ => None,
         }

@@ -1,0 +1,745 @@
+//! Fetch exact offset ranges from the partition leaders: `[from, until)` per partition, in as
+//! many rounds as it takes, one Fetch request per leader broker per round.
+//!
+//! A range is complete when the fetch position reaches `until`, or when the log says there is
+//! nothing more to read now: the position reached the high watermark (read_uncommitted) or
+//! the last stable offset (read_committed). Offsets missing inside a range (compacted away,
+//! or taken by transaction markers) are skipped, not waited for; records at or past `until`
+//! are never returned, even when the broker sends them.
+//!
+//! read_committed drops the records of aborted transactions the way the Java consumer does:
+//! the response lists each aborted transaction's producer id and first offset; a
+//! transactional batch is dropped when its producer has an aborted transaction that started
+//! at or before the batch's last offset and whose ABORT marker has not yet been passed.
+//! Control batches (the markers themselves) are never returned, in either isolation.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use super::cluster::Client;
+use super::error::{BrokerRef, ClientError};
+use super::offsets::Isolation;
+use super::produce::{topic_ids, topic_name};
+use super::router::{LeaderAnswer, LeaderBatch, PartitionResults, TopicPartition};
+use crate::protocol::messages::fetch::{self, AbortedTransaction, READ_COMMITTED, READ_UNCOMMITTED};
+use crate::protocol::messages::{FetchPartition, FetchPartitionResponse, FetchRequest, FetchTopic};
+use crate::protocol::records::{
+    ControlRecordType, DecodeOptions, Header, RecordBatch, RecordSetBatch, TimestampType,
+};
+use crate::protocol::{DecodeError, ErrorCode, TaggedFields, Uuid};
+
+/// One partition's offsets to read: `from` inclusive, `until` exclusive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchRange {
+    pub partition: TopicPartition,
+    pub from: i64,
+    pub until: i64,
+}
+
+impl FetchRange {
+    pub fn new(partition: TopicPartition, from: i64, until: i64) -> Self {
+        Self { partition, from, until }
+    }
+}
+
+/// How to fetch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchOptions {
+    /// How long a broker may hold a request while it has fewer than `min_bytes` to send.
+    pub max_wait: Duration,
+    /// Bytes a broker waits for (up to `max_wait`) before answering.
+    pub min_bytes: i32,
+    /// Cap on one response's record bytes (Fetch v3+); a first batch larger than it is still
+    /// sent whole, so progress is always possible.
+    pub max_bytes: i32,
+    /// Cap on one partition's record bytes per response, at first; a partition that makes no
+    /// progress in a round gets double the next round.
+    pub partition_max_bytes: i32,
+    pub isolation: Isolation,
+    /// Overall deadline for the call, every round and retry included.
+    pub timeout: Duration,
+    /// Limits for decoding the record data.
+    pub decode: DecodeOptions,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        Self {
+            max_wait: Duration::from_millis(500),
+            min_bytes: 1,
+            max_bytes: 50 * 1024 * 1024,
+            partition_max_bytes: 1024 * 1024,
+            isolation: Isolation::ReadUncommitted,
+            timeout: Duration::from_secs(30),
+            decode: DecodeOptions::default(),
+        }
+    }
+}
+
+/// One record as fetched. Key, value and header values are slices of the response buffer
+/// (or of one decompressed buffer per batch): nothing is copied per record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchedRecord {
+    pub offset: i64,
+    /// Milliseconds since the epoch; `None` for magic-0 messages, which have none.
+    pub timestamp: Option<i64>,
+    pub timestamp_type: TimestampType,
+    pub key: Option<Bytes>,
+    pub value: Option<Bytes>,
+    pub headers: Vec<Header>,
+    /// The leader epoch stamped on the record's batch (`None` for legacy messages).
+    pub leader_epoch: Option<i32>,
+}
+
+/// One partition's records, and its log bounds as the last response reported them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchedPartition {
+    /// In offset order, all within the requested range.
+    pub records: Vec<FetchedRecord>,
+    /// Where reading stopped: `until`, or below it when the log ended first (the high
+    /// watermark, or the last stable offset for read_committed).
+    pub next_offset: i64,
+    /// The log start offset (Fetch v5+).
+    pub log_start: Option<i64>,
+    pub high_watermark: i64,
+    /// The last stable offset (Fetch v4+).
+    pub last_stable: Option<i64>,
+}
+
+/// A leader's answer for one partition, decoded after the merge so a bad record set fails
+/// only its own partition.
+#[derive(Debug)]
+struct LeaderData {
+    broker: BrokerRef,
+    version: i16,
+    response: FetchPartitionResponse,
+}
+
+/// A range being read.
+#[derive(Debug)]
+struct Progress {
+    from: i64,
+    until: i64,
+    position: i64,
+    max_bytes: i32,
+    /// Rounds in a row without progress; such partitions go first in the next request.
+    stalls: u32,
+    fetched: FetchedPartition,
+}
+
+impl Progress {
+    fn new(range: &FetchRange, max_bytes: i32) -> Self {
+        Self {
+            from: range.from,
+            until: range.until,
+            position: range.from,
+            max_bytes,
+            stalls: 0,
+            fetched: FetchedPartition {
+                records: Vec::new(),
+                next_offset: range.from,
+                log_start: None,
+                high_watermark: -1,
+                last_stable: None,
+            },
+        }
+    }
+
+    fn done(&self, isolation: Isolation) -> bool {
+        if self.position >= self.until {
+            return true;
+        }
+        let end = match isolation {
+            Isolation::ReadUncommitted => Some(self.fetched.high_watermark),
+            Isolation::ReadCommitted => self.fetched.last_stable.or(Some(self.fetched.high_watermark)),
+        };
+        end.is_some_and(|end| end >= 0 && self.position >= end)
+    }
+}
+
+impl Client {
+    /// Reads each range `[from, until)` from its partition's leader, round after round, until
+    /// every range is complete (see the module docs) or `options.timeout` passes. One result
+    /// per partition: its records, or why it failed (an offset outside the log is
+    /// [`ClientError::OffsetOutOfRange`], naming the offset, the range and the log's bounds).
+    pub async fn fetch_range(
+        &self,
+        ranges: &[FetchRange],
+        options: &FetchOptions,
+    ) -> PartitionResults<FetchedPartition> {
+        let deadline = Instant::now() + options.timeout;
+        let mut results: PartitionResults<FetchedPartition> = BTreeMap::new();
+        let mut progress: BTreeMap<TopicPartition, Progress> = BTreeMap::new();
+        for range in ranges {
+            let tp = &range.partition;
+            let invalid = if range.from < 0 || range.until < range.from {
+                Some(format!("[{}, {}) is not a range of offsets of {tp}", range.from, range.until))
+            } else if progress.contains_key(tp) || results.contains_key(tp) {
+                Some(format!("{tp} is given more than one range"))
+            } else {
+                None
+            };
+            if let Some(message) = invalid {
+                progress.remove(tp);
+                results.insert(tp.clone(), Err(ClientError::InvalidArgument { message }));
+                continue;
+            }
+            let p = Progress::new(range, options.partition_max_bytes.max(1));
+            if p.position >= p.until {
+                results.insert(tp.clone(), Ok(p.fetched));
+            } else {
+                progress.insert(tp.clone(), p);
+            }
+        }
+
+        let mut out_of_range: Vec<(TopicPartition, i64, (i64, i64))> = Vec::new();
+        while !progress.is_empty() {
+            let now = Instant::now();
+            if now >= deadline {
+                for (tp, p) in std::mem::take(&mut progress) {
+                    results.insert(tp.clone(), Err(stalled(&tp, &p)));
+                }
+                break;
+            }
+            let requested: HashMap<TopicPartition, (i64, i32, u32)> =
+                progress.iter().map(|(tp, p)| (tp.clone(), (p.position, p.max_bytes, p.stalls))).collect();
+            let partitions: Vec<TopicPartition> = progress.keys().cloned().collect();
+            let round = self.fetch_round(&partitions, &requested, options, deadline - now).await;
+            for (tp, answer) in round {
+                let Some(p) = progress.get_mut(&tp) else { continue };
+                let outcome = answer.and_then(|data| {
+                    let before = p.position;
+                    apply_response(p, &data.response, options.isolation, &options.decode).map_err(
+                        |source| ClientError::Decode {
+                            broker: data.broker,
+                            api: fetch::SPEC.key,
+                            version: data.version,
+                            source,
+                        },
+                    )?;
+                    if p.position == before {
+                        p.stalls += 1;
+                        p.max_bytes = p.max_bytes.saturating_mul(2).min(i32::MAX / 2);
+                    } else {
+                        p.stalls = 0;
+                    }
+                    Ok(())
+                });
+                match outcome {
+                    Ok(()) if p.done(options.isolation) => {
+                        if let Some(mut p) = progress.remove(&tp) {
+                            p.fetched.next_offset = p.position;
+                            results.insert(tp, Ok(p.fetched));
+                        }
+                    }
+                    Ok(()) => {}
+                    Err(ClientError::Kafka { code: ErrorCode::OFFSET_OUT_OF_RANGE, .. }) => {
+                        out_of_range.push((tp.clone(), p.position, (p.from, p.until)));
+                        progress.remove(&tp);
+                    }
+                    Err(e) => {
+                        progress.remove(&tp);
+                        results.insert(tp, Err(e));
+                    }
+                }
+            }
+        }
+
+        if !out_of_range.is_empty() {
+            let tps: Vec<TopicPartition> = out_of_range.iter().map(|(tp, _, _)| tp.clone()).collect();
+            let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_secs(1));
+            let ranges = self.log_ranges(&tps, left).await;
+            for (tp, offset, requested) in out_of_range {
+                let log = ranges.get(&tp).and_then(|r| r.as_ref().ok());
+                results.insert(
+                    tp.clone(),
+                    Err(ClientError::OffsetOutOfRange {
+                        partition: tp,
+                        offset,
+                        requested,
+                        log_start: log.map(|r| r.log_start),
+                        high_watermark: log.map(|r| r.high_watermark),
+                    }),
+                );
+            }
+        }
+        results
+    }
+
+    /// One Fetch request per leader for `partitions`, at the positions in `requested`.
+    async fn fetch_round(
+        &self,
+        partitions: &[TopicPartition],
+        requested: &HashMap<TopicPartition, (i64, i32, u32)>,
+        options: &FetchOptions,
+        timeout: Duration,
+    ) -> PartitionResults<LeaderData> {
+        let api = fetch::SPEC.key;
+        self.route_by_leader(api, partitions, timeout, |target, batch| async move {
+            let ids = topic_ids(self);
+            let (version, response) = self
+                .send_built(&target.broker, |version| {
+                    build_request(&batch, requested, &ids, options, version)
+                })
+                .await?;
+            if options.isolation == Isolation::ReadCommitted && version < 4 {
+                return Err(ClientError::Protocol {
+                    broker: target.broker.clone(),
+                    message: format!("read_committed needs Fetch v4+, the broker speaks v{version}"),
+                });
+            }
+            if let Some(code) = response.error_code.filter(|c| !c.is_ok()) {
+                return Err(ClientError::Kafka {
+                    broker: target.broker.clone(),
+                    api,
+                    code,
+                    context: "the whole fetch".to_owned(),
+                });
+            }
+            let mut answers: Vec<(TopicPartition, LeaderAnswer<LeaderData>)> = Vec::new();
+            for topic in response.responses {
+                let Some(name) = topic_name(topic.topic, topic.topic_id, &ids) else { continue };
+                for p in topic.partitions {
+                    let tp = TopicPartition::new(name.clone(), p.partition_index);
+                    let answer = if p.error_code.is_ok() {
+                        Ok(LeaderData { broker: target.broker.clone(), version, response: p })
+                    } else {
+                        Err(p.error_code)
+                    };
+                    answers.push((tp, answer));
+                }
+            }
+            Ok(answers)
+        })
+        .await
+    }
+}
+
+fn stalled(tp: &TopicPartition, p: &Progress) -> ClientError {
+    ClientError::DeadlineExceeded {
+        what: format!("Fetch of {tp} [{}, {})", p.from, p.until),
+        last_error: Box::new(ClientError::Protocol {
+            broker: BrokerRef { node_id: None, addr: "leader".to_owned() },
+            message: format!(
+                "reading stopped at offset {} (high watermark {}, last stable {:?})",
+                p.position, p.fetched.high_watermark, p.fetched.last_stable
+            ),
+        }),
+    }
+}
+
+fn build_request(
+    batch: &LeaderBatch,
+    requested: &HashMap<TopicPartition, (i64, i32, u32)>,
+    ids: &HashMap<String, Uuid>,
+    options: &FetchOptions,
+    version: i16,
+) -> FetchRequest {
+    // Partitions that made no progress last round go first: a broker always sends the first
+    // batch of the first partition with data, however large.
+    let mut parts: Vec<(&TopicPartition, Option<i32>, (i64, i32, u32))> =
+        batch.iter().filter_map(|(tp, epoch)| Some((tp, *epoch, *requested.get(tp)?))).collect();
+    parts.sort_by_key(|(tp, _, (_, _, stalls))| (Reverse(*stalls), (*tp).clone()));
+    let mut topics: Vec<FetchTopic> = Vec::new();
+    for (tp, epoch, (position, max_bytes, _)) in parts {
+        let partition = FetchPartition {
+            partition: tp.partition,
+            current_leader_epoch: (version >= 9).then_some(epoch.unwrap_or(-1)),
+            fetch_offset: position,
+            last_fetched_epoch: (version >= 12).then_some(-1),
+            log_start_offset: (version >= 5).then_some(-1),
+            partition_max_bytes: max_bytes,
+            replica_directory_id: None,
+            high_watermark: None,
+            tagged_fields: TaggedFields::default(),
+        };
+        match topics.last_mut() {
+            Some(last) if last.topic.as_deref() == Some(tp.topic.as_str()) => last.partitions.push(partition),
+            _ => topics.push(FetchTopic {
+                topic: Some(tp.topic.clone()),
+                topic_id: ids.get(&tp.topic).copied(),
+                partitions: vec![partition],
+                tagged_fields: TaggedFields::default(),
+            }),
+        }
+    }
+    FetchRequest {
+        cluster_id: None,
+        replica_id: Some(fetch::CONSUMER_REPLICA_ID),
+        replica_state: None,
+        max_wait_ms: i32::try_from(options.max_wait.as_millis()).unwrap_or(i32::MAX),
+        min_bytes: options.min_bytes,
+        max_bytes: Some(options.max_bytes),
+        isolation_level: Some(match options.isolation {
+            Isolation::ReadUncommitted => READ_UNCOMMITTED,
+            Isolation::ReadCommitted => READ_COMMITTED,
+        }),
+        session_id: Some(0),
+        session_epoch: Some(-1),
+        topics,
+        forgotten_topics_data: Some(Vec::new()),
+        rack_id: Some(String::new()),
+        tagged_fields: TaggedFields::default(),
+    }
+}
+
+/// Adds one response's records in `[position, until)` to `p` and moves the position past
+/// every complete batch read (data, aborted or control). Log bounds are taken from the
+/// response.
+fn apply_response(
+    p: &mut Progress,
+    response: &FetchPartitionResponse,
+    isolation: Isolation,
+    decode: &DecodeOptions,
+) -> Result<(), DecodeError> {
+    p.fetched.high_watermark = response.high_watermark;
+    p.fetched.log_start = response.log_start_offset.filter(|o| *o >= 0);
+    p.fetched.last_stable = response.last_stable_offset.filter(|o| *o >= 0);
+    let set = response.record_set(decode)?;
+    let mut aborted = Aborted::new(response.aborted_transactions.as_deref().unwrap_or_default());
+    for entry in set.batches {
+        if p.position >= p.until {
+            break;
+        }
+        match entry {
+            RecordSetBatch::V2(batch) => {
+                // A batch's offsets are spoken for even when compaction removed its records.
+                let next = batch.next_offset();
+                let dropped = match isolation {
+                    Isolation::ReadCommitted => aborted.drops(&batch),
+                    Isolation::ReadUncommitted => false,
+                };
+                if !dropped && !batch.attributes.is_control {
+                    take_v2(p, batch);
+                }
+                p.position = p.position.max(next.min(p.until));
+            }
+            RecordSetBatch::Legacy(legacy) => {
+                for m in legacy.messages {
+                    if m.offset < p.position {
+                        continue;
+                    }
+                    if m.offset >= p.until {
+                        p.position = p.until;
+                        break;
+                    }
+                    p.position = m.offset.saturating_add(1);
+                    p.fetched.records.push(FetchedRecord {
+                        offset: m.offset,
+                        timestamp: m.timestamp.filter(|t| *t >= 0),
+                        timestamp_type: m.timestamp_type(),
+                        key: m.key,
+                        value: m.value,
+                        headers: Vec::new(),
+                        leader_epoch: None,
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds a data batch's records in `[position, until)`.
+fn take_v2(p: &mut Progress, batch: RecordBatch) {
+    let log_append_time = batch.attributes.timestamp_type == TimestampType::LogAppendTime;
+    let leader_epoch = (batch.partition_leader_epoch >= 0).then_some(batch.partition_leader_epoch);
+    for r in batch.records {
+        let offset = batch.base_offset.saturating_add(i64::from(r.offset_delta));
+        if offset < p.position {
+            continue;
+        }
+        if offset >= p.until {
+            break;
+        }
+        let timestamp = if log_append_time {
+            batch.max_timestamp
+        } else {
+            batch.base_timestamp.saturating_add(r.timestamp_delta)
+        };
+        p.fetched.records.push(FetchedRecord {
+            offset,
+            timestamp: Some(timestamp),
+            timestamp_type: batch.attributes.timestamp_type,
+            key: r.key,
+            value: r.value,
+            headers: r.headers,
+            leader_epoch,
+        });
+    }
+}
+
+/// read_committed bookkeeping over one response, as the Java consumer keeps it: aborted
+/// transactions not yet reached (by first offset), and producers inside an aborted
+/// transaction whose ABORT marker is still ahead.
+#[derive(Debug)]
+struct Aborted {
+    /// `(first_offset, producer_id)`, highest first offset first, so the next is `last()`.
+    ahead: Vec<(i64, i64)>,
+    open: HashSet<i64>,
+}
+
+impl Aborted {
+    fn new(list: &[AbortedTransaction]) -> Self {
+        let mut ahead: Vec<(i64, i64)> = list.iter().map(|t| (t.first_offset, t.producer_id)).collect();
+        ahead.sort_unstable_by_key(|&(first, pid)| Reverse((first, pid)));
+        Self { ahead, open: HashSet::new() }
+    }
+
+    /// Whether read_committed drops this data batch. Must see every batch in offset order,
+    /// control batches included (an ABORT marker closes its producer's aborted transaction).
+    fn drops(&mut self, batch: &RecordBatch) -> bool {
+        if batch.producer_id < 0 {
+            return false;
+        }
+        while let Some(&(first, pid)) = self.ahead.last() {
+            if first > batch.last_offset() {
+                break;
+            }
+            self.open.insert(pid);
+            self.ahead.pop();
+        }
+        if batch.attributes.is_control {
+            if batch.control_type() == Some(ControlRecordType::Abort) {
+                self.open.remove(&batch.producer_id);
+            }
+            return true;
+        }
+        batch.attributes.is_transactional && self.open.contains(&batch.producer_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::records::{
+        BatchAttributes, Compression, ControlRecordKey, EndTransactionMarker, Record,
+    };
+
+    fn data(base: i64, n: i32, producer_id: i64, transactional: bool) -> RecordBatch {
+        let records = (0..n)
+            .map(|i| Record {
+                offset_delta: i,
+                timestamp_delta: i64::from(i),
+                ..Record::new(None, Some(Bytes::from(format!("v{}", base + i64::from(i)))))
+            })
+            .collect();
+        let mut b = RecordBatch::new(base, 1_000, Compression::None, records);
+        b.producer_id = producer_id;
+        b.producer_epoch = 0;
+        b.attributes.is_transactional = transactional;
+        b
+    }
+
+    fn marker(offset: i64, producer_id: i64, kind: ControlRecordType) -> RecordBatch {
+        let key = ControlRecordKey { version: 0, kind }.to_bytes();
+        let value = EndTransactionMarker { version: 0, coordinator_epoch: 0 }.to_bytes();
+        let mut b =
+            RecordBatch::new(offset, 1_000, Compression::None, vec![Record::new(Some(key), Some(value))]);
+        b.producer_id = producer_id;
+        b.producer_epoch = 0;
+        b.attributes = BatchAttributes { is_control: true, is_transactional: true, ..b.attributes };
+        b
+    }
+
+    fn response(
+        batches: &[RecordBatch],
+        aborted: &[(i64, i64)],
+        high_watermark: i64,
+    ) -> FetchPartitionResponse {
+        let mut records = Vec::new();
+        for b in batches {
+            b.encode(&mut records).unwrap();
+        }
+        FetchPartitionResponse {
+            high_watermark,
+            last_stable_offset: Some(high_watermark),
+            log_start_offset: Some(0),
+            aborted_transactions: Some(
+                aborted
+                    .iter()
+                    .map(|&(producer_id, first_offset)| AbortedTransaction {
+                        producer_id,
+                        first_offset,
+                        tagged_fields: TaggedFields::default(),
+                    })
+                    .collect(),
+            ),
+            records: Some(Bytes::from(records)),
+            ..FetchPartitionResponse::default()
+        }
+    }
+
+    fn progress(from: i64, until: i64) -> Progress {
+        Progress::new(&FetchRange::new(TopicPartition::new("t", 0), from, until), 1 << 20)
+    }
+
+    fn offsets(p: &Progress) -> Vec<i64> {
+        p.fetched.records.iter().map(|r| r.offset).collect()
+    }
+
+    /// 0–2 plain; 3–4 producer 7, aborted at 5; 6–7 producer 8, committed at 8; 9 plain;
+    /// 10–11 producer 7 again, committed at 12.
+    fn mixed_log() -> FetchPartitionResponse {
+        response(
+            &[
+                data(0, 3, -1, false),
+                data(3, 2, 7, true),
+                marker(5, 7, ControlRecordType::Abort),
+                data(6, 2, 8, true),
+                marker(8, 8, ControlRecordType::Commit),
+                data(9, 1, -1, false),
+                data(10, 2, 7, true),
+                marker(12, 7, ControlRecordType::Commit),
+            ],
+            &[(7, 3)],
+            13,
+        )
+    }
+
+    #[test]
+    fn read_committed_drops_an_aborted_transaction_and_every_marker() {
+        let mut p = progress(0, 13);
+        apply_response(&mut p, &mixed_log(), Isolation::ReadCommitted, &DecodeOptions::default()).unwrap();
+        assert_eq!(offsets(&p), vec![0, 1, 2, 6, 7, 9, 10, 11]);
+        assert_eq!(p.position, 13);
+        assert!(p.done(Isolation::ReadCommitted));
+    }
+
+    #[test]
+    fn read_uncommitted_keeps_aborted_records_but_not_markers() {
+        let mut p = progress(0, 13);
+        apply_response(&mut p, &mixed_log(), Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        assert_eq!(offsets(&p), vec![0, 1, 2, 3, 4, 6, 7, 9, 10, 11]);
+    }
+
+    #[test]
+    fn records_outside_the_range_are_never_returned() {
+        let mut p = progress(4, 7);
+        apply_response(&mut p, &mixed_log(), Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        assert_eq!(offsets(&p), vec![4, 6]);
+        assert_eq!(p.position, 7);
+        assert!(p.done(Isolation::ReadUncommitted));
+    }
+
+    #[test]
+    fn an_abort_marker_before_the_range_still_closes_the_transaction() {
+        // Reading from 10: producer 7's aborted transaction ended at 5; its new one counts.
+        let mut p = progress(10, 13);
+        apply_response(&mut p, &mixed_log(), Isolation::ReadCommitted, &DecodeOptions::default()).unwrap();
+        assert_eq!(offsets(&p), vec![10, 11]);
+    }
+
+    #[test]
+    fn offsets_compacted_away_are_skipped_not_waited_for() {
+        // Offsets 0 and 3 survive of a batch that spanned 0–5; the next batch starts at 8.
+        let mut gappy = data(0, 2, -1, false);
+        gappy.records[1].offset_delta = 3;
+        gappy.last_offset_delta = 5;
+        let mut p = progress(0, 10);
+        let r = response(&[gappy, data(8, 2, -1, false)], &[], 10);
+        apply_response(&mut p, &r, Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        assert_eq!(offsets(&p), vec![0, 3, 8, 9]);
+        assert_eq!(p.position, 10);
+    }
+
+    #[test]
+    fn a_batch_cut_short_by_the_broker_is_read_next_round() {
+        let full = response(&[data(0, 2, -1, false), data(2, 2, -1, false)], &[], 4);
+        let mut cut = full.clone();
+        let records = full.records.clone().unwrap();
+        cut.records = Some(records.slice(..records.len() - 3));
+        let mut p = progress(0, 4);
+        apply_response(&mut p, &cut, Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        assert_eq!(offsets(&p), vec![0, 1]);
+        assert_eq!(p.position, 2);
+        assert!(!p.done(Isolation::ReadUncommitted));
+    }
+
+    #[test]
+    fn a_range_past_the_high_watermark_ends_at_the_high_watermark() {
+        let mut p = progress(0, 100);
+        let r = response(&[data(0, 3, -1, false)], &[], 3);
+        apply_response(&mut p, &r, Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        assert!(p.done(Isolation::ReadUncommitted));
+        assert_eq!(p.position, 3);
+    }
+
+    #[test]
+    fn read_committed_stops_at_the_last_stable_offset() {
+        let mut p = progress(0, 10);
+        let mut r = response(&[data(0, 2, -1, false)], &[], 5);
+        r.last_stable_offset = Some(2);
+        apply_response(&mut p, &r, Isolation::ReadCommitted, &DecodeOptions::default()).unwrap();
+        assert!(p.done(Isolation::ReadCommitted));
+        assert!(!p.done(Isolation::ReadUncommitted));
+        assert_eq!(p.fetched.last_stable, Some(2));
+    }
+
+    #[test]
+    fn record_fields_and_timestamps_come_through() {
+        let mut b = data(0, 2, -1, false);
+        b.records[0].key = Some(Bytes::from_static(b"k"));
+        b.records[0].headers = vec![Header { key: "h".to_owned(), value: None }];
+        b.partition_leader_epoch = 4;
+        let mut appended = data(2, 1, -1, false);
+        appended.attributes.timestamp_type = TimestampType::LogAppendTime;
+        appended.max_timestamp = 9_999;
+        let mut p = progress(0, 3);
+        let r = response(&[b, appended], &[], 3);
+        apply_response(&mut p, &r, Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        let recs = &p.fetched.records;
+        assert_eq!(recs[0].key.as_deref(), Some(&b"k"[..]));
+        assert_eq!(recs[0].headers.len(), 1);
+        assert_eq!(recs[0].leader_epoch, Some(4));
+        assert_eq!((recs[0].timestamp, recs[1].timestamp), (Some(1_000), Some(1_001)));
+        assert_eq!(recs[2].timestamp, Some(9_999));
+        assert_eq!(recs[2].timestamp_type, TimestampType::LogAppendTime);
+        assert_eq!(recs[2].leader_epoch, None);
+    }
+
+    #[test]
+    fn garbage_record_data_is_a_decode_error_not_a_panic() {
+        let mut r = response(&[data(0, 2, -1, false)], &[], 2);
+        let mut bytes = r.records.clone().unwrap().to_vec();
+        bytes[30] ^= 0xff;
+        r.records = Some(Bytes::from(bytes));
+        let mut p = progress(0, 2);
+        assert!(apply_response(&mut p, &r, Isolation::ReadUncommitted, &DecodeOptions::default()).is_err());
+        assert!(p.fetched.records.is_empty());
+    }
+
+    #[test]
+    fn stalled_partitions_go_first_and_topics_stay_grouped() {
+        let a0 = TopicPartition::new("a", 0);
+        let a1 = TopicPartition::new("a", 1);
+        let b0 = TopicPartition::new("b", 0);
+        let batch: LeaderBatch = vec![(a0.clone(), Some(3)), (a1.clone(), None), (b0.clone(), Some(1))];
+        let requested: HashMap<TopicPartition, (i64, i32, u32)> =
+            [(a0, (5, 100, 0)), (a1, (6, 200, 0)), (b0, (7, 400, 2))].into_iter().collect();
+        let r = build_request(&batch, &requested, &HashMap::new(), &FetchOptions::default(), 12);
+        let shape: Vec<(Option<&str>, Vec<(i32, i64, i32, Option<i32>)>)> = r
+            .topics
+            .iter()
+            .map(|t| {
+                let ps = t
+                    .partitions
+                    .iter()
+                    .map(|p| (p.partition, p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch))
+                    .collect();
+                (t.topic.as_deref(), ps)
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                (Some("b"), vec![(0, 7, 400, Some(1))]),
+                (Some("a"), vec![(0, 5, 100, Some(3)), (1, 6, 200, Some(-1))]),
+            ]
+        );
+        assert_eq!(r.isolation_level, Some(READ_UNCOMMITTED));
+    }
+}
