@@ -40,11 +40,12 @@ pub enum Error {
     /// other writer's value before deciding to overwrite it.
     ConcurrentModification { group: String, topic: String, partition: i32, path: String },
     /// The server kept failing (connection loss, session expiry, no server reachable) until the
-    /// call's time budget ran out. For a write, `outcome_unknown` says the last attempt may or
+    /// call's time budget (see `ZkOffsetStore::with_retry_budget`) ran out. For a write, `outcome_unknown` says the last attempt may or
     /// may not have been applied (it is resolved by the next read or write of the store).
     DeadlineExceeded {
         operation: &'static str,
-        group: String,
+        /// `group "<id>"` or the servers of a connect.
+        target: String,
         budget: Duration,
         last_error: Option<ZooKeeperError>,
         outcome_unknown: bool,
@@ -84,8 +85,8 @@ impl fmt::Display for Error {
                 "another writer changed the offset of {topic}-{partition} for group {group:?} ({path}) \
                  since it was read; nothing in the batch was written"
             ),
-            Error::DeadlineExceeded { operation, group, budget, last_error, outcome_unknown } => {
-                write!(f, "ZooKeeper {operation} for group {group:?} did not succeed within {budget:?}")?;
+            Error::DeadlineExceeded { operation, target, budget, last_error, outcome_unknown } => {
+                write!(f, "ZooKeeper {operation} of {target} did not succeed within {budget:?}")?;
                 if let Some(e) = last_error {
                     write!(f, " (last error: {e})")?;
                 }
