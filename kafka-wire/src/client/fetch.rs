@@ -118,6 +118,15 @@ struct LeaderData {
     response: FetchPartitionResponse,
 }
 
+/// What one round asks of one partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Want {
+    position: i64,
+    max_bytes: i32,
+    /// Rounds in a row this partition made no progress.
+    stalls: u32,
+}
+
 /// A range being read.
 #[derive(Debug)]
 struct Progress {
@@ -204,8 +213,12 @@ impl Client {
                 }
                 break;
             }
-            let requested: HashMap<TopicPartition, (i64, i32, u32)> =
-                progress.iter().map(|(tp, p)| (tp.clone(), (p.position, p.max_bytes, p.stalls))).collect();
+            let requested: HashMap<TopicPartition, Want> = progress
+                .iter()
+                .map(|(tp, p)| {
+                    (tp.clone(), Want { position: p.position, max_bytes: p.max_bytes, stalls: p.stalls })
+                })
+                .collect();
             let partitions: Vec<TopicPartition> = progress.keys().cloned().collect();
             let round = self.fetch_round(&partitions, &requested, options, deadline - now).await;
             for (tp, answer) in round {
@@ -273,7 +286,7 @@ impl Client {
     async fn fetch_round(
         &self,
         partitions: &[TopicPartition],
-        requested: &HashMap<TopicPartition, (i64, i32, u32)>,
+        requested: &HashMap<TopicPartition, Want>,
         options: &FetchOptions,
         timeout: Duration,
     ) -> PartitionResults<LeaderData> {
@@ -333,25 +346,25 @@ fn stalled(tp: &TopicPartition, p: &Progress) -> ClientError {
 
 fn build_request(
     batch: &LeaderBatch,
-    requested: &HashMap<TopicPartition, (i64, i32, u32)>,
+    requested: &HashMap<TopicPartition, Want>,
     ids: &HashMap<String, Uuid>,
     options: &FetchOptions,
     version: i16,
 ) -> FetchRequest {
     // Partitions that made no progress last round go first: a broker always sends the first
     // batch of the first partition with data, however large.
-    let mut parts: Vec<(&TopicPartition, Option<i32>, (i64, i32, u32))> =
+    let mut parts: Vec<(&TopicPartition, Option<i32>, Want)> =
         batch.iter().filter_map(|(tp, epoch)| Some((tp, *epoch, *requested.get(tp)?))).collect();
-    parts.sort_by_key(|(tp, _, (_, _, stalls))| (Reverse(*stalls), (*tp).clone()));
+    parts.sort_by_key(|(tp, _, want)| (Reverse(want.stalls), (*tp).clone()));
     let mut topics: Vec<FetchTopic> = Vec::new();
-    for (tp, epoch, (position, max_bytes, _)) in parts {
+    for (tp, epoch, want) in parts {
         let partition = FetchPartition {
             partition: tp.partition,
             current_leader_epoch: (version >= 9).then_some(epoch.unwrap_or(-1)),
-            fetch_offset: position,
+            fetch_offset: want.position,
             last_fetched_epoch: (version >= 12).then_some(-1),
             log_start_offset: (version >= 5).then_some(-1),
-            partition_max_bytes: max_bytes,
+            partition_max_bytes: want.max_bytes,
             replica_directory_id: None,
             high_watermark: None,
             tagged_fields: TaggedFields::default(),
@@ -712,16 +725,23 @@ mod tests {
         assert!(p.fetched.records.is_empty());
     }
 
+    type Shape<'a> = Vec<(Option<&'a str>, Vec<(i32, i64, i32, Option<i32>)>)>;
+
     #[test]
     fn stalled_partitions_go_first_and_topics_stay_grouped() {
         let a0 = TopicPartition::new("a", 0);
         let a1 = TopicPartition::new("a", 1);
         let b0 = TopicPartition::new("b", 0);
         let batch: LeaderBatch = vec![(a0.clone(), Some(3)), (a1.clone(), None), (b0.clone(), Some(1))];
-        let requested: HashMap<TopicPartition, (i64, i32, u32)> =
-            [(a0, (5, 100, 0)), (a1, (6, 200, 0)), (b0, (7, 400, 2))].into_iter().collect();
+        let requested: HashMap<TopicPartition, Want> = [
+            (a0, Want { position: 5, max_bytes: 100, stalls: 0 }),
+            (a1, Want { position: 6, max_bytes: 200, stalls: 0 }),
+            (b0, Want { position: 7, max_bytes: 400, stalls: 2 }),
+        ]
+        .into_iter()
+        .collect();
         let r = build_request(&batch, &requested, &HashMap::new(), &FetchOptions::default(), 12);
-        let shape: Vec<(Option<&str>, Vec<(i32, i64, i32, Option<i32>)>)> = r
+        let shape: Shape<'_> = r
             .topics
             .iter()
             .map(|t| {

@@ -2,6 +2,7 @@
 //! and calls routed to the right broker.
 
 pub mod address;
+pub mod admin;
 pub mod cluster;
 pub mod connection;
 pub mod coordinator;
@@ -17,6 +18,7 @@ pub mod retry;
 pub mod router;
 pub mod trace;
 
+pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};
 pub use cluster::{Client, ClientConfig};
 pub use error::{BrokerRef, ClientError};
 pub use fetch::{FetchOptions, FetchRange, FetchedPartition, FetchedRecord};
