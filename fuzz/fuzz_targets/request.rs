@@ -1,0 +1,12 @@
+//! Every request decoder: byte 0 picks the API, byte 1 the version, the rest is decoded as the
+//! body (`decode_body`) and as a frame with a request header (`decode_request`).
+#![no_main]
+
+use bytes::Bytes;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Some((spec, version, rest)) = kwire_fuzz::pick_api(data) {
+        kwire_fuzz::request(spec, version, &Bytes::copy_from_slice(rest));
+    }
+});

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# fuzz/seed-corpus.sh - fills fuzz/corpus/<target>/ (gitignored) with seed inputs:
+#   1. every body Apache Kafka wrote in kafka-wire/src/protocol/messages/testdata/*-bodies.txt
+#      (lines `<Api> <request|response> <version> <hex>`), prefixed with the two bytes the
+#      request/response targets read first (API key, version), as a body alone and behind a
+#      header (response header v0/v1; request header v1/v2 with a null client id);
+#   2. every record set Kafka wrote in kafka-wire/src/protocol/records/testdata/*-records.txt,
+#      if present, for record_set and record_batch;
+#   3. generated seeds (fuzz/examples/seeds.rs): sample bodies of every API and version,
+#      record batches with each codec, control/transactional batches, legacy message sets,
+#      compressed blobs for each decompressor, and frames for the splitter.
+# Safe to re-run: files are named after their content's origin and overwritten.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+corpus=${1:-corpus}
+testdata=../kafka-wire/src/protocol/messages/testdata
+api_rs=../kafka-wire/src/protocol/api.rs
+
+# "ListOffsets" -> 2, from the `NAME = key, "Name";` table in api.rs.
+declare -A key
+while read -r name k; do key[$name]=$k; done < <(sed -nE 's/^ *[A-Z_]+ = ([0-9]+), "([A-Za-z]+)";$/\2 \1/p' "$api_rs")
+
+hex2() { printf '%02x' "$1"; }
+n=0
+for file in "$testdata"/kafka-*-bodies.txt; do
+    release=$(basename "$file" -bodies.txt)
+    i=0
+    while read -r api dir version hex; do
+        [ -n "${api:-}" ] || continue
+        k=${key[$api]:?"API $api is not in $api_rs"}
+        i=$((i + 1))
+        prefix="$(hex2 "$k")$(hex2 "$version")"
+        if [ "$dir" = request ]; then
+            header="$(printf '%04x%04x' "$k" "$version")00000007ffff"
+        else
+            header=00000007
+        fi
+        mkdir -p "$corpus/$dir"
+        base="$corpus/$dir/$release-$api-v$version-$i"
+        echo "$prefix$hex" | xxd -r -p > "$base"
+        echo "$prefix$header$hex" | xxd -r -p > "$base-header"
+        echo "$prefix${header}00$hex" | xxd -r -p > "$base-flexheader"
+        n=$((n + 3))
+    done < "$file"
+done
+echo "seed-corpus: $n inputs from Kafka's body fixtures"
+
+# Record sets written by Kafka's MemoryRecordsBuilder (lines `set <name> <hex>`), where present:
+# into record_set (byte 0 = 3: CRCs checked, legacy nesting 1) and record_batch (byte 0 = 1).
+m=0
+for file in ../kafka-wire/src/protocol/records/testdata/kafka-*-records.txt; do
+    [ -f "$file" ] || continue
+    release=$(basename "$file" -records.txt)
+    while read -r kind name hex; do
+        [ "$kind" = set ] || continue
+        mkdir -p "$corpus/record_set" "$corpus/record_batch"
+        echo "03$hex" | xxd -r -p > "$corpus/record_set/$release-$name"
+        echo "01$hex" | xxd -r -p > "$corpus/record_batch/$release-$name"
+        m=$((m + 1))
+    done < "$file"
+done
+echo "seed-corpus: $m record sets from Kafka's record fixtures"
+
+# The generated seeds; the example builds on the pinned stable toolchain (no libFuzzer needed).
+cargo run --quiet --locked --example seeds -- "$corpus"
+for d in "$corpus"/*/; do echo "seed-corpus: $(ls "$d" | wc -l) in $d"; done

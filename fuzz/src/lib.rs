@@ -1,0 +1,230 @@
+//! Shared code of the kafka-wire fuzz targets: how an input picks an API and a version, the
+//! dispatch over every API (one macro list, checked against `supported_apis()`), and the
+//! round-trip properties each target asserts.
+//!
+//! Input layout of `request` and `response`: byte 0 is the API key (any other value picks an
+//! API by index), byte 1 the version (out of range: folded into the API's range), and the rest
+//! is the body — or, for the `decode_request`/`decode_response` half, the header and body.
+
+use std::fmt::Debug;
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use kafka_wire::protocol::frame::{decode_request, decode_response};
+use kafka_wire::protocol::messages::*;
+use kafka_wire::protocol::records::{
+    Compression, DecodeOptions, LegacyBatch, RecordBatch, RecordSet, RecordSetBatch,
+};
+use kafka_wire::protocol::registry::supported_apis;
+use kafka_wire::protocol::{ApiSpec, Body, Request};
+
+/// Calls `$m!` with every (request, response) pair kwire implements, and a request value to
+/// seed with (`Default` where the request has one).
+#[macro_export]
+macro_rules! for_each_api {
+    ($m:ident) => {
+        $m! {
+            ProduceRequest, ProduceResponse, ProduceRequest::default();
+            FetchRequest, FetchResponse, FetchRequest::default();
+            ListOffsetsRequest, ListOffsetsResponse, ListOffsetsRequest::default();
+            MetadataRequest, MetadataResponse, MetadataRequest::for_topics(&["topic".to_owned()]);
+            OffsetCommitRequest, OffsetCommitResponse, OffsetCommitRequest::default();
+            OffsetFetchRequest, OffsetFetchResponse, OffsetFetchRequest::default();
+            FindCoordinatorRequest, FindCoordinatorResponse, FindCoordinatorRequest::default();
+            DescribeGroupsRequest, DescribeGroupsResponse, DescribeGroupsRequest::default();
+            ListGroupsRequest, ListGroupsResponse, ListGroupsRequest::default();
+            SaslHandshakeRequest, SaslHandshakeResponse, SaslHandshakeRequest::default();
+            ApiVersionsRequest, ApiVersionsResponse, ApiVersionsRequest::default();
+            CreateTopicsRequest, CreateTopicsResponse, CreateTopicsRequest::default();
+            DeleteTopicsRequest, DeleteTopicsResponse, DeleteTopicsRequest::default();
+            DeleteRecordsRequest, DeleteRecordsResponse, DeleteRecordsRequest::default();
+            OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, OffsetForLeaderEpochRequest::default();
+            SaslAuthenticateRequest, SaslAuthenticateResponse, SaslAuthenticateRequest::default();
+            CreatePartitionsRequest, CreatePartitionsResponse, CreatePartitionsRequest::default();
+            OffsetDeleteRequest, OffsetDeleteResponse, OffsetDeleteRequest::default();
+        }
+    };
+}
+
+fn specs() -> &'static [ApiSpec] {
+    static SPECS: OnceLock<Vec<ApiSpec>> = OnceLock::new();
+    SPECS.get_or_init(supported_apis)
+}
+
+/// Splits an input into (API, version, rest), or `None` if it is shorter than two bytes.
+pub fn pick_api(data: &[u8]) -> Option<(ApiSpec, i16, &[u8])> {
+    let [key, version, rest @ ..] = data else { return None };
+    let specs = specs();
+    let spec = specs
+        .iter()
+        .find(|s| s.key.0 == i16::from(*key))
+        .copied()
+        .unwrap_or(specs[usize::from(*key) % specs.len()]);
+    let version = i16::from(*version);
+    let version = if spec.versions.contains(version) {
+        version
+    } else {
+        let span = spec.versions.max - spec.versions.min + 1;
+        spec.versions.min + version % span
+    };
+    Some((spec, version, rest))
+}
+
+/// decode(encode(x)) == x, and encoding is a fixpoint: a value that decodes must also encode
+/// (at the version it was read at), and its bytes must read back to the same value.
+pub fn check_body_round_trip<T: Body + PartialEq + Debug>(value: &T, version: i16) {
+    let name = T::SPEC.name;
+    let encoded = value
+        .encode_body(version)
+        .unwrap_or_else(|e| panic!("{name} v{version}: decoded but does not encode: {e}\n{value:?}"));
+    let again = T::decode_body(Bytes::from(encoded.clone()), version)
+        .unwrap_or_else(|e| panic!("{name} v{version}: re-encoded bytes do not decode: {e}\n{value:?}"));
+    assert_eq!(&again, value, "{name} v{version}: decode(encode(x)) != x");
+    let twice = again.encode_body(version).expect("encodes once, encodes twice");
+    assert_eq!(twice, encoded, "{name} v{version}: encoding is not a fixpoint");
+}
+
+fn body<T: Body + PartialEq + Debug>(bytes: &Bytes, version: i16) {
+    if let Ok(value) = T::decode_body(bytes.clone(), version) {
+        check_body_round_trip(&value, version);
+    }
+}
+
+fn response_of<R: Request>(bytes: &Bytes, version: i16)
+where
+    R::Response: PartialEq + Debug,
+{
+    body::<R::Response>(bytes, version);
+    if let Ok((_header, value)) = decode_response::<R>(bytes.clone(), version) {
+        check_body_round_trip(&value, version);
+    }
+}
+
+fn request_of<R: Request + PartialEq + Debug>(bytes: &Bytes, version: i16) {
+    body::<R>(bytes, version);
+    if let Ok((header, value)) = decode_request::<R>(bytes.clone()) {
+        check_body_round_trip(&value, header.api_version);
+    }
+}
+
+macro_rules! dispatch {
+    ($($req:ty, $resp:ty, $sample:expr;)*) => {
+        /// Decodes `rest` as the response body of `spec` at `version`, and as a whole response
+        /// frame (header + body), checking the round trip of whatever decodes.
+        pub fn response(spec: ApiSpec, version: i16, rest: &Bytes) {
+            $(if spec.key == <$req as Body>::SPEC.key {
+                return response_of::<$req>(rest, version);
+            })*
+            panic!("{} is in supported_apis() but not in the fuzz dispatch (fuzz/src/lib.rs)", spec.name);
+        }
+
+        /// Decodes `rest` as the request body of `spec` at `version`, and as a whole request
+        /// frame (whose header names its own version), checking the round trip of whatever decodes.
+        pub fn request(spec: ApiSpec, version: i16, rest: &Bytes) {
+            $(if spec.key == <$req as Body>::SPEC.key {
+                return request_of::<$req>(rest, version);
+            })*
+            panic!("{} is in supported_apis() but not in the fuzz dispatch (fuzz/src/lib.rs)", spec.name);
+        }
+
+        /// Sample (mostly default-valued) request and response bodies for every API and version: seed inputs
+        /// (with the `pick_api` prefix) for the message targets.
+        pub fn default_bodies() -> Vec<(&'static str, bool, i16, Vec<u8>)> {
+            let mut out = Vec::new();
+            $(
+                let spec = <$req as Body>::SPEC;
+                for version in spec.versions.min..=spec.versions.max {
+                    if let Ok(b) = $sample.encode_body(version) {
+                        out.push((spec.name, true, version, b));
+                    }
+                    if let Ok(b) = <$resp>::default().encode_body(version) {
+                        out.push((spec.name, false, version, b));
+                    }
+                }
+            )*
+            out
+        }
+    };
+}
+
+for_each_api!(dispatch);
+
+/// Decode options for the record targets: a 4 MiB decompression budget (well under the 256 MB
+/// RSS limit even with the codecs' own buffers), CRC checks on or off as the input says (off
+/// lets the fuzzer past the checksum into the records).
+pub fn record_options(flags: u8) -> DecodeOptions {
+    DecodeOptions {
+        max_decompressed_size: 4 * 1024 * 1024,
+        max_legacy_nesting: usize::from((flags >> 1) & 3),
+        verify_crc: flags & 1 == 1,
+    }
+}
+
+/// A batch that decodes must encode, and read back equal (with its CRC now checked).
+pub fn check_batch_round_trip(batch: &RecordBatch, opts: &DecodeOptions) {
+    let bytes =
+        batch.to_bytes().unwrap_or_else(|e| panic!("batch decoded but does not encode: {e}\n{batch:?}"));
+    let opts = DecodeOptions { verify_crc: true, ..*opts };
+    let again = RecordBatch::decode(bytes, &opts)
+        .unwrap_or_else(|e| panic!("re-encoded batch does not decode: {e}\n{batch:?}"));
+    assert_eq!(&again, batch, "record batch: decode(encode(x)) != x");
+}
+
+/// Re-encodes a record set whose entries kwire can write back (magic-2 batches and plain
+/// legacy messages; compressed legacy wrappers are skipped) and checks it reads back equal.
+pub fn check_set_round_trip(set: &RecordSet, opts: &DecodeOptions) {
+    let mut out = Vec::new();
+    for entry in &set.batches {
+        match entry {
+            RecordSetBatch::V2(b) => b.encode(&mut out).expect("a decoded batch encodes"),
+            RecordSetBatch::Legacy(LegacyBatch { compression: Compression::None, messages }) => {
+                for m in messages {
+                    m.encode(&mut out).expect("a decoded legacy message encodes");
+                }
+            }
+            RecordSetBatch::Legacy(_) => return,
+        }
+    }
+    let opts = DecodeOptions { verify_crc: true, ..*opts };
+    let again = RecordSet::decode(&Bytes::from(out), &opts)
+        .unwrap_or_else(|e| panic!("re-encoded record set does not decode: {e}\n{set:?}"));
+    assert_eq!(again.truncated_tail_bytes, 0);
+    assert_eq!(again.batches, set.batches, "record set: decode(encode(x)) != x");
+}
+
+/// The decompressors' output cap in the `decompress_*` targets.
+pub const DECOMPRESS_CAP: usize = 256 * 1024;
+
+/// Decompresses `input` under [`DECOMPRESS_CAP`]; whatever comes out must compress and
+/// decompress back to itself.
+pub fn decompress(codec: Compression, input: &[u8]) {
+    use kafka_wire::protocol::records::compression;
+    let Ok(out) = compression::decompress(codec, input, DECOMPRESS_CAP) else { return };
+    assert!(out.len() <= DECOMPRESS_CAP);
+    let mut packed = Vec::new();
+    compression::compress(codec, &out, &mut packed).expect("compresses");
+    let back = compression::decompress(codec, &packed, out.len()).expect("own output decompresses");
+    assert!(back == out, "{codec}: decompress(compress(x)) != x");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_supported_api_is_dispatched() {
+        for spec in specs() {
+            let bytes = Bytes::new();
+            response(*spec, spec.versions.min, &bytes);
+            request(*spec, spec.versions.min, &bytes);
+        }
+    }
+
+    #[test]
+    fn pick_api_keeps_a_supported_key_and_version_and_folds_others() {
+        let (spec, v, rest) = pick_api(&[2, 5, 9]).unwrap();
+        assert_eq!((spec.name, v, rest), ("ListOffsets", 5, &[9][..]));
+        let (spec, v, _) = pick_api(&[255, 255]).unwrap();
+        assert!(spec.versions.contains(v), "{} v{v}", spec.name);
+    }
+}
