@@ -17,7 +17,19 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
+import java.io.*;
+import java.lang.reflect.InvocationTargetException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Message;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.record.ControlRecordType;
+import org.apache.kafka.common.record.EndTransactionMarker;
+import org.apache.kafka.common.record.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.Record;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.protocol.Readable;
 import org.apache.kafka.common.protocol.types.*;
 
@@ -67,7 +79,7 @@ public class KafkaOracle {
             for (int i = 0; i < a.length; i++) a[i] = gen(t.arrayElementType().get());
             return a;
         }
-        if (t == Type.RECORDS || t == Type.COMPACT_RECORDS) return records();
+        if (t == Type.RECORDS || t == Type.COMPACT_RECORDS) return recordsField();
         if (t == Type.BOOLEAN) return rnd.nextBoolean();
         if (t == Type.INT8) return (byte) rnd.nextInt();
         if (t == Type.INT16) return (short) rnd.nextInt();
@@ -85,7 +97,7 @@ public class KafkaOracle {
     }
 
     /** A records field: null, empty, a real batch, or bytes no reader of a body may look into. */
-    static Object records() {
+    static Object recordsField() {
         switch (rnd.nextInt(4)) {
             case 0: return null;
             case 1: return MemoryRecords.EMPTY;
@@ -119,6 +131,16 @@ public class KafkaOracle {
     }
 
     public static void main(String[] args) throws Exception {
+        String mode = args.length > 0 ? args[0] : "";
+        switch (mode) {
+            case "check" -> check();
+            case "records" -> recordSets();
+            case "check-records" -> checkRecords();
+            default -> bodies(args);
+        }
+    }
+
+    static void bodies(String[] args) throws Exception {
         boolean names = args.length > 0 && args[0].equals("names");
         int samples = names ? 0 : Integer.parseInt(args[0]);
         rnd = new Random(names ? 0 : Long.parseLong(args[1]));
@@ -139,13 +161,221 @@ public class KafkaOracle {
                         ByteBufferAccessor acc = new ByteBufferAccessor(buf.duplicate());
                         data.getConstructor(Readable.class, short.class).newInstance(acc, v);
                         if (acc.remaining() != 0) throw new IllegalStateException(api + dir + " v" + v + " trailing");
-                        StringBuilder hex = new StringBuilder();
-                        while (buf.hasRemaining()) hex.append(String.format("%02x", buf.get()));
-                        System.out.println(api + " " + dir.toLowerCase() + " " + v + " " + hex);
+                        System.out.println(api + " " + dir.toLowerCase() + " " + v + " " + hex(buf));
                     }
                 }
                 if (names) System.out.println(api + " " + dir.toLowerCase() + " " + String.join(" ", all));
             }
         }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    static String hex(ByteBuffer b) {
+        StringBuilder sb = new StringBuilder();
+        ByteBuffer d = b.duplicate();
+        while (d.hasRemaining()) sb.append(String.format("%02x", d.get()));
+        return sb.toString();
+    }
+
+    static String hex(byte[] b) {
+        return b == null ? "null" : hex(ByteBuffer.wrap(b));
+    }
+
+    static byte[] unhex(String s) {
+        byte[] out = new byte[s.length() / 2];
+        for (int i = 0; i < out.length; i++) out[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        return out;
+    }
+
+    static String oneLine(Throwable e) {
+        return (e.getClass().getSimpleName() + ": " + e.getMessage()).replace('\n', ' ');
+    }
+
+    static PrintStream stdout() {
+        return new PrintStream(new FileOutputStream(FileDescriptor.out), false, UTF_8);
+    }
+
+    // ------------------------------------------------------------------ check: kwire's bodies
+
+    /**
+     * Reads "<Api> <request|response> <version> <hex>" lines and answers each with one line:
+     * "ok <json>" when Kafka's generated class reads the body and writes the same bytes back,
+     * "differs <kafka's hex> <json>" when it writes other bytes, "unsupported" when this
+     * kafka-clients has no such version, "error <why>" when it cannot read the body. The JSON is
+     * Kafka's own view of the message (its *JsonConverter), for diagnostics.
+     */
+    static void check() throws IOException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, UTF_8));
+        PrintStream out = stdout();
+        for (String line; (line = in.readLine()) != null; ) {
+            if (line.isBlank()) continue;
+            String[] f = line.trim().split(" ", -1);
+            out.println(f.length < 3 ? "error malformed line" : checkBody(f[0], f[1], Short.parseShort(f[2]), f.length > 3 ? f[3] : ""));
+        }
+        out.flush();
+    }
+
+    static String checkBody(String api, String dir, short v, String hex) {
+        try {
+            String cls = "org.apache.kafka.common.message." + api + (dir.equals("request") ? "Request" : "Response") + "Data";
+            Class<?> data = Class.forName(cls);
+            Schema[] schemas = (Schema[]) data.getField("SCHEMAS").get(null);
+            if (v < 0 || v >= schemas.length || schemas[v] == null) return "unsupported";
+            ByteBufferAccessor acc = new ByteBufferAccessor(ByteBuffer.wrap(unhex(hex)));
+            Message m = (Message) data.getConstructor(Readable.class, short.class).newInstance(acc, v);
+            if (acc.remaining() != 0) return "error " + acc.remaining() + " bytes left after the message";
+            ObjectSerializationCache cache = new ObjectSerializationCache();
+            ByteBuffer again = ByteBuffer.allocate(m.size(cache, v));
+            m.write(new ByteBufferAccessor(again), cache, v);
+            again.flip();
+            String json = Class.forName(cls + "JsonConverter").getMethod("write", data, short.class).invoke(null, m, v).toString();
+            String kafka = hex(again);
+            return kafka.equals(hex.toLowerCase()) ? "ok " + json : "differs " + kafka + " " + json;
+        } catch (InvocationTargetException e) {
+            return "error " + oneLine(e.getCause());
+        } catch (Exception e) {
+            return "error " + oneLine(e);
+        }
+    }
+
+    // ------------------------------------------------------------------ record batches
+
+    /**
+     * One "batch ..." line per batch (legacy: per top-level message, a compressed wrapper's
+     * inner messages being its records) and one "record ..." line per record, after Kafka's own
+     * checks: ensureValid() (the CRC) on every batch and record, the batch's record count, and no
+     * bytes after the last batch.
+     */
+    static List<String> describe(MemoryRecords recs) {
+        List<String> out = new ArrayList<>();
+        int covered = 0;
+        for (RecordBatch b : recs.batches()) {
+            b.ensureValid();
+            covered += b.sizeInBytes();
+            List<String> rs = new ArrayList<>();
+            for (Record r : b) {
+                r.ensureValid();
+                StringBuilder hs = new StringBuilder();
+                for (Header h : r.headers())
+                    hs.append(hs.length() == 0 ? "" : ",").append(hex(h.key().getBytes(UTF_8))).append(':').append(hex(h.value()));
+                rs.add(String.format("record offset=%d ts=%d key=%s value=%s headers=%s", r.offset(), r.timestamp(),
+                    r.hasKey() ? hex(r.key()) : "null", r.hasValue() ? hex(r.value()) : "null", hs));
+            }
+            Integer count = b.countOrNull();
+            if (count != null && count != rs.size())
+                throw new IllegalStateException("batch at " + b.baseOffset() + " claims " + count + " records, has " + rs.size());
+            out.add(String.format("batch magic=%d offsets=%d..%d epoch=%d codec=%s ts_type=%s max_ts=%d txn=%b control=%b producer=%d/%d/%d records=%d",
+                b.magic(), b.baseOffset(), b.lastOffset(), b.partitionLeaderEpoch(), b.compressionType().name, b.timestampType(),
+                b.maxTimestamp(), b.isTransactional(), b.isControlBatch(), b.producerId(), b.producerEpoch(), b.baseSequence(), rs.size()));
+            out.addAll(rs);
+        }
+        if (covered != recs.sizeInBytes())
+            throw new IllegalStateException((recs.sizeInBytes() - covered) + " bytes after the last complete batch");
+        return out;
+    }
+
+    /**
+     * Reads "<name> <hex>" lines (kwire's record sets) and answers each with "set <name>" and its
+     * description, or "error <name> <why>".
+     */
+    static void checkRecords() throws IOException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, UTF_8));
+        PrintStream out = stdout();
+        for (String line; (line = in.readLine()) != null; ) {
+            if (line.isBlank()) continue;
+            String[] f = line.trim().split(" ", -1);
+            try {
+                List<String> d = describe(MemoryRecords.readableRecords(ByteBuffer.wrap(unhex(f.length > 1 ? f[1] : ""))));
+                out.println("set " + f[0]);
+                d.forEach(out::println);
+            } catch (Exception e) {
+                out.println("error " + f[0] + " " + oneLine(e));
+            }
+        }
+        out.flush();
+    }
+
+    static final long T0 = 1_700_000_000_000L;
+    static final String[] CODECS = {"none", "gzip", "snappy", "lz4", "zstd"};
+
+    /**
+     * n records from firstOffset: keys, null keys, empty keys, values, null values (tombstones),
+     * headers (magic 2 only) with null and empty parts and a non-ASCII key, timestamps that go
+     * back as well as forward, and offset gaps as compaction leaves them.
+     */
+    static void append(MemoryRecordsBuilder b, byte magic, long firstOffset, int n) {
+        long offset = firstOffset;
+        for (int i = 0; i < n; i++) {
+            byte[] key = i % 5 == 1 ? null : i % 7 == 3 ? new byte[0] : ("key-" + i).getBytes(UTF_8);
+            byte[] value = i % 5 == 2 ? null : ("value-" + i + "-" + "x".repeat(i % 13)).getBytes(UTF_8);
+            long ts = T0 + 1000L * i - (i % 4 == 3 ? 5000 : 0);
+            Header[] headers = magic < RecordBatch.MAGIC_VALUE_V2 ? new Header[0] : switch (i % 4) {
+                case 0 -> new Header[0];
+                case 1 -> new Header[] {new RecordHeader("trace-id", ("t" + i).getBytes(UTF_8))};
+                case 2 -> new Header[] {new RecordHeader("é", null), new RecordHeader("", new byte[0])};
+                default -> new Header[] {new RecordHeader("a", new byte[] {0, (byte) 0xff}), new RecordHeader("a", "dup".getBytes(UTF_8))};
+            };
+            b.appendWithOffset(offset, ts, key, value, headers);
+            offset += i % 6 == 5 ? 3 : 1;
+        }
+    }
+
+    static MemoryRecords build(byte magic, String codec, TimestampType tt, long base, long logAppendTime, long pid,
+            short epoch, int seq, boolean txn, int leaderEpoch, int n) {
+        MemoryRecordsBuilder b = MemoryRecords.builder(ByteBuffer.allocate(1 << 16), magic, Compression.of(codec).build(), tt,
+            base, logAppendTime, pid, epoch, seq, txn, false, leaderEpoch);
+        append(b, magic, base, n);
+        return b.build();
+    }
+
+    static MemoryRecords plain(byte magic, String codec, long base, int n) {
+        TimestampType tt = magic == RecordBatch.MAGIC_VALUE_V0 ? TimestampType.NO_TIMESTAMP_TYPE : TimestampType.CREATE_TIME;
+        return build(magic, codec, tt, base, RecordBatch.NO_TIMESTAMP, -1, (short) -1, -1, false, -1, n);
+    }
+
+    static MemoryRecords marker(ControlRecordType type, long offset, int coordinatorEpoch) {
+        return MemoryRecords.withEndTransactionMarker(offset, T0 + 77, 12, 4242L, (short) 7,
+            new EndTransactionMarker(type, coordinatorEpoch));
+    }
+
+    static MemoryRecords concat(MemoryRecords... parts) {
+        int n = 0;
+        for (MemoryRecords p : parts) n += p.sizeInBytes();
+        ByteBuffer all = ByteBuffer.allocate(n);
+        for (MemoryRecords p : parts) all.put(p.buffer().duplicate());
+        all.flip();
+        return MemoryRecords.readableRecords(all);
+    }
+
+    /** Record sets built by MemoryRecordsBuilder: "set <name> <hex>", then their description. */
+    static void recordSets() {
+        Map<String, MemoryRecords> sets = new LinkedHashMap<>();
+        byte v0 = RecordBatch.MAGIC_VALUE_V0, v1 = RecordBatch.MAGIC_VALUE_V1, v2 = RecordBatch.MAGIC_VALUE_V2;
+        for (String codec : CODECS) sets.put("v2-" + codec, plain(v2, codec, 0, 24));
+        sets.put("v2-idempotent-zstd", build(v2, "zstd", TimestampType.CREATE_TIME, 1000, RecordBatch.NO_TIMESTAMP, 4242L, (short) 7, 100, false, 12, 5));
+        sets.put("v2-transactional-snappy", build(v2, "snappy", TimestampType.CREATE_TIME, 2000, RecordBatch.NO_TIMESTAMP, 4242L, (short) 7, 0, true, 12, 3));
+        sets.put("v2-log-append-time-lz4", build(v2, "lz4", TimestampType.LOG_APPEND_TIME, 3000, T0 + 99_999, -1, (short) -1, -1, false, 5, 4));
+        sets.put("v2-log-append-time-none", build(v2, "none", TimestampType.LOG_APPEND_TIME, 3100, T0 + 99_999, -1, (short) -1, -1, false, 5, 2));
+        sets.put("control-commit", marker(ControlRecordType.COMMIT, 2003, 3));
+        sets.put("control-abort", marker(ControlRecordType.ABORT, 2004, 0));
+        sets.put("v2-read-committed", concat(
+            build(v2, "gzip", TimestampType.CREATE_TIME, 10, RecordBatch.NO_TIMESTAMP, 4242L, (short) 7, 0, true, 12, 3),
+            marker(ControlRecordType.ABORT, 13, 3),
+            plain(v2, "none", 14, 2),
+            build(v2, "lz4", TimestampType.CREATE_TIME, 16, RecordBatch.NO_TIMESTAMP, 4243L, (short) 0, 0, true, 12, 2),
+            marker(ControlRecordType.COMMIT, 18, 3)));
+        for (byte magic : new byte[] {v0, v1})
+            for (String codec : new String[] {"none", "gzip", "snappy", "lz4"})
+                sets.put("v" + magic + "-" + codec, plain(magic, codec, 40, 6));
+        sets.put("v1-log-append-time-none", build(v1, "none", TimestampType.LOG_APPEND_TIME, 50, T0 + 55_555, -1, (short) -1, -1, false, -1, 2));
+        sets.put("v1-log-append-time-gzip", build(v1, "gzip", TimestampType.LOG_APPEND_TIME, 52, T0 + 55_555, -1, (short) -1, -1, false, -1, 3));
+        sets.put("v0-gzip-then-v1-snappy-then-v2-zstd", concat(plain(v0, "gzip", 0, 2), plain(v1, "snappy", 2, 3), plain(v2, "zstd", 5, 3)));
+        PrintStream out = stdout();
+        sets.forEach((name, recs) -> {
+            out.println("set " + name + " " + hex(recs.buffer()));
+            describe(recs).forEach(out::println);
+        });
+        out.flush();
     }
 }
