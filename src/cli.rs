@@ -55,6 +55,102 @@ pub enum Command {
     Group(GroupCommand),
     /// The engine's plan for the next batch: [from, until) per partition, anomalies, actions.
     Plan(PlanArgs),
+    /// Reset a group's offsets (dry run unless --execute), kafka-consumer-groups style.
+    Reset(ResetArgs),
+    /// Write exact offsets for a group: TOPIC:PARTITION=OFFSET...
+    Commit(CommitArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ResetArgs {
+    #[arg(long)]
+    pub group: String,
+    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    #[arg(long, default_value = "kafka")]
+    pub store: crate::store::StoreSpec,
+    #[arg(long = "topic", required = true)]
+    pub topics: Vec<String>,
+    /// earliest | latest | current | offset:N | shift:N | datetime:TIME | duration:D (e.g. 2h, 30m, 1d) | file:CSV
+    #[arg(long, value_parser = parse_reset_to)]
+    pub to: ResetTo,
+    /// Write the new offsets (and read them back). Without it nothing is written.
+    #[arg(long)]
+    pub execute: bool,
+    /// Print the plan as kafka-consumer-groups CSV (topic,partition,offset).
+    #[arg(long)]
+    pub export: bool,
+    /// Write even if the group has active members.
+    #[arg(long)]
+    pub force: bool,
+    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
+    pub isolation: IsolationArg,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResetTo {
+    Earliest,
+    Latest,
+    Current,
+    Offset(i64),
+    Shift(i64),
+    /// Milliseconds since the epoch.
+    Datetime(i64),
+    /// Milliseconds before now.
+    Duration(u64),
+    File(std::path::PathBuf),
+}
+
+fn parse_reset_to(text: &str) -> Result<ResetTo, String> {
+    let number =
+        |s: &str, what: &str| s.parse::<i64>().map_err(|_| format!("`{s}` is not a number ({what})"));
+    match text.split_once(':') {
+        None => match text {
+            "earliest" => Ok(ResetTo::Earliest),
+            "latest" => Ok(ResetTo::Latest),
+            "current" => Ok(ResetTo::Current),
+            _ => Err(format!("unknown target `{text}`: use earliest, latest, current, offset:N, shift:N, datetime:T, duration:D or file:CSV")),
+        },
+        Some(("offset", n)) => {
+            let n = number(n, "offset")?;
+            if n < 0 {
+                return Err(format!("offset {n} is negative"));
+            }
+            Ok(ResetTo::Offset(n))
+        }
+        Some(("shift", n)) => number(n, "shift").map(ResetTo::Shift),
+        Some(("datetime", t)) => crate::time::parse_time(t).map(ResetTo::Datetime),
+        Some(("duration", d)) => parse_duration(d).map(|d| ResetTo::Duration(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))),
+        Some(("file", p)) if !p.is_empty() => Ok(ResetTo::File(p.into())),
+        Some((kind, _)) => Err(format!("unknown target `{kind}:`")),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CommitArgs {
+    #[arg(long)]
+    pub group: String,
+    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    #[arg(long, default_value = "kafka")]
+    pub store: crate::store::StoreSpec,
+    /// Write even if the group has active members or an offset is outside the log.
+    #[arg(long)]
+    pub force: bool,
+    /// TOPIC:PARTITION=OFFSET (the next offset to read).
+    #[arg(required = true, value_parser = parse_assignment)]
+    pub offsets: Vec<(kafka_wire::client::TopicPartition, i64)>,
+}
+
+fn parse_assignment(text: &str) -> Result<(kafka_wire::client::TopicPartition, i64), String> {
+    let bad = || format!("`{text}` is not TOPIC:PARTITION=OFFSET");
+    let (tp, offset) = text.rsplit_once('=').ok_or_else(bad)?;
+    let (topic, partition) = tp.rsplit_once(':').ok_or_else(bad)?;
+    let partition: i32 =
+        partition.parse().map_err(|_| format!("`{partition}` is not a partition number in `{text}`"))?;
+    let offset: i64 = offset.parse().map_err(|_| format!("`{offset}` is not an offset in `{text}`"))?;
+    if topic.is_empty() || partition < 0 || offset < 0 {
+        return Err(format!("`{text}`: topic must be non-empty, partition and offset non-negative"));
+    }
+    Ok((kafka_wire::client::TopicPartition::new(topic, partition), offset))
 }
 
 #[derive(Debug, Args)]
@@ -185,7 +281,7 @@ pub struct MetadataArgs {
     pub topics: Vec<String>,
 }
 
-/// Parses `30s`, `500ms`, `2m` or a bare number of seconds.
+/// Parses `30s`, `500ms`, `2m`, `3h`, `1d` or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
@@ -197,7 +293,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => Duration::from_millis(n),
         "s" => Duration::from_secs(n),
         "m" => Duration::from_secs(n.saturating_mul(60)),
-        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use ms, s or m)")),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        "d" => Duration::from_secs(n.saturating_mul(86_400)),
+        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use ms, s, m, h or d)")),
     };
     if d.is_zero() {
         return Err("the timeout must be above zero".to_owned());
@@ -227,7 +325,7 @@ mod tests {
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration("7").unwrap(), Duration::from_secs(7));
-        assert!(parse_duration("5h").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("5w").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("abc").is_err());
         assert!(parse_duration("0s").is_err());
     }

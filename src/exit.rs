@@ -16,6 +16,11 @@ impl Exit {
     pub const ANOMALY: Exit = Exit(3);
     /// A named topic, partition or group does not exist.
     pub const NOT_FOUND: Exit = Exit(4);
+    /// A write was refused: the group has active members (pass `--force`), or a value was
+    /// outside what the log allows.
+    pub const REFUSED: Exit = Exit(5);
+    /// The offset store is unreadable, corrupt, or did not read back what was written.
+    pub const STORE: Exit = Exit(6);
 
     pub fn value(self) -> u8 {
         self.0

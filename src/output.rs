@@ -1,6 +1,7 @@
 //! Output helpers: aligned text tables and JSON documents.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 /// A text table whose columns are padded to their widest cell.
 #[derive(Debug, Default)]
@@ -43,9 +44,29 @@ impl Table {
     }
 }
 
+/// Writes `text` to stdout. A closed pipe (`kwire ... | head`) is not an error worth a panic:
+/// the reader has what it wanted, so write errors are ignored.
+pub fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// `print!` to stdout through [`emit`].
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::output::emit(&format!($($arg)*)) };
+}
+
+/// `println!` to stdout through [`emit`].
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::output::emit(&format!("{}\n", format_args!($($arg)*))) };
+}
+
+pub(crate) use {out, outln};
+
 /// Prints a JSON document on stdout.
 pub fn print_json(value: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")));
+    let text = serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    emit(&(text + "\n"));
 }
 
 /// Lists a set of node ids as `1,2,3`.

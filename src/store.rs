@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use kafka_wire::client::{Client, TopicPartition};
-use offset_engine::{LeaderEpoch, Offset, Stored};
+use kafka_wire::client::{Client, OffsetToCommit, TopicPartition};
+use kafka_wire::store::file::FileStore;
+use kafka_wire::store::StoredOffset;
+use offset_engine::{LeaderEpoch, Offset, Stored, TopicId};
 
 use crate::exit::{Exit, Failure};
 
@@ -69,8 +71,97 @@ pub async fn load(
                 })
                 .collect())
         }
-        other => {
-            Err(Failure::new(Exit::USAGE, format!("the {other} store is not available in this build yet")))
+        StoreSpec::File(path) => {
+            let file = FileStore::new(path);
+            let stored = file.load(group).map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
+            Ok(stored
+                .into_iter()
+                .filter(|o| topics.is_none_or(|t| t.contains(&o.topic)))
+                .map(|o| (TopicPartition::new(o.topic.clone(), o.partition), to_engine(&o)))
+                .collect())
+        }
+        StoreSpec::Zk => Err(Failure::new(Exit::USAGE, "the zk store is not available in this build yet")),
+    }
+}
+
+/// Converts a store entry to the engine's view of it.
+pub fn to_engine(o: &StoredOffset) -> Stored {
+    Stored {
+        offset: Offset(o.offset),
+        leader_epoch: o.leader_epoch.map(LeaderEpoch),
+        topic_id: o.topic_id.and_then(|id| TopicId::from_wire(id.0)),
+        commit_timestamp_ms: o.commit_timestamp_ms,
+    }
+}
+
+/// Writes `offsets` for `group` into `store` (other partitions already stored stay as they
+/// are), then reads them back and fails unless every one reads back equal. The Kafka store
+/// refuses a group with active members unless `force`.
+pub async fn save(
+    client: &Client,
+    store: &StoreSpec,
+    group: &str,
+    offsets: &[StoredOffset],
+    force: bool,
+    timeout: std::time::Duration,
+) -> Result<(), Failure> {
+    match store {
+        StoreSpec::Kafka => {
+            let description = client.describe_group(group, timeout).await?;
+            if !description.is_inactive() && !force {
+                return Err(Failure::new(
+                    Exit::REFUSED,
+                    format!(
+                        "group `{group}` has {} active member(s) (state {}): offsets can only be written while it is inactive; stop its consumers or pass --force",
+                        description.members.len(),
+                        description.state
+                    ),
+                ));
+            }
+            let to_commit: Vec<OffsetToCommit> = offsets
+                .iter()
+                .map(|o| OffsetToCommit {
+                    tp: TopicPartition::new(o.topic.clone(), o.partition),
+                    offset: o.offset,
+                    leader_epoch: o.leader_epoch,
+                    metadata: None,
+                })
+                .collect();
+            let results = client.commit_offsets(group, &to_commit, timeout).await?;
+            for (tp, result) in results {
+                result.map_err(|e| Failure::new(Exit::CLUSTER, format!("commit of {tp} failed: {e}")))?;
+            }
+        }
+        StoreSpec::File(path) => {
+            let file = FileStore::new(path);
+            let mut all = file.load(group).map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
+            for o in offsets {
+                all.retain(|x| !(x.topic == o.topic && x.partition == o.partition));
+                all.push(o.clone());
+            }
+            file.save(group, &all).map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
+        }
+        StoreSpec::Zk => {
+            return Err(Failure::new(Exit::USAGE, "the zk store is not available in this build yet"))
         }
     }
+    // Read back: what is stored now must be what was written.
+    let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
+    topics.sort();
+    topics.dedup();
+    let now = load(client, store, group, Some(&topics), timeout).await?;
+    for o in offsets {
+        let tp = TopicPartition::new(o.topic.clone(), o.partition);
+        let read = now.get(&tp).map(|s| s.offset.0);
+        if read != Some(o.offset) {
+            return Err(Failure::new(
+                Exit::STORE,
+                format!(
+                    "read-back mismatch for {tp} in the {store} store: wrote {}, read {read:?}",
+                    o.offset
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

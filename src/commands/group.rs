@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::Context;
 use crate::cli::{Format, GroupCommand, GroupDescribeArgs};
 use crate::exit::Failure;
-use crate::output::{print_json, Table};
+use crate::output::{out, outln, print_json, Table};
 use crate::store::{self, StoreSpec};
 
 pub async fn run(ctx: &Context, command: &GroupCommand) -> Result<(), Failure> {
@@ -44,7 +44,7 @@ async fn list(ctx: &Context) -> Result<(), Failure> {
                     g.coordinator.to_string(),
                 ]);
             }
-            print!("{}", t.render());
+            out!("{}", t.render());
         }
     }
     Ok(())
@@ -184,18 +184,18 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
         })),
         Format::Text => {
             match &description {
-                Some(d) => println!(
+                Some(d) => outln!(
                     "group {}  state {}  coordinator {}  members {}",
                     args.group,
                     d.state,
                     d.coordinator,
                     d.members.len()
                 ),
-                None => println!("group {}  store {}", args.group, args.store),
+                None => outln!("group {}  store {}", args.group, args.store),
             }
             if let Some(d) = &description {
                 for m in &d.members {
-                    println!("  member {}  client {}  host {}", m.member_id, m.client_id, m.client_host);
+                    outln!("  member {}  client {}  host {}", m.member_id, m.client_id, m.client_host);
                 }
             }
             let mut t = Table::new([
@@ -229,12 +229,12 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
                     r.commit_timestamp_ms().map(|ts| format_age(now - ts)).unwrap_or_default(),
                 ]);
             }
-            print!("\n{}", t.render());
+            out!("\n{}", t.render());
             let mut tt = Table::new(["TOPIC", "LAG", "CONSUMABLE", "LOST"]);
             for (topic, (lag, consumable, lost)) in &totals {
                 tt.row([(*topic).to_owned(), lag.to_string(), consumable.to_string(), lost.to_string()]);
             }
-            print!("\ntotals\n{}", tt.render());
+            out!("\ntotals\n{}", tt.render());
         }
     }
     Ok(())

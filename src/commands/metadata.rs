@@ -8,7 +8,7 @@ use serde_json::json;
 use super::Context;
 use crate::cli::{Format, MetadataArgs};
 use crate::exit::{Exit, Failure};
-use crate::output::{ids, print_json, Table};
+use crate::output::{ids, out, outln, print_json, Table};
 
 pub async fn run(ctx: &Context, args: &MetadataArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
@@ -48,7 +48,7 @@ pub async fn run(ctx: &Context, args: &MetadataArgs) -> Result<(), Failure> {
             })).collect::<Vec<_>>(),
         })),
         Format::Text => {
-            println!(
+            outln!(
                 "cluster {}  controller {}",
                 metadata.cluster_id.as_deref().unwrap_or("(unknown)"),
                 metadata.controller_id.map_or_else(|| "(unknown)".to_owned(), |c| c.to_string())
@@ -62,7 +62,7 @@ pub async fn run(ctx: &Context, args: &MetadataArgs) -> Result<(), Failure> {
                     b.rack.clone().unwrap_or_default(),
                 ]);
             }
-            print!("\n{}", brokers.render());
+            out!("\n{}", brokers.render());
             let mut parts = Table::new([
                 "TOPIC",
                 "TOPIC_ID",
@@ -87,7 +87,7 @@ pub async fn run(ctx: &Context, args: &MetadataArgs) -> Result<(), Failure> {
                     ]);
                 }
             }
-            print!("\n{}", parts.render());
+            out!("\n{}", parts.render());
         }
     }
     Ok(())

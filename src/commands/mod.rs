@@ -6,6 +6,7 @@ mod group;
 mod metadata;
 mod offsets;
 mod plan;
+mod reset;
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -98,6 +99,8 @@ pub fn run(cli: Cli) -> Exit {
             Command::Offsets(args) => offsets::run(&ctx, &args).await,
             Command::Group(command) => group::run(&ctx, &command).await,
             Command::Plan(args) => plan::run(&ctx, &args).await,
+            Command::Reset(args) => reset::reset(&ctx, &args).await,
+            Command::Commit(args) => reset::commit(&ctx, &args).await,
         }
     });
     match result {

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::Context;
 use crate::cli::{At, Format, OffsetsArgs};
 use crate::exit::{Exit, Failure};
-use crate::output::{print_json, Table};
+use crate::output::{out, outln, print_json, Table};
 
 pub async fn run(ctx: &Context, args: &OffsetsArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
@@ -67,8 +67,8 @@ pub async fn run(ctx: &Context, args: &OffsetsArgs) -> Result<(), Failure> {
                     at.offset.map_or_else(|| "none".to_owned(), |o| o.to_string()),
                 ]);
             }
-            println!("offsets at {} ({})", args.at, args.isolation);
-            print!("{}", table.render());
+            outln!("offsets at {} ({})", args.at, args.isolation);
+            out!("{}", table.render());
         }
     }
     Ok(())

@@ -10,7 +10,7 @@ use super::Context;
 use crate::anomaly_json::{action, anomaly, until_reason};
 use crate::cli::{Format, OutOfRangeArg, PlanArgs, StartArg};
 use crate::exit::{Exit, Failure};
-use crate::output::{print_json, Table};
+use crate::output::{out, outln, print_json, Table};
 
 pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
@@ -81,9 +81,9 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
                     e.anomaly.as_ref().map(ToString::to_string).unwrap_or_default(),
                 ]);
             }
-            println!("plan for group {} ({} store, {})", args.group, args.store, args.isolation);
-            print!("{}", t.render());
-            println!("{} records in the batch", planned.records);
+            outln!("plan for group {} ({} store, {})", args.group, args.store, args.isolation);
+            out!("{}", t.render());
+            outln!("{} records in the batch", planned.records);
         }
     }
     if failed {

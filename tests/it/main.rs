@@ -9,4 +9,5 @@ mod support;
 
 mod cli_basics;
 mod cli_offsets;
+mod cli_reset_plan;
 mod client_routing;

@@ -1,0 +1,249 @@
+//! `kwire reset` and `kwire commit`: write a group's offsets — planned with
+//! kafka-consumer-groups semantics and shown before/after/lag as a dry run unless `--execute`,
+//! then written and read back. Nothing is written unless every partition's target is valid.
+
+use std::collections::BTreeMap;
+
+use kafka_wire::client::{Isolation as WireIsolation, OffsetQuery, TopicPartition as WireTp};
+use kafka_wire::protocol::Uuid;
+use kafka_wire::store::StoredOffset;
+use offset_engine::formats::{from_csv, to_csv};
+use offset_engine::policy::timestamp_before;
+use offset_engine::{
+    plan_reset, LogState, Offset, ResetInput, ResetReason, ResetTarget, TimeLookup, TopicPartition,
+};
+use serde_json::json;
+
+use super::group::{partition_rows, PartitionRow};
+use super::Context;
+use crate::cli::{CommitArgs, Format, ResetArgs, ResetTo};
+use crate::exit::{Exit, Failure};
+use crate::output::{out, outln, print_json, Table};
+use crate::store;
+
+pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
+    let client = ctx.client().await?;
+    let isolation = args.isolation.into_engine();
+    let rows = partition_rows(ctx, &client, &args.store, &args.group, Some(&args.topics), isolation).await?;
+    let now = crate::time::now_ms();
+    let (target, lookups, file) = match &args.to {
+        ResetTo::Earliest => (ResetTarget::Earliest, None, None),
+        ResetTo::Latest => (ResetTarget::Latest, None, None),
+        ResetTo::Current => (ResetTarget::Current, None, None),
+        ResetTo::Offset(n) => (ResetTarget::Offset(Offset(*n)), None, None),
+        ResetTo::Shift(n) => (ResetTarget::ShiftBy(*n), None, None),
+        ResetTo::Datetime(ms) => (
+            ResetTarget::Timestamp { timestamp_ms: *ms },
+            Some(resolve(ctx, &client, &rows, *ms).await?),
+            None,
+        ),
+        ResetTo::Duration(ms) => {
+            let at = timestamp_before(now, *ms).map_err(|e| Failure::new(Exit::USAGE, e.to_string()))?;
+            (ResetTarget::Duration { duration_ms: *ms }, Some(resolve(ctx, &client, &rows, at).await?), None)
+        }
+        ResetTo::File(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::new(Exit::USAGE, format!("cannot read {}: {e}", path.display())))?;
+            let entries =
+                from_csv(&text).map_err(|e| Failure::new(Exit::USAGE, format!("{}: {e}", path.display())))?;
+            let map: BTreeMap<(String, i32), Offset> =
+                entries.into_iter().map(|(tp, o)| ((tp.topic.to_string(), tp.partition.0), o)).collect();
+            (ResetTarget::FromFile, None, Some(map))
+        }
+    };
+    let inputs: Vec<ResetInput> = rows
+        .iter()
+        .map(|r| {
+            let mut input = ResetInput::new(engine_tp(&r.tp), r.stored.clone(), r.log.clone());
+            input.time_lookup = lookups.as_ref().and_then(|l| l.get(&r.tp).copied());
+            input.file_offset =
+                file.as_ref().and_then(|f| f.get(&(r.tp.topic.clone(), r.tp.partition)).copied());
+            input
+        })
+        .collect();
+    let entries = plan_reset(target, isolation, &inputs);
+    let errors: Vec<String> = entries
+        .iter()
+        .filter_map(|e| {
+            e.outcome.as_ref().err().map(|err| format!("{}-{}: {err}", e.tp.topic, e.tp.partition.0))
+        })
+        .collect();
+    let planned: Vec<(WireTp, Option<Offset>, Offset, ResetReason, offset_engine::Lag)> = entries
+        .iter()
+        .filter_map(|e| {
+            let to = e.outcome.as_ref().ok()?;
+            Some((
+                WireTp::new(e.tp.topic.to_string(), e.tp.partition.0),
+                e.before,
+                to.offset,
+                to.reason.clone(),
+                to.lag,
+            ))
+        })
+        .collect();
+
+    if args.export {
+        let csv: Vec<(TopicPartition, Offset)> =
+            planned.iter().map(|(tp, _, to, _, _)| (engine_tp(tp), *to)).collect();
+        out!("{}", to_csv(&csv));
+    } else {
+        match ctx.format() {
+            Format::Json => print_json(&json!({
+                "group": args.group,
+                "store": args.store.to_string(),
+                "executed": args.execute && errors.is_empty(),
+                "partitions": planned.iter().map(|(tp, before, to, reason, lag)| json!({
+                    "topic": tp.topic, "partition": tp.partition,
+                    "before": before.map(|b| b.0), "after": to.0,
+                    "reason": reason_text(reason), "lag": lag.lag(),
+                })).collect::<Vec<_>>(),
+                "errors": errors,
+            })),
+            Format::Text => {
+                let mut t = Table::new(["TOPIC", "PARTITION", "BEFORE", "AFTER", "LAG_AFTER", "NOTE"]);
+                for (tp, before, to, reason, lag) in &planned {
+                    t.row([
+                        tp.topic.clone(),
+                        tp.partition.to_string(),
+                        before.map_or_else(|| "none".to_owned(), |b| b.0.to_string()),
+                        to.0.to_string(),
+                        lag.lag().map(|l| l.to_string()).unwrap_or_default(),
+                        reason_text(reason),
+                    ]);
+                }
+                out!("{}", t.render());
+                if !args.execute && errors.is_empty() {
+                    outln!("dry run: nothing written (add --execute to write)");
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Failure::new(Exit::REFUSED, format!("nothing written: {}", errors.join("; "))));
+    }
+    if args.execute {
+        let offsets = to_store(&rows, planned.iter().map(|(tp, _, to, _, _)| (tp.clone(), to.0)), now);
+        store::save(&client, &args.store, &args.group, &offsets, args.force, ctx.global.timeout).await?;
+        if ctx.format() == Format::Text && !args.export {
+            outln!("written to the {} store and read back", args.store);
+        }
+    }
+    Ok(())
+}
+
+pub async fn commit(ctx: &Context, args: &CommitArgs) -> Result<(), Failure> {
+    let client = ctx.client().await?;
+    let mut topics: Vec<String> = args.offsets.iter().map(|(tp, _)| tp.topic.clone()).collect();
+    topics.sort();
+    topics.dedup();
+    let rows = partition_rows(
+        ctx,
+        &client,
+        &args.store,
+        &args.group,
+        Some(&topics),
+        offset_engine::Isolation::ReadUncommitted,
+    )
+    .await?;
+    let mut problems = Vec::new();
+    for (tp, offset) in &args.offsets {
+        match rows.iter().find(|r| &r.tp == tp).map(|r| &r.log) {
+            Some(LogState::Found(v))
+                if (*offset < v.log_start.0 || *offset > v.high_watermark.0) && !args.force =>
+            {
+                problems.push(format!(
+                    "{tp}: offset {offset} is outside the log [{}, {}] (pass --force to write it anyway)",
+                    v.log_start.0, v.high_watermark.0
+                ));
+            }
+            Some(LogState::Found(_)) => {}
+            Some(LogState::TopicNotFound) | None if !rows.iter().any(|r| r.tp.topic == tp.topic) => {
+                return Err(Failure::new(Exit::NOT_FOUND, format!("unknown topic `{}`", tp.topic)));
+            }
+            _ => return Err(Failure::new(Exit::NOT_FOUND, format!("unknown partition {tp}"))),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Failure::new(Exit::REFUSED, format!("nothing written: {}", problems.join("; "))));
+    }
+    let offsets = to_store(&rows, args.offsets.iter().cloned(), crate::time::now_ms());
+    store::save(&client, &args.store, &args.group, &offsets, args.force, ctx.global.timeout).await?;
+    match ctx.format() {
+        Format::Json => print_json(&json!({
+            "group": args.group, "store": args.store.to_string(),
+            "committed": args.offsets.iter().map(|(tp, o)| json!({
+                "topic": tp.topic, "partition": tp.partition, "committed": o,
+            })).collect::<Vec<_>>(),
+        })),
+        Format::Text => outln!(
+            "committed {} offset(s) for group {} in the {} store",
+            args.offsets.len(),
+            args.group,
+            args.store
+        ),
+    }
+    Ok(())
+}
+
+/// Store entries for `offsets`, carrying each partition's live topic id so a later
+/// recreation of the topic is recognised.
+fn to_store(
+    rows: &[PartitionRow],
+    offsets: impl Iterator<Item = (WireTp, i64)>,
+    now: i64,
+) -> Vec<StoredOffset> {
+    offsets
+        .map(|(tp, offset)| {
+            let topic_id = rows.iter().find(|r| r.tp == tp).and_then(|r| match &r.log {
+                LogState::Found(v) => v.topic_id.map(|id| Uuid(id.0)),
+                _ => None,
+            });
+            StoredOffset {
+                topic: tp.topic,
+                partition: tp.partition,
+                offset,
+                leader_epoch: None,
+                topic_id,
+                commit_timestamp_ms: Some(now),
+            }
+        })
+        .collect()
+}
+
+/// The first offset at or after `at_ms` per partition, from the leaders.
+async fn resolve(
+    ctx: &Context,
+    client: &kafka_wire::client::Client,
+    rows: &[PartitionRow],
+    at_ms: i64,
+) -> Result<BTreeMap<WireTp, TimeLookup>, Failure> {
+    let tps: Vec<WireTp> =
+        rows.iter().filter(|r| matches!(r.log, LogState::Found(_))).map(|r| r.tp.clone()).collect();
+    let found = client
+        .list_offsets(&tps, OffsetQuery::Timestamp(at_ms), WireIsolation::ReadUncommitted, ctx.global.timeout)
+        .await;
+    let mut out = BTreeMap::new();
+    for (tp, result) in found {
+        let listed = result.map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?;
+        out.insert(
+            tp,
+            listed.offset.map_or(TimeLookup::NoRecordAtOrAfter, |o| TimeLookup::Offset(Offset(o))),
+        );
+    }
+    Ok(out)
+}
+
+fn engine_tp(tp: &WireTp) -> TopicPartition {
+    TopicPartition::new(tp.topic.as_str(), tp.partition)
+}
+
+fn reason_text(reason: &ResetReason) -> String {
+    match reason {
+        ResetReason::AsRequested => String::new(),
+        ResetReason::ClampedToLogStart { requested } => {
+            format!("{requested} is below the log start: clamped")
+        }
+        ResetReason::ClampedToEnd { requested } => format!("{requested} is past the end: clamped"),
+        ResetReason::NoRecordAtOrAfterTimestamp => "no record at or after the time: end".to_owned(),
+    }
+}
