@@ -1,6 +1,4 @@
-//! The ZooKeeper offset store: Kafka 0.8's `/consumers/<group>/offsets/<topic>/<partition>`
-//! layout, byte for byte, with kwire's extra metadata (topic id, leader epoch) kept beside it.
-//! See the crate README for the layout and the compatibility guarantees.
+#![doc = include_str!("../README.md")]
 
 pub mod error;
 pub mod layout;

@@ -71,6 +71,30 @@ fn version_after(before: Option<i32>) -> i32 {
     before.map_or(0, |v| v.wrapping_add(1))
 }
 
+/// What became of an offset node after a multi-op whose reply was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unsure {
+    /// Still at its version before: the multi-op was not applied.
+    NotApplied,
+    /// Holds exactly the written value one version later: the multi-op was applied.
+    Applied(i32),
+    /// Anything else: another writer changed it.
+    Conflict,
+}
+
+/// `before` is the version the write expected (`None`: absent), `written` the value it sent,
+/// `now` the node's current value and version (`None`: absent).
+fn resolve_unsure(before: Option<i32>, written: &[u8], now: Option<&(Vec<u8>, i32)>) -> Unsure {
+    let now_version = now.map(|(_, v)| *v);
+    if now_version == before {
+        Unsure::NotApplied
+    } else if now.is_some_and(|(data, v)| *v == version_after(before) && data.as_slice() == written) {
+        Unsure::Applied(version_after(before))
+    } else {
+        Unsure::Conflict
+    }
+}
+
 /// What one failed ZooKeeper request means for the call that made it. Decided here only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Recovery {
@@ -136,7 +160,7 @@ impl<'a> Attempts<'a> {
             store,
             operation,
             target: format!("group {group:?}"),
-            deadline: Instant::now() + store.retry_budget,
+            deadline: deadline_after(store.retry_budget),
             backoff: FIRST_BACKOFF,
             last_error: None,
             reconnect: false,
@@ -217,6 +241,12 @@ impl<'a> Attempts<'a> {
     async fn run<T>(&self, attempt: impl Future<Output = Result<T, Fail>>) -> Option<Result<T, Fail>> {
         timeout_at(self.deadline, attempt).await.ok()
     }
+}
+
+/// `now + budget`, or about 30 years from now for a budget too large to add (`Duration::MAX`).
+fn deadline_after(budget: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(budget).unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 86_400))
 }
 
 /// One write attempt's operation, to map a failed multi-op index back to what it was.
@@ -576,22 +606,19 @@ impl ZkOffsetStore {
                         Err(ZooKeeperError::NoNode) => None,
                         Err(e) => return Err(zk_at(&paths[i])(e)),
                     };
-                    let now_version = now.as_ref().map(|(_, v)| *v);
                     match unsure {
-                        None => now_version,
-                        Some((before, _)) if now_version == before => {
-                            first_before.get_or_insert(i);
-                            before
-                        }
-                        Some((before, written))
-                            if now
-                                .as_ref()
-                                .is_some_and(|(data, v)| *v == version_after(before) && *data == written) =>
-                        {
-                            written_count += 1;
-                            Some(version_after(before))
-                        }
-                        Some(_) => return Err(self.conflict(group, &offsets[i]).into()),
+                        None => now.map(|(_, v)| v),
+                        Some((before, written)) => match resolve_unsure(before, &written, now.as_ref()) {
+                            Unsure::NotApplied => {
+                                first_before.get_or_insert(i);
+                                before
+                            }
+                            Unsure::Applied(v) => {
+                                written_count += 1;
+                                Some(v)
+                            }
+                            Unsure::Conflict => return Err(self.conflict(group, &offsets[i]).into()),
+                        },
                     }
                 }
             };
@@ -733,4 +760,50 @@ fn validate_group(group: &str) -> Result<()> {
 
 fn validate_topic(topic: &str) -> Result<()> {
     layout::validate_topic(topic).map_err(|reason| Error::InvalidTopic { topic: topic.to_owned(), reason })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_reply_to_a_create_is_resolved_by_the_node() {
+        assert_eq!(resolve_unsure(None, b"42", None), Unsure::NotApplied);
+        assert_eq!(resolve_unsure(None, b"42", Some(&(b"42".to_vec(), 0))), Unsure::Applied(0));
+        // Someone else created it, with another value or already updated it.
+        assert_eq!(resolve_unsure(None, b"42", Some(&(b"41".to_vec(), 0))), Unsure::Conflict);
+        assert_eq!(resolve_unsure(None, b"42", Some(&(b"42".to_vec(), 1))), Unsure::Conflict);
+    }
+
+    #[test]
+    fn a_lost_reply_to_a_set_is_resolved_by_version_and_value() {
+        assert_eq!(resolve_unsure(Some(4), b"42", Some(&(b"40".to_vec(), 4))), Unsure::NotApplied);
+        assert_eq!(resolve_unsure(Some(4), b"42", Some(&(b"42".to_vec(), 5))), Unsure::Applied(5));
+        assert_eq!(resolve_unsure(Some(4), b"42", Some(&(b"43".to_vec(), 5))), Unsure::Conflict);
+        assert_eq!(resolve_unsure(Some(4), b"42", Some(&(b"42".to_vec(), 6))), Unsure::Conflict);
+        // Deleted by someone.
+        assert_eq!(resolve_unsure(Some(4), b"42", None), Unsure::Conflict);
+    }
+
+    #[test]
+    fn retriability_is_decided_by_the_error_kind() {
+        assert_eq!(recovery(&ZooKeeperError::ConnectionLoss), Recovery::Retry);
+        assert_eq!(recovery(&ZooKeeperError::Throttled), Recovery::Retry);
+        assert_eq!(recovery(&ZooKeeperError::SessionExpired), Recovery::Reconnect);
+        assert_eq!(recovery(&ZooKeeperError::ClientClosed), Recovery::Reconnect);
+        assert_eq!(recovery(&ZooKeeperError::NoAuth), Recovery::Fatal);
+        assert_eq!(recovery(&ZooKeeperError::BadVersion), Recovery::Fatal);
+    }
+
+    #[test]
+    fn an_unbounded_budget_does_not_overflow() {
+        assert!(deadline_after(Duration::MAX) > Instant::now() + Duration::from_secs(86_400));
+    }
+
+    #[test]
+    fn versions_after_a_write() {
+        assert_eq!(version_after(None), 0);
+        assert_eq!(version_after(Some(0)), 1);
+        assert_eq!(version_after(Some(i32::MAX)), i32::MIN);
+    }
 }
