@@ -59,6 +59,29 @@ pub enum Command {
     Reset(ResetArgs),
     /// Write exact offsets for a group: TOPIC:PARTITION=OFFSET...
     Commit(CommitArgs),
+    /// Copy a group's offsets from one store to another (diff and dry run unless --execute).
+    Migrate(MigrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    #[arg(long)]
+    pub group: String,
+    /// The store to copy from: kafka, zk, or file:PATH.
+    #[arg(long)]
+    pub from: crate::store::StoreSpec,
+    /// The store to copy to: kafka, zk, or file:PATH.
+    #[arg(long)]
+    pub to: crate::store::StoreSpec,
+    /// Only these topics (all stored topics by default).
+    #[arg(long = "topic")]
+    pub topics: Vec<String>,
+    /// Write (and read back). Without it nothing is written.
+    #[arg(long)]
+    pub execute: bool,
+    /// Write to a Kafka group even if it has active members.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use kafka_wire::client::{Client, OffsetToCommit, TopicPartition};
+use kafka_wire::protocol::Uuid;
 use kafka_wire::store::file::FileStore;
 use kafka_wire::store::StoredOffset;
+use kwire_zk::ZkOffsetStore;
 use offset_engine::{LeaderEpoch, Offset, Stored, TopicId};
 
 use crate::exit::{Exit, Failure};
@@ -53,6 +55,7 @@ pub async fn load(
     store: &StoreSpec,
     group: &str,
     topics: Option<&[String]>,
+    zookeeper_address: Option<&str>,
     timeout: std::time::Duration,
 ) -> Result<StoredOffsets, Failure> {
     match store {
@@ -80,8 +83,35 @@ pub async fn load(
                 .map(|o| (TopicPartition::new(o.topic.clone(), o.partition), to_engine(&o)))
                 .collect())
         }
-        StoreSpec::Zk => Err(Failure::new(Exit::USAGE, "the zk store is not available in this build yet")),
+        StoreSpec::Zk => {
+            let zk = zookeeper(zookeeper_address).await?;
+            let stored =
+                zk.read(group, topics).await.map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
+            Ok(stored
+                .into_iter()
+                .map(|o| {
+                    let entry = StoredOffset {
+                        topic: o.topic,
+                        partition: o.partition,
+                        offset: o.offset,
+                        leader_epoch: o.leader_epoch,
+                        topic_id: o.topic_id.map(Uuid),
+                        commit_timestamp_ms: None,
+                    };
+                    (TopicPartition::new(entry.topic.clone(), entry.partition), to_engine(&entry))
+                })
+                .collect())
+        }
     }
+}
+
+async fn zookeeper(address: Option<&str>) -> Result<ZkOffsetStore, Failure> {
+    let address = address.filter(|a| !a.is_empty()).ok_or_else(|| {
+        Failure::new(Exit::USAGE, "the zk store needs --zookeeper HOST:PORT[/chroot] or KWIRE_ZOOKEEPER")
+    })?;
+    ZkOffsetStore::connect(address, std::time::Duration::from_secs(10))
+        .await
+        .map_err(|e| Failure::new(Exit::STORE, format!("ZooKeeper {address}: {e}")))
 }
 
 /// Converts a store entry to the engine's view of it.
@@ -103,6 +133,7 @@ pub async fn save(
     group: &str,
     offsets: &[StoredOffset],
     force: bool,
+    zookeeper_address: Option<&str>,
     timeout: std::time::Duration,
 ) -> Result<(), Failure> {
     match store {
@@ -142,14 +173,27 @@ pub async fn save(
             file.save(group, &all).map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
         }
         StoreSpec::Zk => {
-            return Err(Failure::new(Exit::USAGE, "the zk store is not available in this build yet"))
+            let zk = zookeeper(zookeeper_address).await?;
+            let entries: Vec<kwire_zk::StoredOffset> = offsets
+                .iter()
+                .map(|o| kwire_zk::StoredOffset {
+                    topic: o.topic.clone(),
+                    partition: o.partition,
+                    offset: o.offset,
+                    leader_epoch: o.leader_epoch,
+                    topic_id: o.topic_id.map(|id| id.0),
+                })
+                .collect();
+            // The store checks versions against what it read: read first, then write.
+            zk.read(group, None).await.map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
+            zk.write(group, &entries).await.map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
         }
     }
     // Read back: what is stored now must be what was written.
     let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
     topics.sort();
     topics.dedup();
-    let now = load(client, store, group, Some(&topics), timeout).await?;
+    let now = load(client, store, group, Some(&topics), zookeeper_address, timeout).await?;
     for o in offsets {
         let tp = TopicPartition::new(o.topic.clone(), o.partition);
         let read = now.get(&tp).map(|s| s.offset.0);

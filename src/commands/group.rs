@@ -84,7 +84,7 @@ pub async fn partition_rows(
     isolation: Isolation,
 ) -> Result<Vec<PartitionRow>, Failure> {
     let timeout = ctx.global.timeout;
-    let stored = store::load(client, store, group, topics, timeout).await?;
+    let stored = store::load(client, store, group, topics, ctx.global.zookeeper.as_deref(), timeout).await?;
     let mut names: BTreeSet<String> = stored.keys().map(|tp| tp.topic.clone()).collect();
     names.extend(topics.unwrap_or_default().iter().cloned());
     let names: Vec<String> = names.into_iter().collect();

@@ -4,6 +4,7 @@
 mod api_versions;
 mod group;
 mod metadata;
+mod migrate;
 mod offsets;
 mod plan;
 mod reset;
@@ -101,6 +102,7 @@ pub fn run(cli: Cli) -> Exit {
             Command::Plan(args) => plan::run(&ctx, &args).await,
             Command::Reset(args) => reset::reset(&ctx, &args).await,
             Command::Commit(args) => reset::commit(&ctx, &args).await,
+            Command::Migrate(args) => migrate::run(&ctx, &args).await,
         }
     });
     match result {

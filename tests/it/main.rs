@@ -10,4 +10,5 @@ mod support;
 mod cli_basics;
 mod cli_offsets;
 mod cli_reset_plan;
+mod cli_stores;
 mod client_routing;
