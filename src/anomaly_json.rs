@@ -43,7 +43,7 @@ pub fn skip_reason(r: &SkipReason) -> &'static str {
     }
 }
 
-pub fn from_reason(r: &FromReason) -> String {
+pub fn from_reason(r: FromReason) -> String {
     match r {
         FromReason::Stored => "stored".to_owned(),
         FromReason::StartEarliest => "start_earliest".to_owned(),
@@ -54,7 +54,7 @@ pub fn from_reason(r: &FromReason) -> String {
     }
 }
 
-pub fn until_reason(r: &UntilReason) -> &'static str {
+pub fn until_reason(r: UntilReason) -> &'static str {
     match r {
         UntilReason::End => "end",
         UntilReason::PartitionCap => "partition_cap",
@@ -65,7 +65,7 @@ pub fn until_reason(r: &UntilReason) -> &'static str {
 /// What happened to a partition, as one word for tables: `read`, `skip:<reason>`, `fail`.
 pub fn action(outcome: &Outcome) -> String {
     match outcome {
-        Outcome::Range(r) => format!("read ({})", from_reason(&r.from_reason)),
+        Outcome::Range(r) => format!("read ({})", from_reason(r.from_reason)),
         Outcome::Skipped { reason } => format!("skip ({})", skip_reason(reason)),
         Outcome::Failed { kind } => format!("fail ({kind})"),
     }

@@ -122,7 +122,7 @@ pub async fn partition_rows(
                 return Err(Failure::new(crate::exit::Exit::CLUSTER, format!("{tp}: {e}")))
             }
         };
-        let s = stored.get(&tp).cloned();
+        let s = stored.get(&tp).copied();
         rows.push(PartitionRow {
             lag: lag_of(s.as_ref().map(|s| s.offset), &log, isolation),
             stored: s,

@@ -58,7 +58,7 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
                     "from": range.map(|r| r.from.0),
                     "until": range.map(|r| r.until.0),
                     "records": range.map(offset_engine::PlannedRange::records),
-                    "until_reason": range.map(|r| until_reason(&r.until_reason)),
+                    "until_reason": range.map(|r| until_reason(r.until_reason)),
                     "action": action(&e.outcome),
                     "anomaly": e.anomaly.as_ref().map(anomaly),
                     "lag": e.lag.lag(),

@@ -54,7 +54,7 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
     let inputs: Vec<ResetInput> = rows
         .iter()
         .map(|r| {
-            let mut input = ResetInput::new(engine_tp(&r.tp), r.stored.clone(), r.log.clone());
+            let mut input = ResetInput::new(engine_tp(&r.tp), r.stored, r.log);
             input.time_lookup = lookups.as_ref().and_then(|l| l.get(&r.tp).copied());
             input.file_offset =
                 file.as_ref().and_then(|f| f.get(&(r.tp.topic.clone(), r.tp.partition)).copied());
@@ -76,7 +76,7 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
                 WireTp::new(e.tp.topic.to_string(), e.tp.partition.0),
                 e.before,
                 to.offset,
-                to.reason.clone(),
+                to.reason,
                 to.lag,
             ))
         })
