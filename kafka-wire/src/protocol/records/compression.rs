@@ -123,6 +123,66 @@ pub fn compress(codec: Compression, input: &[u8], out: &mut Vec<u8>) -> Result<(
     }
 }
 
+/// Rewrites the header checksum (HC) byte of an LZ4 frame for magic-0 legacy messages, which
+/// Kafka writes with a non-standard checksum (KAFKA-3160: computed over the frame's magic
+/// number as well as its descriptor) and reads without checking it. `kafka_v0` picks Kafka's
+/// form (for writing, so 0.8/0.9 readers that verify it accept the frame), otherwise the
+/// standard one (for reading, so a standard decoder accepts it). Frames too short to hold a
+/// descriptor are returned unchanged; decoding them then fails as usual.
+pub(crate) fn lz4_legacy_header_checksum(frame: &mut [u8], kafka_v0: bool) {
+    const DESCRIPTOR: usize = 4; // after the 4-byte magic number
+    let Some(&flg) = frame.get(DESCRIPTOR) else { return };
+    // FLG, BD, then an 8-byte content size (FLG bit 3) and a 4-byte dictionary id (FLG bit 0).
+    let hc = DESCRIPTOR + 2 + if flg & 0x08 != 0 { 8 } else { 0 } + if flg & 0x01 != 0 { 4 } else { 0 };
+    if hc >= frame.len() {
+        return;
+    }
+    let from = if kafka_v0 { 0 } else { DESCRIPTOR };
+    frame[hc] = (xxh32(&frame[from..hc]) >> 8) as u8;
+}
+
+/// XXH32 with seed 0 (the checksummed span is at most 18 bytes: magic, FLG, BD, content size
+/// and dictionary id).
+fn xxh32(input: &[u8]) -> u32 {
+    const P1: u32 = 0x9E37_79B1;
+    const P2: u32 = 0x85EB_CA77;
+    const P3: u32 = 0xC2B2_AE3D;
+    const P4: u32 = 0x27D4_EB2F;
+    const P5: u32 = 0x1656_67B1;
+    let round =
+        |acc: u32, lane: u32| acc.wrapping_add(lane.wrapping_mul(P2)).rotate_left(13).wrapping_mul(P1);
+    let word = |c: &[u8]| u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    let mut rest = input;
+    let mut h = if input.len() >= 16 {
+        let mut v = [P1.wrapping_add(P2), P2, 0, 0u32.wrapping_sub(P1)];
+        while rest.len() >= 16 {
+            for (i, lane) in v.iter_mut().enumerate() {
+                *lane = round(*lane, word(&rest[4 * i..]));
+            }
+            rest = &rest[16..];
+        }
+        v[0].rotate_left(1)
+            .wrapping_add(v[1].rotate_left(7))
+            .wrapping_add(v[2].rotate_left(12))
+            .wrapping_add(v[3].rotate_left(18))
+    } else {
+        P5
+    };
+    h = h.wrapping_add(input.len() as u32);
+    while rest.len() >= 4 {
+        h = h.wrapping_add(word(rest).wrapping_mul(P3)).rotate_left(17).wrapping_mul(P4);
+        rest = &rest[4..];
+    }
+    for &b in rest {
+        h = h.wrapping_add(u32::from(b).wrapping_mul(P5)).rotate_left(11).wrapping_mul(P1);
+    }
+    h ^= h >> 15;
+    h = h.wrapping_mul(P2);
+    h ^= h >> 13;
+    h = h.wrapping_mul(P3);
+    h ^ (h >> 16)
+}
+
 /// Reads a decompressing stream to its end, failing once it yields more than `max` bytes.
 #[cfg(any(feature = "gzip", feature = "lz4", feature = "zstd"))]
 fn read_capped(reader: impl std::io::Read, input_len: usize, max: usize) -> Result<Vec<u8>, DecodeErrorKind> {

@@ -119,7 +119,8 @@ impl LegacyMessage {
 
 /// Appends a compressed wrapper holding `messages` (each written with its own magic and
 /// attributes). With `magic` 1 the inner offsets are written relative to the first message
-/// and the wrapper takes the last message's offset and the highest inner timestamp.
+/// and the wrapper takes the last message's offset and the highest inner timestamp; it is a
+/// LogAppendTime wrapper when every message is LogAppendTime at that one timestamp.
 pub fn encode_compressed(
     magic: i8,
     codec: Compression,
@@ -145,11 +146,22 @@ pub fn encode_compressed(
     }
     let mut value = Vec::new();
     compression::compress(codec, &inner, &mut value)?;
+    if magic == 0 && codec == Compression::Lz4 {
+        // As Kafka writes it (KAFKA-3160), which 0.8/0.9 readers check and later ones ignore.
+        compression::lz4_legacy_header_checksum(&mut value, true);
+    }
     let timestamp = (magic >= 1).then(|| messages.iter().filter_map(|m| m.timestamp).max().unwrap_or(-1));
+    // Kafka writes a LogAppendTime wrapper with the type bit on it and on every inner message,
+    // all at the append time, and readers take the type (and the time) from the wrapper. Such
+    // messages (as decoded from Kafka) get that wrapper back; any other mix stays CreateTime.
+    let log_append_time = magic >= 1
+        && messages
+            .iter()
+            .all(|m| m.timestamp_type() == TimestampType::LogAppendTime && m.timestamp == timestamp);
     LegacyMessage {
         offset: last.offset,
         magic,
-        attributes: codec.id() as i8,
+        attributes: codec.id() as i8 | if log_append_time { 0x08 } else { 0 },
         timestamp,
         key: None,
         value: Some(Bytes::from(value)),
@@ -226,7 +238,14 @@ pub(crate) fn read_entry(
         ));
     };
     let inner_at = base + value_at + 4;
-    let plain = budget.decompress(codec, compressed, "value", inner_at)?;
+    let plain = if magic == 0 && codec == Compression::Lz4 {
+        // Kafka writes magic-0 LZ4 frames with a non-standard header checksum (KAFKA-3160).
+        let mut frame = compressed.to_vec();
+        compression::lz4_legacy_header_checksum(&mut frame, false);
+        budget.decompress(codec, &frame, "value", inner_at)?
+    } else {
+        budget.decompress(codec, compressed, "value", inner_at)?
+    };
     let first = out.len();
     read_inner_set(&plain, inner_at, opts, budget, depth + 1, out)?;
     let Some(inner) = out.get_mut(first..).filter(|inner| !inner.is_empty()) else {
@@ -494,5 +513,77 @@ mod tests {
             let decoded: Vec<_> = (0..set.batches.len()).flat_map(|i| legacy(&set, i).messages.clone()).collect();
             prop_assert_eq!(decoded, messages);
         }
+    }
+
+    /// Kafka 4.1.1's MemoryRecordsBuilder, magic 0, lz4, six messages from offset 40 (from
+    /// `testdata/kafka-4.1.1-records.txt`): the frame's header checksum byte is Kafka's
+    /// non-standard one (KAFKA-3160), 0x1a where the LZ4 format says 0x82.
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_magic_0_lz4_wrapper_from_kafka_decodes_despite_its_header_checksum() {
+        let fixture = include_str!("testdata/kafka-4.1.1-records.txt");
+        let line = fixture.lines().find(|l| l.starts_with("set v0-lz4 ")).unwrap();
+        let hex = &line["set v0-lz4 ".len()..];
+        let bytes: Vec<u8> =
+            (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+        assert_eq!(&bytes[26..33], [0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x1a]);
+        let set = decode(bytes).unwrap();
+        let batch = legacy(&set, 0);
+        assert_eq!(batch.compression, Compression::Lz4);
+        let offsets: Vec<i64> = batch.messages.iter().map(|m| m.offset).collect();
+        assert_eq!(offsets, [40, 41, 42, 43, 44, 45]);
+        assert_eq!(batch.messages[1].key, None);
+        assert_eq!(batch.messages[0].value.as_deref(), Some(&b"value-0-"[..]));
+    }
+
+    /// kwire writes magic-0 lz4 wrappers as Kafka does (so 0.8/0.9 brokers, which check that
+    /// byte, accept them), and magic-1 ones with the standard checksum; both read back.
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn lz4_wrappers_carry_the_header_checksum_kafka_writes_for_their_magic() {
+        for (magic, hc) in [(0i8, 0x1a), (1, 0x82)] {
+            let messages: Vec<LegacyMessage> = (0..3)
+                .map(|i| LegacyMessage {
+                    offset: 40 + i,
+                    magic,
+                    attributes: 0,
+                    timestamp: (magic == 1).then_some(1_700_000_000_000 + i),
+                    key: None,
+                    value: Some(Bytes::from(format!("value-{i}"))),
+                })
+                .collect();
+            let mut out = Vec::new();
+            encode_compressed(magic, Compression::Lz4, &messages, &mut out).unwrap();
+            // offset, size, crc, magic, attributes, [timestamp], key -1, value length: then the frame.
+            let frame = 8 + 4 + 4 + 2 + if magic == 1 { 8 } else { 0 } + 4 + 4;
+            assert_eq!(&out[frame..frame + 7], [0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, hc], "magic {magic}");
+            let set = decode(out).unwrap();
+            assert_eq!(legacy(&set, 0).messages, messages, "magic {magic}");
+        }
+    }
+
+    /// A LogAppendTime wrapper (as Kafka's builder writes one: the type bit on the wrapper and
+    /// on each inner message) decodes and re-encodes with the bit on the wrapper, so Kafka
+    /// reads it back as LogAppendTime rather than CreateTime.
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn a_log_append_time_wrapper_keeps_its_timestamp_type_through_a_round_trip() {
+        let messages: Vec<LegacyMessage> = (0..2)
+            .map(|i| LegacyMessage {
+                offset: 52 + i,
+                magic: 1,
+                attributes: 0x08,
+                timestamp: Some(1_700_000_055_555),
+                key: None,
+                value: Some(Bytes::from(format!("v{i}"))),
+            })
+            .collect();
+        let mut out = Vec::new();
+        encode_compressed(1, Compression::Gzip, &messages, &mut out).unwrap();
+        assert_eq!(out[17], 0x08 | Compression::Gzip.id(), "wrapper attributes");
+        let set = decode(out).unwrap();
+        let batch = legacy(&set, 0);
+        assert_eq!(batch.messages, messages);
+        assert_eq!(batch.messages[0].timestamp_type(), TimestampType::LogAppendTime);
     }
 }
