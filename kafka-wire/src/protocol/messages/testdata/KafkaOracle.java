@@ -1,14 +1,30 @@
-// Writes random bodies with Apache Kafka's own per-version Schemas (kafka-clients), checks Kafka's
-// generated *Data classes read them back, and prints "<Api> <request|response> <version> <hex>".
-// With "names" as the first argument, prints every field name per API instead.
+// Apache Kafka as kwire's oracle (kafka-clients' own classes, compiled with javac against its jar).
+//
+// Modes:
+//   <samples> <seed>  random bodies written with Kafka's per-version Schemas, each read back by
+//                     Kafka's generated *Data class: "<Api> <request|response> <version> <hex>"
+//   names             every field name per API
+//   check             stdin: body lines as above (written by kwire); stdout, one per line: "ok
+//                     <json>" when the generated class reads the body and writes the same bytes
+//                     back, "differs <kafka hex> <json>", "unsupported" (version not in this jar)
+//                     or "error <why>"; the JSON is Kafka's *JsonConverter view, for diagnostics
+//   records           record sets built by MemoryRecordsBuilder, each "set <name> <hex>" followed
+//                     by Kafka's reading of it ("batch ..." / "record ..." lines)
+//   check-records     stdin: "<name> <hex>" record sets (written by kwire); stdout: "set <name>"
+//                     and Kafka's reading (after ensureValid() on every batch and record), or
+//                     "error <name> <why>"
+// kafka-wire/tests/kafka_oracle.rs compiles this file and runs check and check-records itself.
 //
 // Regenerates kafka-4.1.1-bodies.txt (read by ../kafka_fixtures.rs), with kafka-clients 4.1.1 and
-// its dependencies (jackson not needed) on the class path:
+// its dependencies on the class path (CP="$(scripts/cluster fetch)/*"):
 //   javac -cp "$CP" -d /tmp KafkaOracle.java
 //   java -cp "$CP:/tmp" KafkaOracle 2 20251129 > kafka-4.1.1-bodies.txt
+// and ../../records/testdata/kafka-4.1.1-records.txt (after its comment header) with
+//   java -cp "$CP:/tmp" KafkaOracle records
 // Versions Kafka 4 removed (ListOffsets v0, OffsetCommit v0-1, OffsetFetch v0, CreateTopics v0-1,
-// DeleteTopics v0, OffsetForLeaderEpoch v0-1, Fetch v0-3, Produce v0-2) are absent from that jar; kafka-3.9.1-bodies.txt
-// holds the same from kafka-clients 3.9.1 (with slf4j-api on the class path), seed 20251129.
+// DeleteTopics v0, OffsetForLeaderEpoch v0-1, Fetch v0-3, Produce v0-2) are absent from that jar;
+// kafka-3.9.1-bodies.txt holds the same from kafka-clients 3.9.1 (the same class path with
+// kafka-clients-3.9.1.jar in place of the kafka-* jars), seed 20251129.
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import java.nio.ByteBuffer;
@@ -67,9 +83,13 @@ public class KafkaOracle {
             for (Map.Entry<Integer, Field> e : known(tf).entrySet()) {
                 if (!rnd.nextBoolean()) continue;
                 Object v = gen(e.getValue().type);
-                // Kafka's generated classes never write a tagged field holding its default (null
-                // or empty), so such a body would not come back byte for byte from Kafka either.
-                if (v != null && !(v instanceof Object[] a && a.length == 0)) m.put(e.getKey(), v);
+                // Kafka's generated classes never write a tagged field holding its default (null,
+                // empty, or the schema's default such as false), so such a body would not come
+                // back byte for byte from Kafka either.
+                Field f = e.getValue();
+                boolean isDefault = v == null || v instanceof Object[] a && a.length == 0
+                    || (f.hasDefaultValue ? Objects.equals(v, f.defaultValue) : Boolean.FALSE.equals(v));
+                if (!isDefault) m.put(e.getKey(), v);
             }
             return m;
         }
