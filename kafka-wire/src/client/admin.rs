@@ -460,7 +460,9 @@ impl Client {
                         };
                         let err =
                             ClientError::Kafka { broker: broker.clone(), api, code: answer.code, context };
-                        if matches!(answer.code.recovery(), Recovery::Retry | Recovery::RefreshMetadata) {
+                        // Only "try again" codes: UNKNOWN_TOPIC_OR_PARTITION (RefreshMetadata
+                        // elsewhere) is a final answer about a topic to a controller request.
+                        if answer.code.recovery() == Recovery::Retry {
                             last_errors.insert(name.clone(), err);
                             retry.push(name);
                         } else {
@@ -618,4 +620,19 @@ fn unique_names<'a, T, U>(
         }
     }
     (kept, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_topic_named_twice_in_one_call_is_refused_and_the_others_kept() {
+        let topics = vec![NewTopic::new("a", 1, 1), NewTopic::new("b", 1, 1), NewTopic::new("a", 2, 1)];
+        let (kept, errors): (Vec<&NewTopic>, TopicResults<CreatedTopic>) = unique_names(&topics, |t| &t.name);
+        assert_eq!(kept.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), vec!["b"]);
+        let err = errors["a"].as_ref().unwrap_err();
+        assert!(matches!(err, ClientError::InvalidArgument { .. }), "{err}");
+        assert!(err.to_string().contains("topic a"));
+    }
 }

@@ -165,10 +165,11 @@ impl Connection {
     /// come. Done once the bytes are written; a dead connection is reported as for
     /// [`round_trip`](Self::round_trip).
     pub async fn send_only(&self, api: ApiKey, frame: &[u8]) -> Result<(), ClientError> {
-        if let Some(reason) =
-            &self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).closed
-        {
-            return Err(ClientError::ConnectionClosed { broker: self.broker.clone(), reason: reason.clone() });
+        if let Some(reason) = &self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).closed {
+            return Err(ClientError::ConnectionClosed {
+                broker: self.broker.clone(),
+                reason: reason.clone(),
+            });
         }
         let mut writer = self.writer.lock().await;
         if let Err(e) = writer.write_all(frame).await {

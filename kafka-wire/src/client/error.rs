@@ -111,7 +111,9 @@ impl fmt::Display for ClientError {
                 write!(f, "{what}: gave up at the deadline; last error: {last_error}")
             }
             Self::Protocol { broker, message } => write!(f, "unexpected response from {broker}: {message}"),
-            Self::RecordEncode { context, source } => write!(f, "cannot encode records for {context}: {source}"),
+            Self::RecordEncode { context, source } => {
+                write!(f, "cannot encode records for {context}: {source}")
+            }
             Self::OffsetOutOfRange { partition, offset, requested, log_start, high_watermark } => {
                 write!(
                     f,
