@@ -61,6 +61,115 @@ pub enum Command {
     Commit(CommitArgs),
     /// Copy a group's offsets from one store to another (diff and dry run unless --execute).
     Migrate(MigrateArgs),
+    /// Create, delete or grow topics, or delete records (move a partition's log start).
+    #[command(subcommand)]
+    Topic(TopicCommand),
+    /// Print records (like kcat -C): partition, offset, timestamp, key, headers, value.
+    Consume(ConsumeArgs),
+    /// Send stdin's lines as records (like kcat -P).
+    Produce(ProduceArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TopicCommand {
+    /// Create a topic.
+    Create {
+        topic: String,
+        #[arg(long, default_value_t = 1)]
+        partitions: i32,
+        #[arg(long, default_value_t = 1)]
+        replication_factor: i16,
+        /// Topic config NAME=VALUE (repeatable).
+        #[arg(long)]
+        config: Vec<String>,
+    },
+    /// Delete topics.
+    Delete {
+        #[arg(required = true)]
+        topics: Vec<String>,
+    },
+    /// Grow a topic to TOTAL partitions.
+    AddPartitions { topic: String, total: i32 },
+    /// Delete records before an offset: PARTITION=OFFSET (repeatable); moves the log start.
+    DeleteRecords {
+        topic: String,
+        #[arg(required = true)]
+        before: Vec<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ConsumeArgs {
+    pub topic: String,
+    /// Only this partition.
+    #[arg(long)]
+    pub partition: Option<i32>,
+    /// earliest | latest | OFFSET | @MILLIS (or @RFC3339).
+    #[arg(long, value_parser = parse_from, default_value = "earliest")]
+    pub from: ConsumeFrom,
+    /// Stop after this many records in all.
+    #[arg(long)]
+    pub count: Option<u64>,
+    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
+    pub isolation: IsolationArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsumeFrom {
+    Earliest,
+    Latest,
+    Offset(i64),
+    /// Milliseconds since the epoch.
+    Time(i64),
+}
+
+fn parse_from(text: &str) -> Result<ConsumeFrom, String> {
+    match text {
+        "earliest" => Ok(ConsumeFrom::Earliest),
+        "latest" => Ok(ConsumeFrom::Latest),
+        _ => match text.strip_prefix('@') {
+            Some(t) => crate::time::parse_time(t).map(ConsumeFrom::Time),
+            None => match text.parse::<i64>() {
+                Ok(o) if o >= 0 => Ok(ConsumeFrom::Offset(o)),
+                _ => Err(format!("`{text}`: use earliest, latest, an offset, or @TIME")),
+            },
+        },
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ProduceArgs {
+    pub topic: String,
+    /// Only this partition (default: by key, as the Java client's partitioner does).
+    #[arg(long)]
+    pub partition: Option<i32>,
+    /// Split each line at the first occurrence into key and value.
+    #[arg(long)]
+    pub key_separator: Option<String>,
+    #[arg(long, value_enum, default_value_t = CompressionArg::None)]
+    pub compression: CompressionArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompressionArg {
+    None,
+    Gzip,
+    Snappy,
+    Lz4,
+    Zstd,
+}
+
+impl From<CompressionArg> for kafka_wire::protocol::records::Compression {
+    fn from(c: CompressionArg) -> Self {
+        use kafka_wire::protocol::records::Compression;
+        match c {
+            CompressionArg::None => Compression::None,
+            CompressionArg::Gzip => Compression::Gzip,
+            CompressionArg::Snappy => Compression::Snappy,
+            CompressionArg::Lz4 => Compression::Lz4,
+            CompressionArg::Zstd => Compression::Zstd,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

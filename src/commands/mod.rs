@@ -2,12 +2,15 @@
 //! turns a failure into its one-line message and exit code.
 
 mod api_versions;
+mod consume;
 mod group;
 mod metadata;
 mod migrate;
 mod offsets;
 mod plan;
+mod produce;
 mod reset;
+mod topic;
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -103,6 +106,9 @@ pub fn run(cli: Cli) -> Exit {
             Command::Reset(args) => reset::reset(&ctx, &args).await,
             Command::Commit(args) => reset::commit(&ctx, &args).await,
             Command::Migrate(args) => migrate::run(&ctx, &args).await,
+            Command::Topic(command) => topic::run(&ctx, &command).await,
+            Command::Consume(args) => consume::run(&ctx, &args).await,
+            Command::Produce(args) => produce::run(&ctx, &args).await,
         }
     });
     match result {

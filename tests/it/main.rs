@@ -9,8 +9,7 @@ mod support;
 
 mod cli_basics;
 mod cli_offsets;
+mod cli_records;
 mod cli_reset_plan;
 mod cli_stores;
-mod client_admin;
-mod client_produce_fetch;
 mod client_routing;

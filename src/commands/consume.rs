@@ -1,0 +1,144 @@
+//! `kwire consume TOPIC`: records with partition, offset, timestamp, key, headers and value —
+//! like `kcat -C`, but reading exact ranges from the leaders without joining a group.
+
+use std::io::IsTerminal as _;
+
+use base64::Engine as _;
+use kafka_wire::client::{FetchOptions, FetchRange, FetchedRecord, Isolation, OffsetQuery, TopicPartition};
+use serde_json::json;
+
+use super::Context;
+use crate::cli::{ConsumeArgs, ConsumeFrom, Format};
+use crate::exit::{Exit, Failure};
+use crate::output::emit;
+
+pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
+    let client = ctx.client().await?;
+    let timeout = ctx.global.timeout;
+    let mut partitions = ctx.partitions_of(&client, std::slice::from_ref(&args.topic)).await?;
+    if let Some(p) = args.partition {
+        partitions.retain(|tp| tp.partition == p);
+        if partitions.is_empty() {
+            return Err(Failure::new(Exit::NOT_FOUND, format!("unknown partition {}-{p}", args.topic)));
+        }
+    }
+    let isolation: Isolation = args.isolation.into();
+    let ends = client.list_offsets(&partitions, OffsetQuery::Latest, isolation, timeout).await;
+    let starts = match args.from {
+        ConsumeFrom::Earliest => {
+            client.list_offsets(&partitions, OffsetQuery::Earliest, isolation, timeout).await
+        }
+        ConsumeFrom::Latest => ends.clone(),
+        ConsumeFrom::Time(ms) => {
+            client.list_offsets(&partitions, OffsetQuery::Timestamp(ms), isolation, timeout).await
+        }
+        ConsumeFrom::Offset(_) => std::collections::BTreeMap::default(),
+    };
+    let mut remaining = args.count.unwrap_or(u64::MAX);
+    let show_progress = args.count.is_some() && std::io::stderr().is_terminal();
+    let total = args.count.unwrap_or(0);
+    for tp in partitions {
+        if remaining == 0 {
+            break;
+        }
+        let end = ends
+            .get(&tp)
+            .cloned()
+            .unwrap_or_else(|| Err(kafka_wire::client::ClientError::UnknownTopic { topic: tp.topic.clone() }))
+            .map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?
+            .offset
+            .unwrap_or(0);
+        let from = match args.from {
+            ConsumeFrom::Offset(o) => o,
+            _ => starts
+                .get(&tp)
+                .cloned()
+                .unwrap_or_else(|| {
+                    Err(kafka_wire::client::ClientError::UnknownTopic { topic: tp.topic.clone() })
+                })
+                .map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?
+                .offset
+                .unwrap_or(end),
+        };
+        let until = end.min(from.saturating_add(i64::try_from(remaining).unwrap_or(i64::MAX)));
+        if from >= until {
+            continue;
+        }
+        let options = FetchOptions { isolation, timeout, ..FetchOptions::default() };
+        let fetched = client.fetch_range(&[FetchRange::new(tp.clone(), from, until)], &options).await;
+        for (tp, result) in fetched {
+            let part = result.map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?;
+            let mut text = String::new();
+            for record in part.records.iter().take(usize::try_from(remaining).unwrap_or(usize::MAX)) {
+                text.push_str(&render(&tp, record, ctx.format()));
+                text.push('\n');
+                remaining = remaining.saturating_sub(1);
+            }
+            emit(&text);
+            if show_progress {
+                eprint!("\r{} of {total} records", total - remaining);
+            }
+        }
+    }
+    if show_progress {
+        eprintln!();
+    }
+    Ok(())
+}
+
+fn render(tp: &TopicPartition, r: &FetchedRecord, format: Format) -> String {
+    match format {
+        Format::Json => {
+            let (key, key_encoding) = encode(r.key.as_deref());
+            let (value, value_encoding) = encode(r.value.as_deref());
+            json!({
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "offset": r.offset,
+                "timestamp": r.timestamp,
+                "key": key,
+                "key_encoding": key_encoding,
+                "headers": r.headers.iter().map(|h| {
+                    let (value, encoding) = encode(h.value.as_deref());
+                    json!({"key": h.key, "value": value, "value_encoding": encoding})
+                }).collect::<Vec<_>>(),
+                "value": value,
+                "value_encoding": value_encoding,
+            })
+            .to_string()
+        }
+        Format::Text => {
+            let text = |b: Option<&[u8]>| match encode(b) {
+                (serde_json::Value::String(s), "utf8") => s,
+                (serde_json::Value::String(s), enc) => format!("{enc}:{s}"),
+                _ => "(null)".to_owned(),
+            };
+            let headers = r
+                .headers
+                .iter()
+                .map(|h| format!("{}={}", h.key, text(h.value.as_deref())))
+                .collect::<Vec<_>>()
+                .join(",");
+            format!(
+                "{}\t{}\t{}\t{}\t{}\t{}",
+                tp.partition,
+                r.offset,
+                r.timestamp.map(|t| t.to_string()).unwrap_or_default(),
+                text(r.key.as_deref()),
+                headers,
+                text(r.value.as_deref())
+            )
+        }
+    }
+}
+
+/// Printable UTF-8 stays text; anything else is base64, and says so.
+fn encode(bytes: Option<&[u8]>) -> (serde_json::Value, &'static str) {
+    match bytes {
+        None => (serde_json::Value::Null, "null"),
+        Some(b) => match std::str::from_utf8(b) {
+            Ok(s) if !s.chars().any(|c| c.is_control() && c != '\t') => (json!(s), "utf8"),
+            _ => (json!(base64::engine::general_purpose::STANDARD.encode(b)), "base64"),
+        },
+    }
+}
