@@ -12,4 +12,6 @@ mod cli_offsets;
 mod cli_records;
 mod cli_reset_plan;
 mod cli_stores;
+mod client_admin;
+mod client_produce_fetch;
 mod client_routing;
