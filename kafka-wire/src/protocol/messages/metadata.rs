@@ -97,7 +97,7 @@ impl Body for MetadataRequest {
     }
 
     fn read(d: &mut Decoder, version: i16) -> DecodeResult<Self> {
-        let topics = d.nullable_array("topics", 1, |d| {
+        let topic = |d: &mut Decoder| {
             let topic_id = if version >= 10 { Some(d.uuid("topics.topic_id")?) } else { None };
             let name = if version >= 10 {
                 d.nullable_string("topics.name")?
@@ -109,7 +109,14 @@ impl Body for MetadataRequest {
                 name,
                 tagged_fields: d.tagged_fields("topics.tagged_fields")?,
             })
-        })?;
+        };
+        // Nullable from v1 only: Kafka rejects a null v0 array (and kwire writes `None` at v0
+        // as the empty array, which would not read back as `None`).
+        let topics = if version >= 1 {
+            d.nullable_array("topics", 1, topic)?
+        } else {
+            Some(d.array("topics", 1, topic)?)
+        };
         let allow_auto_topic_creation =
             if version >= 4 { Some(d.bool("allow_auto_topic_creation")?) } else { None };
         let include_cluster_authorized_operations = if (8..=10).contains(&version) {
