@@ -3,8 +3,9 @@
 //! partition leaders, one request per leader broker).
 //!
 //! Topic calls return once the change is visible: every reachable broker's metadata shows the
-//! topic with a leader for each partition (create, add partitions), or no longer shows it
-//! (delete). So a call made right after sees the change, whichever broker it asks.
+//! topic with a leader for each partition and each leader answers for its partitions (create,
+//! add partitions), or no broker's metadata shows the topic any more (delete). So a call made
+//! right after sees the change, whichever broker it asks.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 use super::cluster::Client;
 use super::error::{BrokerRef, ClientError};
 use super::metadata::{ClusterMetadata, TopicInfo};
+use super::offsets::{Isolation, OffsetQuery};
 use super::retry::Backoff;
 use super::router::{LeaderAnswer, PartitionResults, TopicPartition};
 use crate::protocol::messages::{
@@ -149,7 +151,8 @@ impl Client {
                     && t.partitions.iter().all(|p| p.leader.is_some())
             })
         };
-        let seen = self.wait_for_metadata(create_topics::SPEC.key, &waiting, deadline, &ready).await;
+        let mut seen = self.wait_for_metadata(create_topics::SPEC.key, &waiting, deadline, &ready).await;
+        self.await_leaders(&mut seen, deadline).await;
         for (name, outcome) in seen {
             let created = outcome.map(|metadata| {
                 let topic = metadata.as_ref().and_then(|m| m.topic(&name));
@@ -286,7 +289,8 @@ impl Client {
                     && t.partitions.iter().all(|p| p.leader.is_some())
             })
         };
-        let seen = self.wait_for_metadata(create_partitions::SPEC.key, &waiting, deadline, &grown).await;
+        let mut seen = self.wait_for_metadata(create_partitions::SPEC.key, &waiting, deadline, &grown).await;
+        self.await_leaders(&mut seen, deadline).await;
         for (name, outcome) in seen {
             let count = outcome.map(|metadata| {
                 metadata.as_ref().and_then(|m| m.topic(&name)).map_or(0, |t| t.partitions.len() as i32)
@@ -507,6 +511,35 @@ impl Client {
             }
         }
         results
+    }
+
+    /// Metadata can name a partition's leader before that broker serves it (a KRaft broker
+    /// updates its metadata cache before its replica manager): asks every partition of the
+    /// topics in `seen` for its log start at its leader — retrying NOT_LEADER_OR_FOLLOWER and
+    /// the like until `deadline` — and turns a topic whose partitions never answered into
+    /// that partition's error.
+    async fn await_leaders(&self, seen: &mut TopicResults<Option<ClusterMetadata>>, deadline: Instant) {
+        let mut partitions: Vec<TopicPartition> = Vec::new();
+        for (name, outcome) in seen.iter() {
+            let Ok(Some(metadata)) = outcome else { continue };
+            if let Some(topic) = metadata.topic(name) {
+                partitions
+                    .extend(topic.partitions.iter().map(|p| TopicPartition::new(name.clone(), p.partition)));
+            }
+        }
+        if partitions.is_empty() {
+            return;
+        }
+        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        let answers =
+            self.list_offsets(&partitions, OffsetQuery::Earliest, Isolation::ReadUncommitted, left).await;
+        for (tp, answer) in answers {
+            if let (Err(e), Some(outcome)) = (answer, seen.get_mut(&tp.topic)) {
+                if outcome.is_ok() {
+                    *outcome = Err(e);
+                }
+            }
+        }
     }
 
     /// The broker to send controller-bound requests to: the controller metadata names, or
