@@ -2,8 +2,16 @@
 //! store is the client's [`committed_offsets`](crate::client::Client::committed_offsets) /
 //! [`commit_offsets`](crate::client::Client::commit_offsets); the ZooKeeper store is the
 //! `kwire-zk` crate.
+//!
+//! [`OffsetStore`] is the one interface over all three: the file store and the Kafka group store
+//! ([`kafka::KafkaGroupStore`]) implement it here, the ZooKeeper store in `kwire-stream`.
 
 pub mod file;
+pub mod kafka;
+pub mod offset_store;
+
+pub use kafka::KafkaGroupStore;
+pub use offset_store::{validate_batch, BoxError, OffsetStore, StoreError, StoreFuture};
 
 use crate::protocol::Uuid;
 

@@ -1,0 +1,199 @@
+//! The Kafka consumer-group store: OffsetFetch / OffsetCommit on the group's coordinator as a
+//! non-member (generation −1), the way Spark executors and the "simple consumer" commit. No
+//! membership, so no rebalance can fence a commit (seed 003).
+//!
+//! Kafka keeps the leader epoch with a committed offset (OffsetCommit v6+) but not the topic id,
+//! so this store writes the topic id into the commit's metadata string as
+//! `kwire:topic_id=<22 characters>`; offsets committed by other tools (any other metadata) load
+//! without a topic id.
+//!
+//! A save refuses a group with active members unless built with [`KafkaGroupStore::force`]
+//! (kafka-consumer-groups' rule), and reads the offsets back after committing unless
+//! [`KafkaGroupStore::verify`] is turned off.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::offset_store::{validate_batch, OffsetStore, StoreError, StoreFuture};
+use super::StoredOffset;
+use crate::client::{Client, CommittedOffset, OffsetToCommit, TopicPartition};
+use crate::protocol::Uuid;
+
+/// The metadata prefix under which the topic id is kept.
+pub const TOPIC_ID_METADATA_PREFIX: &str = "kwire:topic_id=";
+
+/// A group's offsets in Kafka's own store (`__consumer_offsets`).
+#[derive(Debug, Clone)]
+pub struct KafkaGroupStore {
+    client: Arc<Client>,
+    timeout: Duration,
+    force: bool,
+    verify: bool,
+}
+
+impl KafkaGroupStore {
+    /// `timeout` bounds each coordinator call (lookup and retries included).
+    pub fn new(client: Arc<Client>, timeout: Duration) -> Self {
+        Self { client, timeout, force: false, verify: true }
+    }
+
+    /// Write even when the group has active members (their next commit may overwrite ours).
+    #[must_use]
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+
+    /// Read the offsets back after every save and fail on a mismatch (default on).
+    #[must_use]
+    pub fn verify(mut self, verify: bool) -> Self {
+        self.verify = verify;
+        self
+    }
+
+    pub fn client(&self) -> &Arc<Client> {
+        &self.client
+    }
+
+    async fn load_all(
+        &self,
+        group: &str,
+        topics: Option<&[String]>,
+    ) -> Result<Vec<StoredOffset>, StoreError> {
+        // Asking for every topic (not the named ones) keeps a deleted topic from failing the
+        // call: its offsets are still stored, and the caller decides what they mean.
+        let committed = self.client.committed_offsets(group, None, self.timeout).await?;
+        Ok(committed
+            .into_iter()
+            .filter(|(tp, _)| topics.is_none_or(|t| t.contains(&tp.topic)))
+            .map(|(tp, c)| stored_offset(tp, &c))
+            .collect())
+    }
+}
+
+/// The metadata string that carries `topic_id`.
+pub fn topic_id_metadata(topic_id: Option<Uuid>) -> Option<String> {
+    topic_id.map(|id| format!("{TOPIC_ID_METADATA_PREFIX}{id}"))
+}
+
+/// The topic id in a commit's metadata string, if kwire wrote it.
+pub fn topic_id_from_metadata(metadata: Option<&str>) -> Option<Uuid> {
+    metadata
+        .and_then(|m| m.strip_prefix(TOPIC_ID_METADATA_PREFIX))
+        .and_then(Uuid::parse)
+        .filter(|id| !id.is_zero())
+}
+
+fn stored_offset(tp: TopicPartition, c: &CommittedOffset) -> StoredOffset {
+    StoredOffset {
+        topic: tp.topic,
+        partition: tp.partition,
+        offset: c.offset,
+        leader_epoch: c.leader_epoch,
+        topic_id: topic_id_from_metadata(c.metadata.as_deref()),
+        commit_timestamp_ms: None,
+    }
+}
+
+impl OffsetStore for KafkaGroupStore {
+    fn kind(&self) -> &'static str {
+        "kafka"
+    }
+
+    fn load<'a>(
+        &'a self,
+        group: &'a str,
+        topics: Option<&'a [String]>,
+    ) -> StoreFuture<'a, Vec<StoredOffset>> {
+        Box::pin(self.load_all(group, topics))
+    }
+
+    fn save<'a>(&'a self, group: &'a str, offsets: &'a [StoredOffset]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            validate_batch("kafka", offsets)?;
+            if offsets.is_empty() {
+                return Ok(());
+            }
+            if !self.force {
+                let description = self.client.describe_group(group, self.timeout).await?;
+                if !description.is_inactive() {
+                    return Err(StoreError::GroupActive {
+                        group: group.to_owned(),
+                        state: description.state,
+                        members: description.members.len(),
+                    });
+                }
+            }
+            let to_commit: Vec<OffsetToCommit> = offsets
+                .iter()
+                .map(|o| OffsetToCommit {
+                    tp: TopicPartition::new(o.topic.clone(), o.partition),
+                    offset: o.offset,
+                    leader_epoch: o.leader_epoch,
+                    metadata: topic_id_metadata(o.topic_id),
+                })
+                .collect();
+            let results = self.client.commit_offsets(group, &to_commit, self.timeout).await?;
+            for (tp, result) in results {
+                if let Err(source) = result {
+                    return Err(StoreError::CommitRefused {
+                        topic: tp.topic,
+                        partition: tp.partition,
+                        source,
+                    });
+                }
+            }
+            if self.verify {
+                let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
+                topics.sort();
+                topics.dedup();
+                let now: BTreeMap<(String, i32), i64> = self
+                    .load_all(group, Some(&topics))
+                    .await?
+                    .into_iter()
+                    .map(|o| ((o.topic, o.partition), o.offset))
+                    .collect();
+                for o in offsets {
+                    let read = now.get(&(o.topic.clone(), o.partition)).copied();
+                    if read != Some(o.offset) {
+                        return Err(StoreError::ReadBackMismatch {
+                            store: "kafka",
+                            topic: o.topic.clone(),
+                            partition: o.partition,
+                            wrote: o.offset,
+                            read,
+                        });
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_id_round_trips_through_the_metadata_string() {
+        let id = Uuid([9; 16]);
+        let text = topic_id_metadata(Some(id)).unwrap();
+        assert!(
+            text.starts_with(TOPIC_ID_METADATA_PREFIX) && text.len() == TOPIC_ID_METADATA_PREFIX.len() + 22
+        );
+        assert_eq!(topic_id_from_metadata(Some(&text)), Some(id));
+        assert_eq!(topic_id_metadata(None), None);
+    }
+
+    #[test]
+    fn foreign_or_damaged_metadata_means_no_topic_id() {
+        for m in
+            ["", "spark", "kwire:topic_id=", "kwire:topic_id=short", "kwire:topic_id=AAAAAAAAAAAAAAAAAAAAAA"]
+        {
+            assert_eq!(topic_id_from_metadata(Some(m)), None, "{m}");
+        }
+        assert_eq!(topic_id_from_metadata(None), None);
+    }
+}
