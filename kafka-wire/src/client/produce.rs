@@ -6,6 +6,28 @@
 //! again, so its records may be appended twice (at least once). Errors that say the broker
 //! appended nothing (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ...) are retried
 //! without that risk.
+//!
+//! ```no_run
+//! use bytes::Bytes;
+//! use kafka_wire::client::{Client, ClientConfig, FetchOptions, FetchRange, ProduceOptions, ProduceRecord};
+//! use kafka_wire::client::TopicPartition;
+//! use kafka_wire::protocol::records::Compression;
+//!
+//! # async fn run() -> Result<(), kafka_wire::client::ClientError> {
+//! let client = Client::connect(ClientConfig::new("localhost:9092")?).await?;
+//! let records = vec![ProduceRecord::new(Some(Bytes::from("k")), Some(Bytes::from("v")))];
+//! let options = ProduceOptions { compression: Compression::Zstd, ..ProduceOptions::default() };
+//! let produced = client.produce("orders", 0, records, &options).await?;
+//! let base = produced.base_offset.unwrap_or(0);
+//!
+//! let tp = TopicPartition::new("orders", 0);
+//! let fetched = client.fetch_range(&[FetchRange::new(tp.clone(), base, base + 1)], &FetchOptions::default()).await;
+//! for record in &fetched[&tp].as_ref().map_err(Clone::clone)?.records {
+//!     println!("{} {:?}", record.offset, record.value);
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU32, Ordering};
