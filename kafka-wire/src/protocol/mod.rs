@@ -7,6 +7,8 @@ pub mod error;
 pub mod error_code;
 pub mod frame;
 pub mod header;
+#[cfg(feature = "json")]
+pub mod json;
 pub mod messages;
 pub mod records;
 pub mod registry;

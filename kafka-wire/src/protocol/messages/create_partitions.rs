@@ -15,28 +15,34 @@ pub const SPEC: ApiSpec = ApiSpec {
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatePartitionsRequest {
     pub topics: Vec<CreatePartitionsTopic>,
     /// How long to wait for the partitions to be created, in ms.
     pub timeout_ms: i32,
     /// Check the request without creating anything.
     pub validate_only: bool,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatePartitionsTopic {
     pub name: String,
     /// The new total partition count.
     pub count: i32,
     /// Replicas of each new partition, or `None` (null) to let the controller place them.
     pub assignments: Option<Vec<CreatePartitionsAssignment>>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatePartitionsAssignment {
     pub broker_ids: Vec<i32>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -86,18 +92,22 @@ impl Request for CreatePartitionsRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatePartitionsResponse {
     pub throttle_time_ms: i32,
     pub results: Vec<CreatePartitionsTopicResult>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatePartitionsTopicResult {
     pub name: String,
     pub error_code: ErrorCode,
     /// Nullable.
     pub error_message: Option<String>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

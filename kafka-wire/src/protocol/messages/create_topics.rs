@@ -23,16 +23,20 @@ pub const SPEC: ApiSpec = ApiSpec {
 const TOPIC_CONFIG_ERROR_CODE_TAG: u32 = 0;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreateTopicsRequest {
     pub topics: Vec<CreatableTopic>,
     /// How long to wait for the topics to be created, in ms (Kafka's default 60000).
     pub timeout_ms: i32,
     /// Added in v1: check the request without creating anything.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub validate_only: Option<bool>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatableTopic {
     pub name: String,
     /// −1 (v4+) for the broker default, or when `assignments` is given.
@@ -42,22 +46,27 @@ pub struct CreatableTopic {
     /// Explicit replicas per partition; empty to let the controller place them.
     pub assignments: Vec<CreatableReplicaAssignment>,
     pub configs: Vec<CreatableTopicConfig>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatableReplicaAssignment {
     pub partition_index: i32,
     /// The preferred leader first.
     pub broker_ids: Vec<i32>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatableTopicConfig {
     pub name: String,
     /// Nullable.
     pub value: Option<String>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -122,36 +131,48 @@ impl Request for CreateTopicsRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreateTopicsResponse {
     /// Added in v2.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     pub topics: Vec<CreatableTopicResult>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatableTopicResult {
     pub name: String,
     /// Added in v7: the new topic's id (zero on error).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
     pub error_code: ErrorCode,
     /// Added in v1 (nullable).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<1, _>"))]
     pub error_message: Option<String>,
     /// v5+, a tagged field (tag 0): why the configs could not be returned. `None` when the
     /// broker left the tag out (Kafka omits it when it is 0). Modelled here, so tag 0 never
     /// appears in `tagged_fields`; a value set here replaces a raw tag 0 there when encoding.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_config_error_code: Option<ErrorCode>,
     /// Added in v5; −1 when unknown.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub num_partitions: Option<i32>,
     /// Added in v5; −1 when unknown.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub replication_factor: Option<i16>,
     /// Added in v5 (nullable): the topic's resulting configs.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
     pub configs: Option<Vec<CreatableTopicConfigs>>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 /// One config of a created topic (v5+).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatableTopicConfigs {
     pub name: String,
     /// Nullable (null for sensitive configs).
@@ -160,6 +181,7 @@ pub struct CreatableTopicConfigs {
     /// Where the value comes from (Kafka's `ConfigSource` id); −1 unknown.
     pub config_source: i8,
     pub is_sensitive: bool,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

@@ -18,26 +18,32 @@ pub const SPEC: ApiSpec = ApiSpec {
 pub const DELETE_UP_TO_HIGH_WATERMARK: i64 = -1;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DeleteRecordsRequest {
     pub topics: Vec<DeleteRecordsTopic>,
     /// How long to wait for the deletions, in ms.
     pub timeout_ms: i32,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DeleteRecordsTopic {
     pub name: String,
     pub partitions: Vec<DeleteRecordsPartition>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DeleteRecordsPartition {
     pub partition_index: i32,
     /// Records before this offset are deleted; [`DELETE_UP_TO_HIGH_WATERMARK`] (−1) for all
     /// committed records.
     pub offset: i64,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -85,25 +91,31 @@ impl Request for DeleteRecordsRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DeleteRecordsResponse {
     pub throttle_time_ms: i32,
     pub topics: Vec<DeleteRecordsTopicResult>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DeleteRecordsTopicResult {
     pub name: String,
     pub partitions: Vec<DeleteRecordsPartitionResult>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DeleteRecordsPartitionResult {
     pub partition_index: i32,
     /// The partition's new log start offset.
     pub low_watermark: i64,
     pub error_code: ErrorCode,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

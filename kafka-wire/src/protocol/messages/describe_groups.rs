@@ -19,10 +19,13 @@ pub const SPEC: ApiSpec = ApiSpec {
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DescribeGroupsRequest {
     pub groups: Vec<String>,
     /// Added in v3.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub include_authorized_operations: Option<bool>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -50,18 +53,23 @@ impl Request for DescribeGroupsRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DescribeGroupsResponse {
     /// Added in v1.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     pub groups: Vec<DescribedGroup>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DescribedGroup {
     /// v6+ answers GROUP_ID_NOT_FOUND for an unknown group; older versions describe it as "Dead".
     pub error_code: ErrorCode,
     /// Added in v6 (Kafka 4.0, nullable).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<6, _>"))]
     pub error_message: Option<String>,
     pub group_id: String,
     /// "Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead", or "".
@@ -72,21 +80,28 @@ pub struct DescribedGroup {
     /// Always empty for a Dead group.
     pub members: Vec<DescribedGroupMember>,
     /// Added in v3: a bitfield of authorized operations, or `i32::MIN` when not requested.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub authorized_operations: Option<i32>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DescribedGroupMember {
     pub member_id: String,
     /// Added in v4 (nullable): the static member id.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<4, _>"))]
     pub group_instance_id: Option<String>,
     pub client_id: String,
     pub client_host: String,
     /// Only while the group is Stable.
+    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
     pub member_metadata: Bytes,
     /// Only while the group is Stable.
+    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
     pub member_assignment: Bytes,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

@@ -36,74 +36,102 @@ pub const READ_UNCOMMITTED: i8 = 0;
 pub const READ_COMMITTED: i8 = 1;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchRequest {
     /// Tagged (tag 0) from v12: the cluster id, sent by KRaft voters; `None` is omitted.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub cluster_id: Option<String>,
     /// v0–14: the follower's broker id, or −1 for a consumer (v15+ uses `replica_state`).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub replica_id: Option<i32>,
     /// Tagged (tag 1) from v15: the fetching follower; `None` (a consumer) is omitted.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub replica_state: Option<ReplicaState>,
     pub max_wait_ms: i32,
     pub min_bytes: i32,
     /// Added in v3 (default `i32::MAX`).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub max_bytes: Option<i32>,
     /// Added in v4: [`READ_UNCOMMITTED`] or [`READ_COMMITTED`].
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub isolation_level: Option<i8>,
     /// Added in v7: 0 for a full fetch outside a session.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub session_id: Option<i32>,
     /// Added in v7: −1 for a full fetch outside a session.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub session_epoch: Option<i32>,
     pub topics: Vec<FetchTopic>,
     /// Added in v7: partitions to drop from an incremental fetch session.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub forgotten_topics_data: Option<Vec<ForgottenTopic>>,
     /// Added in v11 (default empty).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub rack_id: Option<String>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ReplicaState {
     pub replica_id: i32,
     /// −1 when unknown.
     pub replica_epoch: i64,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchTopic {
     /// v0–12.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic: Option<String>,
     /// Added in v13 (replacing the name).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
     pub partitions: Vec<FetchPartition>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchPartition {
     pub partition: i32,
     /// Added in v9 (−1: don't check).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub current_leader_epoch: Option<i32>,
     pub fetch_offset: i64,
     /// Added in v12 (−1 when none).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub last_fetched_epoch: Option<i32>,
     /// Added in v5; only followers send a real value (−1 otherwise).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub log_start_offset: Option<i64>,
     pub partition_max_bytes: i32,
     /// Tagged (tag 0) from v17: the follower's log directory.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub replica_directory_id: Option<Uuid>,
     /// Tagged (tag 1) from v18: the follower's high watermark.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub high_watermark: Option<i64>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ForgottenTopic {
     /// v7–12.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic: Option<String>,
     /// Added in v13.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
     pub partitions: Vec<i32>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -383,51 +411,71 @@ impl Request for FetchRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchResponse {
     /// Added in v1.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     /// Added in v7: a session-level error.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub error_code: Option<ErrorCode>,
     /// Added in v7: 0 outside a session.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub session_id: Option<i32>,
     pub responses: Vec<FetchableTopicResponse>,
     /// Tagged (tag 0) from v16: endpoints of the new leaders named in `current_leader`;
     /// empty is omitted.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Vec::is_empty"))]
     pub node_endpoints: Vec<NodeEndpoint>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchableTopicResponse {
     /// v0–12.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic: Option<String>,
     /// Added in v13.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
     pub partitions: Vec<FetchPartitionResponse>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchPartitionResponse {
     pub partition_index: i32,
     pub error_code: ErrorCode,
     pub high_watermark: i64,
     /// Added in v4 (−1 when unknown).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub last_stable_offset: Option<i64>,
     /// Added in v5 (−1 when unknown).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub log_start_offset: Option<i64>,
     /// Tagged (tag 0) from v12: where the follower's log diverged from the leader's.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub diverging_epoch: Option<DivergingEpoch>,
     /// Tagged (tag 1) from v12: the leader, when the request went to the wrong broker.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub current_leader: Option<LeaderIdAndEpoch>,
     /// Tagged (tag 2) from v12: the snapshot to fetch instead (KRaft).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub snapshot_id: Option<SnapshotId>,
     /// Added in v4 (nullable): transactions aborted in the returned range, for read_committed.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<4, _>"))]
     pub aborted_transactions: Option<Vec<AbortedTransaction>>,
     /// Added in v11: the replica to fetch from next, or −1.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub preferred_read_replica: Option<i32>,
     /// Raw record data (batches, the last possibly cut short); see [`Self::record_set`].
+    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::records"))]
     pub records: Option<Bytes>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -442,44 +490,54 @@ impl FetchPartitionResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DivergingEpoch {
     pub epoch: i32,
     pub end_offset: i64,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 /// A partition's leader as a broker knows it (Fetch v12+, Produce v10+).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct LeaderIdAndEpoch {
     /// −1 when unknown.
     pub leader_id: i32,
     /// −1 when unknown.
     pub leader_epoch: i32,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct SnapshotId {
     pub end_offset: i64,
     pub epoch: i32,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct AbortedTransaction {
     pub producer_id: i64,
     pub first_offset: i64,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 /// A broker's address, sent with NOT_LEADER_OR_FOLLOWER so the client need not refresh
 /// metadata first (KIP-951; Fetch v16+, Produce v10+).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct NodeEndpoint {
     pub node_id: i32,
     pub host: String,
     pub port: i32,
     pub rack: Option<String>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

@@ -21,13 +21,18 @@ pub const KEY_TYPE_GROUP: i8 = 0;
 pub const KEY_TYPE_TRANSACTION: i8 = 1;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FindCoordinatorRequest {
     /// v0–v3 only: the single group or transactional id.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub key: Option<String>,
     /// Added in v1: [`KEY_TYPE_GROUP`] or [`KEY_TYPE_TRANSACTION`]; v0 means group.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub key_type: Option<i8>,
     /// Added in v4: every key to look up, all of `key_type`.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub coordinator_keys: Option<Vec<String>>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -83,26 +88,36 @@ impl Request for FindCoordinatorRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FindCoordinatorResponse {
     /// Added in v1.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     /// v0–v3 only.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub error_code: Option<ErrorCode>,
     /// v1–v3 only (nullable).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent::<1, 3, _>"))]
     pub error_message: Option<String>,
     /// v0–v3 only; −1 with an error.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub node_id: Option<i32>,
     /// v0–v3 only.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub host: Option<String>,
     /// v0–v3 only.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub port: Option<i32>,
     /// Added in v4: one result per requested key.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub coordinators: Option<Vec<Coordinator>>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 /// The coordinator for one key (v4+).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct Coordinator {
     pub key: String,
     pub node_id: i32,
@@ -111,6 +126,7 @@ pub struct Coordinator {
     pub error_code: ErrorCode,
     /// Nullable.
     pub error_message: Option<String>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

@@ -15,11 +15,15 @@ pub const SPEC: ApiSpec = ApiSpec {
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListGroupsRequest {
     /// Added in v4 (KIP-518): only groups in these states ("Stable", "Empty", …); empty = all.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub states_filter: Option<Vec<String>>,
     /// Added in v5 (KIP-848): only groups of these types ("classic", "consumer", …); empty = all.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub types_filter: Option<Vec<String>>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -57,23 +61,30 @@ impl Request for ListGroupsRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListGroupsResponse {
     /// Added in v1.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     pub error_code: ErrorCode,
     pub groups: Vec<ListedGroup>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListedGroup {
     pub group_id: String,
     /// "consumer" for consumer groups, "" for groups that only commit offsets.
     pub protocol_type: String,
     /// Added in v4.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub group_state: Option<String>,
     /// Added in v5.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub group_type: Option<String>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

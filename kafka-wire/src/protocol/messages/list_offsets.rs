@@ -62,33 +62,43 @@ impl SpecialTimestamp {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsRequest {
     /// [`CONSUMER_REPLICA_ID`] (−1) for a client; [`DEBUG_REPLICA_ID`] (−2) for debug reads.
     pub replica_id: i32,
     /// Added in v2: [`READ_UNCOMMITTED`] or [`READ_COMMITTED`].
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub isolation_level: Option<i8>,
     pub topics: Vec<ListOffsetsTopic>,
     /// Added in v10: how long the broker may wait on remote (tiered) storage, in ms.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub timeout_ms: Option<i32>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsTopic {
     pub name: String,
     pub partitions: Vec<ListOffsetsPartition>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsPartition {
     pub partition_index: i32,
     /// Added in v4; −1 skips the leader-epoch fencing check.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub current_leader_epoch: Option<i32>,
     /// Milliseconds since the epoch, or one of the [`SpecialTimestamp`] values.
     pub timestamp: i64,
     /// v0 only: the most segment offsets to return (Kafka's default is 1).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub max_num_offsets: Option<i32>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -163,32 +173,43 @@ impl Request for ListOffsetsRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsResponse {
     /// Added in v2.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     pub topics: Vec<ListOffsetsTopicResponse>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsTopicResponse {
     pub name: String,
     pub partitions: Vec<ListOffsetsPartitionResponse>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsPartitionResponse {
     pub partition_index: i32,
     pub error_code: ErrorCode,
     /// v0 only: segment start offsets, newest first (the log end offset leads for "latest").
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub old_style_offsets: Option<Vec<i64>>,
     /// Added in v1: the timestamp of the returned offset, −1 for the special timestamps.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub timestamp: Option<i64>,
     /// Added in v1: −1 when there is none (e.g. no record at or after the timestamp).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub offset: Option<i64>,
     /// Added in v4: the leader epoch of the returned offset, −1 if unknown.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub leader_epoch: Option<i32>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

@@ -19,24 +19,32 @@ pub const SPEC: ApiSpec = ApiSpec {
 pub const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataRequest {
     /// `None` asks for every topic (v1+); v0 can only express "all" as an empty list.
     pub topics: Option<Vec<MetadataRequestTopic>>,
     /// Added in v4 (before v4 the broker's own setting decides).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub allow_auto_topic_creation: Option<bool>,
     /// v8–v10 only.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub include_cluster_authorized_operations: Option<bool>,
     /// Added in v8.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub include_topic_authorized_operations: Option<bool>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataRequestTopic {
     /// Added in v10.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
     /// Nullable from v10 (a topic asked for by id only).
     pub name: Option<String>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -141,59 +149,78 @@ impl Request for MetadataRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataResponse {
     /// Added in v3.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     pub brokers: Vec<MetadataBroker>,
     /// Added in v2 (nullable).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<2, _>"))]
     pub cluster_id: Option<String>,
     /// Added in v1; −1 when the broker does not know.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub controller_id: Option<i32>,
     pub topics: Vec<MetadataTopic>,
     /// v8–v10 only.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub cluster_authorized_operations: Option<i32>,
     /// Added in v13 (Kafka 4.0): a top-level error, e.g. REBOOTSTRAP_REQUIRED.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub error_code: Option<ErrorCode>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataBroker {
     pub node_id: i32,
     pub host: String,
     pub port: i32,
     /// Added in v1 (nullable).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<1, _>"))]
     pub rack: Option<String>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataTopic {
     pub error_code: ErrorCode,
     /// Null only for a topic asked for by an id the broker does not know (v12+).
     pub name: Option<String>,
     /// Added in v10; zero when the broker has none to give.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
     /// Added in v1.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub is_internal: Option<bool>,
     pub partitions: Vec<MetadataPartition>,
     /// Added in v8.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_authorized_operations: Option<i32>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataPartition {
     pub error_code: ErrorCode,
     pub partition_index: i32,
     /// −1 when the partition has no leader.
     pub leader_id: i32,
     /// Added in v7.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub leader_epoch: Option<i32>,
     pub replica_nodes: Vec<i32>,
     pub isr_nodes: Vec<i32>,
     /// Added in v5.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub offline_replicas: Option<Vec<i32>>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

@@ -18,39 +18,51 @@ pub const SPEC: ApiSpec = ApiSpec {
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitRequest {
     pub group_id: String,
     /// Added in v1: the classic group's generation, or the KIP-848 member epoch (v9); −1 to
     /// commit without membership.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub generation_id_or_member_epoch: Option<i32>,
     /// Added in v1; empty to commit without membership.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub member_id: Option<String>,
     /// Added in v7 (nullable): the static member id.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<7, _>"))]
     pub group_instance_id: Option<String>,
     /// v2–v4 only: how long the broker keeps the offsets in ms; −1 uses the broker's setting.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub retention_time_ms: Option<i64>,
     pub topics: Vec<OffsetCommitRequestTopic>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitRequestTopic {
     pub name: String,
     pub partitions: Vec<OffsetCommitRequestPartition>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitRequestPartition {
     pub partition_index: i32,
     /// The next offset to consume.
     pub committed_offset: i64,
     /// Added in v6: the leader epoch of the last consumed record, −1 if unknown.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub committed_leader_epoch: Option<i32>,
     /// v1 only: the commit time in ms since the epoch; −1 lets the broker stamp it.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub commit_timestamp: Option<i64>,
     /// Nullable.
     pub committed_metadata: Option<String>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -139,24 +151,31 @@ impl Request for OffsetCommitRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitResponse {
     /// Added in v3.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     pub topics: Vec<OffsetCommitResponseTopic>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitResponseTopic {
     pub name: String,
     pub partitions: Vec<OffsetCommitResponsePartition>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitResponsePartition {
     pub partition_index: i32,
     pub error_code: ErrorCode,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

@@ -15,18 +15,21 @@ pub const SPEC: ApiSpec = ApiSpec {
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteRequest {
     pub group_id: String,
     pub topics: Vec<OffsetDeleteRequestTopic>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteRequestTopic {
     pub name: String,
     pub partitions: Vec<OffsetDeleteRequestPartition>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteRequestPartition {
     pub partition_index: i32,
 }
@@ -66,6 +69,7 @@ impl Request for OffsetDeleteRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteResponse {
     /// A group-level error (e.g. GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP).
     pub error_code: ErrorCode,
@@ -74,12 +78,14 @@ pub struct OffsetDeleteResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteResponseTopic {
     pub name: String,
     pub partitions: Vec<OffsetDeleteResponsePartition>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteResponsePartition {
     pub partition_index: i32,
     /// GROUP_SUBSCRIBED_TO_TOPIC when the group still consumes the topic.

@@ -20,38 +20,50 @@ pub const SPEC: ApiSpec = ApiSpec {
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchRequest {
     /// v0–v7 only.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub group_id: Option<String>,
     /// v0–v7 only; `None` (null, v2+) asks for all topics. v0–v1 cannot express null.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent::<0, 7, _>"))]
     pub topics: Option<Vec<OffsetFetchRequestTopic>>,
     /// Added in v8: the batched form, one entry per group.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub groups: Option<Vec<OffsetFetchRequestGroup>>,
     /// Added in v7: fail partitions with pending transactional commits (UNSTABLE_OFFSET_COMMIT)
     /// instead of returning the last stable offset.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub require_stable: Option<bool>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 /// Partitions of one topic to fetch offsets for. Kafka calls the v8+ copy of this struct
 /// `OffsetFetchRequestTopics`; the two have the same fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchRequestTopic {
     pub name: String,
     pub partition_indexes: Vec<i32>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 /// One group in a batched (v8+) request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchRequestGroup {
     pub group_id: String,
     /// Added in v9 (nullable): the member id under the KIP-848 consumer protocol.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<9, _>"))]
     pub member_id: Option<String>,
     /// Added in v9: the member epoch under the KIP-848 protocol, −1 otherwise.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub member_epoch: Option<i32>,
     /// `None` (null) asks for all topics.
     pub topics: Option<Vec<OffsetFetchRequestTopic>>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -160,46 +172,59 @@ impl Request for OffsetFetchRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchResponse {
     /// Added in v3.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     /// v0–v7 only.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topics: Option<Vec<OffsetFetchResponseTopic>>,
     /// v2–v7 only: a group- or coordinator-level error (v0–v1 report it per partition).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub error_code: Option<ErrorCode>,
     /// Added in v8: one result per requested group.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub groups: Option<Vec<OffsetFetchResponseGroup>>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 /// Kafka calls the v8+ copy of this struct `OffsetFetchResponseTopics`; same fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchResponseTopic {
     pub name: String,
     pub partitions: Vec<OffsetFetchResponsePartition>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 /// Kafka calls the v8+ copy of this struct `OffsetFetchResponsePartitions`; same fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchResponsePartition {
     pub partition_index: i32,
     /// −1 when the group has no committed offset for the partition.
     pub committed_offset: i64,
     /// Added in v5: the leader epoch of the committed offset's record, −1 if unknown.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub committed_leader_epoch: Option<i32>,
     /// The metadata string committed with the offset (nullable).
     pub metadata: Option<String>,
     pub error_code: ErrorCode,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 /// One group's offsets in a batched (v8+) response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchResponseGroup {
     pub group_id: String,
     pub topics: Vec<OffsetFetchResponseTopic>,
     pub error_code: ErrorCode,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

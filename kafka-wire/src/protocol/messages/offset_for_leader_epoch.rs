@@ -19,27 +19,35 @@ pub const SPEC: ApiSpec = ApiSpec {
 pub const CONSUMER_REPLICA_ID: i32 = -2;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetForLeaderEpochRequest {
     /// Added in v3: [`CONSUMER_REPLICA_ID`] (−2) for a consumer, the broker id for a follower.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub replica_id: Option<i32>,
     pub topics: Vec<OffsetForLeaderTopic>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetForLeaderTopic {
     pub topic: String,
     pub partitions: Vec<OffsetForLeaderPartition>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetForLeaderPartition {
     pub partition: i32,
     /// Added in v2: the epoch the client believes current, for fencing; −1 skips the check.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub current_leader_epoch: Option<i32>,
     /// The epoch whose end offset is wanted.
     pub leader_epoch: i32,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -96,28 +104,36 @@ impl Request for OffsetForLeaderEpochRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetForLeaderEpochResponse {
     /// Added in v2.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     pub topics: Vec<OffsetForLeaderTopicResult>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetForLeaderTopicResult {
     pub topic: String,
     pub partitions: Vec<EpochEndOffset>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct EpochEndOffset {
     pub error_code: ErrorCode,
     pub partition: i32,
     /// Added in v1: the largest epoch ≤ the requested one, −1 if unknown.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub leader_epoch: Option<i32>,
     /// The end offset of that epoch (exclusive: the next epoch's start offset), −1 if unknown.
     pub end_offset: i64,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

@@ -29,31 +29,41 @@ pub const SPEC: ApiSpec = ApiSpec {
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ProduceRequest {
     /// Added in v3 (nullable): the transactional id, or null for a non-transactional producer.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<3, _>"))]
     pub transactional_id: Option<String>,
     /// 0 (no response is sent), 1 (leader only) or −1 (all in-sync replicas).
     pub acks: i16,
     pub timeout_ms: i32,
     pub topic_data: Vec<TopicProduceData>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct TopicProduceData {
     /// v0–12.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub name: Option<String>,
     /// Added in v13 (replacing the name).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
     pub partition_data: Vec<PartitionProduceData>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct PartitionProduceData {
     pub index: i32,
     /// Encoded record batches (magic 2 from v3; legacy message sets before).
+    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::records"))]
     pub records: Option<Bytes>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -140,50 +150,67 @@ impl Request for ProduceRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ProduceResponse {
     pub responses: Vec<TopicProduceResponse>,
     /// Added in v1.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
     /// Tagged (tag 0) from v10: endpoints of the leaders named in `current_leader`; empty is
     /// omitted.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Vec::is_empty"))]
     pub node_endpoints: Vec<NodeEndpoint>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct TopicProduceResponse {
     /// v0–12.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub name: Option<String>,
     /// Added in v13.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
     pub partition_responses: Vec<PartitionProduceResponse>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct PartitionProduceResponse {
     pub index: i32,
     pub error_code: ErrorCode,
     /// Offset given to the first record appended.
     pub base_offset: i64,
     /// Added in v2: the broker's append time for LogAppendTime topics, else −1.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub log_append_time_ms: Option<i64>,
     /// Added in v5.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub log_start_offset: Option<i64>,
     /// Added in v8: which records made the batch fail.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub record_errors: Option<Vec<BatchIndexAndErrorMessage>>,
     /// Added in v8 (nullable).
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<8, _>"))]
     pub error_message: Option<String>,
     /// Tagged (tag 0) from v10: the leader, when the request went to the wrong broker.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub current_leader: Option<LeaderIdAndEpoch>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct BatchIndexAndErrorMessage {
     /// Index of the record within its batch.
     pub batch_index: i32,
     pub batch_index_error_message: Option<String>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

@@ -17,8 +17,11 @@ pub const SPEC: ApiSpec = ApiSpec {
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct SaslAuthenticateRequest {
+    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
     pub auth_bytes: Bytes,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
@@ -40,13 +43,17 @@ impl Request for SaslAuthenticateRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct SaslAuthenticateResponse {
     pub error_code: ErrorCode,
     /// Nullable.
     pub error_message: Option<String>,
+    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
     pub auth_bytes: Bytes,
     /// Added in v1: ms until the session must re-authenticate (KIP-368); 0 for never.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub session_lifetime_ms: Option<i64>,
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 

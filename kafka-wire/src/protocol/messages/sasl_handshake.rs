@@ -14,6 +14,7 @@ pub const SPEC: ApiSpec = ApiSpec {
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct SaslHandshakeRequest {
     /// E.g. "PLAIN", "SCRAM-SHA-512".
     pub mechanism: String,
@@ -36,6 +37,7 @@ impl Request for SaslHandshakeRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct SaslHandshakeResponse {
     /// UNSUPPORTED_SASL_MECHANISM when the broker does not enable the mechanism asked for.
     pub error_code: ErrorCode,
