@@ -118,8 +118,7 @@ impl StoreError {
     pub fn is_retriable(&self) -> bool {
         match self {
             Self::Kafka(e) | Self::CommitRefused { source: e, .. } => e.is_retriable(),
-            Self::Unavailable { .. } => true,
-            Self::File(FileStoreError::Io { .. }) => true,
+            Self::Unavailable { .. } | Self::File(FileStoreError::Io { .. }) => true,
             _ => false,
         }
     }

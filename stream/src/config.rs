@@ -1,0 +1,133 @@
+//! What a stream reads and how: topics, the two policies, limits, isolation, timeouts.
+
+use std::time::Duration;
+
+use kafka_wire::client::FetchOptions;
+use offset_engine::{Isolation, Limits, OutOfRangePolicy, StartPolicy};
+
+/// How a [`crate::DirectStream`] plans, fetches and waits.
+#[derive(Debug, Clone)]
+pub struct StreamConfig {
+    /// The group whose offsets the store keeps. No group membership is ever taken.
+    pub group: String,
+    /// The topics to read (every partition of each, including partitions added later).
+    pub topics: Vec<String>,
+    /// Where a partition with nothing stored starts (default: earliest).
+    pub start: StartPolicy,
+    /// What to do when a stored offset is unusable (default: fail loudly).
+    pub out_of_range: OutOfRangePolicy,
+    /// read_uncommitted (default) or read_committed.
+    pub isolation: Isolation,
+    /// Per-partition, per-batch and time-budget caps (default: unlimited).
+    pub limits: Limits,
+    /// Fetch sizes and the fetch deadline. Its isolation is replaced by [`Self::isolation`].
+    pub fetch: FetchOptions,
+    /// Deadline for each metadata, ListOffsets and OffsetForLeaderEpoch call.
+    pub request_timeout: Duration,
+    /// When a partition's end is below the previous batch's `until` (KAFKA-7703): how many
+    /// times to look again, and how long to wait before each look, before classifying it.
+    pub end_requery: Requery,
+    /// How many times one `next_batch` plans again when the fetch finds an offset out of range
+    /// (the log start moved after planning) or a retriable broker error.
+    pub fetch_attempts: u32,
+    /// How long [`crate::DirectStream::run`] waits after a batch with nothing to read.
+    pub poll_interval: Duration,
+}
+
+/// A bounded re-query (rule R3): Spark's `fetchOffset.numRetries` (3) and
+/// `fetchOffset.retryIntervalMs` (1 s) by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requery {
+    pub attempts: u32,
+    pub backoff: Duration,
+}
+
+impl Default for Requery {
+    fn default() -> Self {
+        Self { attempts: 3, backoff: Duration::from_secs(1) }
+    }
+}
+
+impl StreamConfig {
+    /// Reads `topics` for `group` with the engine's default policies (earliest for new
+    /// partitions, fail on unusable stored offsets), no limits, read_uncommitted.
+    pub fn new(group: impl Into<String>, topics: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        Self {
+            group: group.into(),
+            topics: topics.into_iter().map(Into::into).collect(),
+            start: StartPolicy::default(),
+            out_of_range: OutOfRangePolicy::default(),
+            isolation: Isolation::default(),
+            limits: Limits::default(),
+            fetch: FetchOptions::default(),
+            request_timeout: Duration::from_secs(30),
+            end_requery: Requery::default(),
+            fetch_attempts: 3,
+            poll_interval: Duration::from_millis(500),
+        }
+    }
+
+    #[must_use]
+    pub fn start(mut self, start: StartPolicy) -> Self {
+        self.start = start;
+        self
+    }
+
+    #[must_use]
+    pub fn out_of_range(mut self, policy: OutOfRangePolicy) -> Self {
+        self.out_of_range = policy;
+        self
+    }
+
+    #[must_use]
+    pub fn isolation(mut self, isolation: Isolation) -> Self {
+        self.isolation = isolation;
+        self
+    }
+
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    #[must_use]
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    #[must_use]
+    pub fn end_requery(mut self, requery: Requery) -> Self {
+        self.end_requery = requery;
+        self
+    }
+
+    /// Checks what the engine and the client cannot: a group and at least one topic, each
+    /// named.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.group.is_empty() {
+            return Err("the group id is empty".to_owned());
+        }
+        if self.topics.is_empty() {
+            return Err("no topics to read".to_owned());
+        }
+        if let Some(i) = self.topics.iter().position(String::is_empty) {
+            return Err(format!("topic {i} has an empty name"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_without_group_or_topics_is_refused() {
+        assert!(StreamConfig::new("g", ["t"]).validate().is_ok());
+        assert!(StreamConfig::new("", ["t"]).validate().unwrap_err().contains("group"));
+        assert!(StreamConfig::new("g", Vec::<String>::new()).validate().unwrap_err().contains("no topics"));
+        assert!(StreamConfig::new("g", ["t", ""]).validate().unwrap_err().contains("topic 1"));
+    }
+}

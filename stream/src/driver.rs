@@ -1,0 +1,600 @@
+//! The loop: load stored offsets → look at the logs → plan → fetch exactly the planned ranges →
+//! hand the batch over → commit its untils after the application finished it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use kafka_wire::client::{
+    Client, FetchRange, FetchedPartition, Isolation as WireIsolation, OffsetQuery, TopicPartition as WireTp,
+};
+use kafka_wire::protocol::Uuid;
+use kafka_wire::store::{BoxError, OffsetStore, StoredOffset};
+use offset_engine::{
+    merge_commits, plan, Anomaly, Commit, CommitDecision, CommitRejection, FromReason, Isolation,
+    LeaderEpoch, LogState, LogView, Offset, OutOfRangePolicy, Outcome, PartitionInput, Plan, PlanEntry,
+    PlanRequest, RateCarry, SkipReason, StartPolicy, Stored, TimeLookup, TopicId, TopicPartition,
+};
+
+use crate::batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
+use crate::config::StreamConfig;
+use crate::error::StreamError;
+
+/// What the application's closure tells [`DirectStream::run`] after a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Control {
+    /// Commit the batch and read the next one.
+    Continue,
+    /// Commit the batch and return.
+    Stop,
+}
+
+/// What a commit did, per partition.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitReport {
+    /// Positions written to the store.
+    pub written: Vec<(TopicPartition, Stored)>,
+    /// Partitions whose stored position was already the proposed one.
+    pub unchanged: usize,
+    /// Proposals refused because they would move a stored offset backwards (or onto another
+    /// topic id) without being a policy reset — a stale batch committed after a newer one.
+    pub rejected: Vec<(TopicPartition, CommitRejection)>,
+}
+
+/// A direct stream: exact offset ranges per batch, no group membership, commits to any
+/// [`OffsetStore`] after the application is done. See the crate docs for the guarantees.
+#[derive(Debug)]
+pub struct DirectStream<S> {
+    client: Arc<Client>,
+    store: S,
+    config: StreamConfig,
+    /// What the store holds for the configured topics, as last loaded or written; `None` when
+    /// it must be loaded (first use, or after a store error that left it uncertain).
+    stored: Option<HashMap<TopicPartition, Stored>>,
+    carry: RateCarry,
+    /// Each partition's last `until` and the topic id it was read from.
+    previous: HashMap<TopicPartition, (Offset, Option<TopicId>)>,
+    next_id: u64,
+}
+
+impl<S: OffsetStore> DirectStream<S> {
+    pub fn new(client: Arc<Client>, store: S, config: StreamConfig) -> Result<Self, StreamError> {
+        config.validate().map_err(StreamError::Config)?;
+        Ok(Self {
+            client,
+            store,
+            config,
+            stored: None,
+            carry: RateCarry::default(),
+            previous: HashMap::new(),
+            next_id: 1,
+        })
+    }
+
+    pub fn client(&self) -> &Arc<Client> {
+        &self.client
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    pub fn config(&self) -> &StreamConfig {
+        &self.config
+    }
+
+    /// Changes the out-of-range policy for the next batches (e.g. after a
+    /// [`StreamError::PolicyFailed`] the application decided to resume at the log start).
+    pub fn set_out_of_range(&mut self, policy: OutOfRangePolicy) {
+        self.config.out_of_range = policy;
+    }
+
+    pub fn set_start(&mut self, policy: StartPolicy) {
+        self.config.start = policy;
+    }
+
+    /// Changes the caps for the next batches (e.g. from a measured processing rate).
+    pub fn set_limits(&mut self, limits: offset_engine::Limits) {
+        self.config.limits = limits;
+    }
+
+    /// The stored positions as last loaded or written (`None` before the first load).
+    pub fn stored(&self) -> Option<&HashMap<TopicPartition, Stored>> {
+        self.stored.as_ref()
+    }
+
+    /// Loads the stored offsets again (another writer may have moved them).
+    pub async fn reload(&mut self) -> Result<(), StreamError> {
+        let loaded = self.store.load(&self.config.group, Some(&self.config.topics)).await?;
+        self.stored = Some(
+            loaded
+                .iter()
+                .filter(|o| self.config.topics.contains(&o.topic))
+                .map(|o| (TopicPartition::new(o.topic.as_str(), o.partition), to_engine(o)))
+                .collect(),
+        );
+        Ok(())
+    }
+
+    async fn stored_now(&mut self) -> Result<HashMap<TopicPartition, Stored>, StreamError> {
+        if self.stored.is_none() {
+            self.reload().await?;
+        }
+        Ok(self.stored.clone().unwrap_or_default())
+    }
+
+    /// Plans and fetches the next batch from the stored positions. Until it is committed, the
+    /// next call plans from the same positions again (the same records are delivered again).
+    /// A batch with nothing to read is returned at once ([`Batch::is_idle`]).
+    pub async fn next_batch(&mut self) -> Result<Batch, StreamError> {
+        let mut requeries = 0u32;
+        let mut fetch_failures = 0u32;
+        loop {
+            let stored = self.stored_now().await?;
+            let (inputs, mut events) = self.gather(&stored).await?;
+            let mut request = PlanRequest {
+                start: self.config.start,
+                out_of_range: self.config.out_of_range,
+                isolation: self.config.isolation,
+                limits: self.config.limits,
+                carry: self.carry.clone(),
+                partitions: inputs,
+            };
+            let mut planned = plan(&request);
+
+            let backwards: Vec<usize> = planned
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| {
+                    matches!(e.outcome, Outcome::Skipped { reason: SkipReason::EndWentBackwards })
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if !backwards.is_empty() {
+                if requeries < self.config.end_requery.attempts {
+                    requeries += 1;
+                    tokio::time::sleep(self.config.end_requery.backoff).await;
+                    continue;
+                }
+                for &i in &backwards {
+                    if let Some(Anomaly::EndWentBackwards { previous_until, end }) =
+                        planned.entries[i].anomaly
+                    {
+                        events.push(Event::EndStayedBackwards {
+                            tp: planned.entries[i].tp.clone(),
+                            previous_until: previous_until.0,
+                            end: end.0,
+                            requeries,
+                        });
+                    }
+                    request.partitions[i].previous_until = None;
+                    self.previous.remove(&request.partitions[i].tp);
+                }
+                planned = plan(&request);
+            }
+
+            events.extend(planned.entries.iter().filter_map(|e| {
+                e.anomaly.map(|anomaly| Event::Anomaly { tp: e.tp.clone(), anomaly, action: action_of(e) })
+            }));
+            if planned.failures().next().is_some() {
+                return Err(StreamError::PolicyFailed { events });
+            }
+
+            let ranges: Vec<FetchRange> = planned
+                .entries
+                .iter()
+                .filter_map(|e| e.range().filter(|r| r.from < r.until).map(|r| (e, r)))
+                .map(|(e, r)| FetchRange::new(wire_tp(&e.tp), r.from.0, r.until.0))
+                .collect();
+            let mut options = self.config.fetch;
+            options.isolation = match self.config.isolation {
+                Isolation::ReadUncommitted => WireIsolation::ReadUncommitted,
+                Isolation::ReadCommitted => WireIsolation::ReadCommitted,
+            };
+            let mut fetched = if ranges.is_empty() {
+                BTreeMap::new()
+            } else {
+                self.client.fetch_range(&ranges, &options).await
+            };
+
+            let mut retry = None;
+            for range in &ranges {
+                let failure = match fetched.get(&range.partition) {
+                    Some(Ok(_)) => continue,
+                    Some(Err(e)) => e.clone(),
+                    None => kafka_wire::client::ClientError::Protocol {
+                        broker: kafka_wire::client::BrokerRef { node_id: None, addr: "cluster".to_owned() },
+                        message: format!("no fetch result for {}", range.partition),
+                    },
+                };
+                // The log start can move between planning and fetching (R2): plan again, and
+                // the engine reports the loss. Broker hiccups get the same bounded retry.
+                let again = matches!(failure, kafka_wire::client::ClientError::OffsetOutOfRange { .. })
+                    || failure.is_retriable();
+                if again && fetch_failures < self.config.fetch_attempts {
+                    retry = Some(());
+                } else {
+                    return Err(StreamError::Fetch {
+                        tp: range.partition.clone(),
+                        source: Box::new(failure),
+                    });
+                }
+            }
+            if retry.is_some() {
+                fetch_failures += 1;
+                tokio::time::sleep(Duration::from_millis(200) * fetch_failures).await;
+                continue;
+            }
+
+            let batch = self.assemble(&planned, &mut fetched, events);
+            self.carry = planned.carry;
+            return Ok(batch);
+        }
+    }
+
+    /// Builds the batch from the plan and the fetched records, and remembers each `until`.
+    fn assemble(
+        &mut self,
+        planned: &Plan,
+        fetched: &mut BTreeMap<WireTp, Result<FetchedPartition, kafka_wire::client::ClientError>>,
+        mut events: Vec<Event>,
+    ) -> Batch {
+        let mut partitions = Vec::new();
+        let mut commits = Vec::new();
+        for entry in &planned.entries {
+            let Some(r) = entry.range() else { continue };
+            let records = match fetched.remove(&wire_tp(&entry.tp)) {
+                Some(Ok(p)) => {
+                    // Where reading stopped, inside [from, until]: the range is complete when
+                    // it reached `until`; gaps inside it are compaction or markers, not loss.
+                    let stopped = p.next_offset.clamp(r.from.0, r.until.0);
+                    (stopped, p.records)
+                }
+                _ => (r.until.0, Vec::new()),
+            };
+            let (until, records) = records;
+            if until < r.until.0 {
+                events.push(Event::RangeShortened { tp: entry.tp.clone(), planned_until: r.until.0, until });
+            }
+            let leader_epoch =
+                records.last().and_then(|rec| rec.leader_epoch).or(entry.leader_epoch.map(|e| e.0));
+            let batch = PartitionBatch {
+                range: OffsetRange {
+                    topic: entry.tp.topic.to_string(),
+                    partition: entry.tp.partition.0,
+                    from: r.from.0,
+                    until,
+                },
+                records,
+                from_reason: r.from_reason,
+                topic_id: entry.topic_id,
+                leader_epoch,
+            };
+            commits.push(Commit {
+                tp: entry.tp.clone(),
+                offset: Offset(until),
+                leader_epoch: leader_epoch.map(LeaderEpoch),
+                topic_id: entry.topic_id,
+                reset: batch.is_reset(),
+            });
+            self.previous.insert(entry.tp.clone(), (Offset(until), entry.topic_id));
+            partitions.push(batch);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        Batch { id, partitions, events, commits }
+    }
+
+    /// The log of every partition of the configured topics (and of every stored partition of
+    /// them), with topic ids, leader epochs, and the end of each stored leader epoch.
+    async fn gather(
+        &self,
+        stored: &HashMap<TopicPartition, Stored>,
+    ) -> Result<(Vec<PartitionInput>, Vec<Event>), StreamError> {
+        let timeout = self.config.request_timeout;
+        let metadata = self.client.refresh_metadata(&self.config.topics).await?;
+        let mut events = Vec::new();
+        let mut partitions: BTreeSet<(String, i32)> =
+            stored.keys().map(|tp| (tp.topic.to_string(), tp.partition.0)).collect();
+        let mut ids: HashMap<String, Option<TopicId>> = HashMap::new();
+        for name in &self.config.topics {
+            let topic = metadata.topic(name).filter(|t| t.error.is_ok() || !t.partitions.is_empty());
+            match topic {
+                Some(t) => {
+                    ids.insert(name.clone(), t.topic_id.and_then(|id| TopicId::from_wire(id.0)));
+                    partitions.extend(t.partitions.iter().map(|p| (name.clone(), p.partition)));
+                }
+                None => {
+                    if !stored.keys().any(|tp| &*tp.topic == name.as_str()) {
+                        events.push(Event::TopicNotFound { topic: name.clone() });
+                    }
+                }
+            }
+        }
+        let in_metadata = |topic: &str, partition: i32| {
+            metadata
+                .topic(topic)
+                .filter(|t| t.error.is_ok() || !t.partitions.is_empty())
+                .is_some_and(|t| t.partitions.iter().any(|p| p.partition == partition))
+        };
+        let live: Vec<WireTp> = partitions
+            .iter()
+            .filter(|(t, p)| in_metadata(t, *p))
+            .map(|(t, p)| WireTp::new(t.clone(), *p))
+            .collect();
+        let ranges =
+            if live.is_empty() { BTreeMap::new() } else { self.client.log_ranges(&live, timeout).await };
+
+        let mut inputs = Vec::new();
+        for (topic, partition) in partitions {
+            let tp = TopicPartition::new(topic.as_str(), partition);
+            let log = if !ids.contains_key(&topic) {
+                LogState::TopicNotFound
+            } else if !in_metadata(&topic, partition) {
+                LogState::PartitionNotFound
+            } else {
+                match ranges.get(&WireTp::new(topic.clone(), partition)) {
+                    Some(Ok(r)) => {
+                        let mut view = LogView::new(r.log_start, r.high_watermark);
+                        view.last_stable = Offset(r.last_stable);
+                        view.leader_epoch = r.leader_epoch.map(LeaderEpoch);
+                        view.topic_id = ids.get(&topic).copied().flatten();
+                        LogState::Found(view)
+                    }
+                    Some(Err(e)) => {
+                        events.push(Event::PartitionUnavailable { tp, error: e.to_string() });
+                        continue;
+                    }
+                    None => {
+                        events.push(Event::PartitionUnavailable {
+                            tp,
+                            error: "no log range answer".to_owned(),
+                        });
+                        continue;
+                    }
+                }
+            };
+            let s = stored.get(&tp).copied();
+            let mut input = PartitionInput::new(tp.clone(), s, log);
+            if let (Some((until, id)), LogState::Found(view)) = (self.previous.get(&tp), log) {
+                // A stale end is only comparable with an `until` of the same log.
+                let same_log = match (id, view.topic_id) {
+                    (Some(a), Some(b)) => *a == b,
+                    _ => true,
+                };
+                if same_log {
+                    input.previous_until = Some(*until);
+                }
+            }
+            inputs.push(input);
+        }
+
+        self.epoch_ends(&mut inputs).await;
+        self.timestamp_offsets(&mut inputs).await;
+        Ok((inputs, events))
+    }
+
+    /// OffsetForLeaderEpoch for every stored offset with a leader epoch, on the same log: the
+    /// truncation check (KIP-320). An unanswered partition is planned without it.
+    async fn epoch_ends(&self, inputs: &mut [PartitionInput]) {
+        let asks: Vec<(WireTp, i32)> = inputs
+            .iter()
+            .filter_map(|p| {
+                let stored = p.stored?;
+                let epoch = stored.leader_epoch?;
+                let LogState::Found(view) = p.log else { return None };
+                let same_log = match (stored.topic_id, view.topic_id) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => true,
+                };
+                same_log.then(|| (wire_tp(&p.tp), epoch.0))
+            })
+            .collect();
+        if asks.is_empty() {
+            return;
+        }
+        let answers = self.client.offset_for_leader_epoch(&asks, self.config.request_timeout).await;
+        for p in inputs.iter_mut() {
+            if let Some(Ok(end)) = answers.get(&wire_tp(&p.tp)) {
+                p.end_offset_for_stored_epoch = end.end_offset.map(Offset);
+            }
+        }
+    }
+
+    /// Resolves the start timestamp for partitions with nothing stored.
+    async fn timestamp_offsets(&self, inputs: &mut [PartitionInput]) {
+        let StartPolicy::Timestamp { timestamp_ms } = self.config.start else { return };
+        let wanted: Vec<WireTp> = inputs
+            .iter()
+            .filter(|p| p.stored.is_none() && matches!(p.log, LogState::Found(_)))
+            .map(|p| wire_tp(&p.tp))
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let isolation = match self.config.isolation {
+            Isolation::ReadUncommitted => WireIsolation::ReadUncommitted,
+            Isolation::ReadCommitted => WireIsolation::ReadCommitted,
+        };
+        let answers = self
+            .client
+            .list_offsets(
+                &wanted,
+                OffsetQuery::Timestamp(timestamp_ms),
+                isolation,
+                self.config.request_timeout,
+            )
+            .await;
+        for p in inputs.iter_mut() {
+            if let Some(Ok(listed)) = answers.get(&wire_tp(&p.tp)) {
+                p.timestamp_offset = Some(match listed.offset {
+                    Some(o) => TimeLookup::Offset(Offset(o)),
+                    None => TimeLookup::NoRecordAtOrAfter,
+                });
+            }
+        }
+    }
+
+    /// Stores the batch's untils (with topic id and leader epoch), merged against what is
+    /// stored so no offset moves backwards unless the out-of-range policy reset it. Call it
+    /// only after the batch's output succeeded (at-least-once).
+    pub async fn commit(&mut self, batch: &Batch) -> Result<CommitReport, StreamError> {
+        self.commit_positions(&batch.commits).await
+    }
+
+    async fn commit_positions(&mut self, commits: &[Commit]) -> Result<CommitReport, StreamError> {
+        let stored = self.stored_now().await?;
+        let (next, decisions) = merge_commits(&stored, commits, now_ms());
+        let mut report = CommitReport::default();
+        let mut writes = Vec::new();
+        for (c, d) in commits.iter().zip(decisions) {
+            match d {
+                CommitDecision::Write(s) => {
+                    writes.push(to_store(&c.tp, &s));
+                    report.written.push((c.tp.clone(), s));
+                }
+                CommitDecision::Unchanged => report.unchanged += 1,
+                CommitDecision::Rejected(r) => report.rejected.push((c.tp.clone(), r)),
+            }
+        }
+        if !writes.is_empty() {
+            if let Err(e) = self.store.save(&self.config.group, &writes).await {
+                if e.needs_reload() {
+                    self.stored = None;
+                }
+                return Err(e.into());
+            }
+            self.stored = Some(next);
+        }
+        Ok(report)
+    }
+
+    /// Runs the stream: for every batch with something to read or report, awaits `process`,
+    /// then commits the batch; an idle batch is committed without calling `process`, and the
+    /// loop waits [`StreamConfig::poll_interval`] after a batch without records. Returns when
+    /// `process` says [`Control::Stop`] (after committing that batch), or with the first error:
+    /// an error from `process` leaves its batch uncommitted, so it is read again next time.
+    pub async fn run<F, Fut, E>(&mut self, mut process: F) -> Result<(), StreamError>
+    where
+        F: FnMut(Batch) -> Fut,
+        Fut: Future<Output = Result<Control, E>>,
+        E: Into<BoxError>,
+    {
+        loop {
+            let batch = self.next_batch().await?;
+            let commits = batch.commits.clone();
+            let records = batch.record_count();
+            let control = if batch.is_idle() {
+                Control::Continue
+            } else {
+                process(batch).await.map_err(|e| StreamError::Application(e.into()))?
+            };
+            self.commit_positions(&commits).await?;
+            if control == Control::Stop {
+                return Ok(());
+            }
+            if records == 0 {
+                tokio::time::sleep(self.config.poll_interval).await;
+            }
+        }
+    }
+}
+
+fn action_of(e: &PlanEntry) -> Action {
+    match &e.outcome {
+        Outcome::Range(r) => match r.from_reason {
+            FromReason::OutOfRange(p) => Action::Resumed { from: r.from.0, policy: Resume::OutOfRange(p) },
+            _ => Action::Resumed { from: r.from.0, policy: Resume::Start },
+        },
+        Outcome::Skipped { .. } => Action::Skipped,
+        Outcome::Failed { .. } => Action::Failed,
+    }
+}
+
+fn wire_tp(tp: &TopicPartition) -> WireTp {
+    WireTp::new(tp.topic.to_string(), tp.partition.0)
+}
+
+/// A store entry as the engine sees it.
+pub fn to_engine(o: &StoredOffset) -> Stored {
+    Stored {
+        offset: Offset(o.offset),
+        leader_epoch: o.leader_epoch.map(LeaderEpoch),
+        topic_id: o.topic_id.and_then(|id| TopicId::from_wire(id.0)),
+        commit_timestamp_ms: o.commit_timestamp_ms,
+    }
+}
+
+/// An engine position as a store entry.
+pub fn to_store(tp: &TopicPartition, s: &Stored) -> StoredOffset {
+    StoredOffset {
+        topic: tp.topic.to_string(),
+        partition: tp.partition.0,
+        offset: s.offset.0,
+        leader_epoch: s.leader_epoch.map(|e| e.0),
+        topic_id: s.topic_id.map(|id| Uuid(id.0)),
+        commit_timestamp_ms: s.commit_timestamp_ms,
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_entries_convert_both_ways() {
+        let o = StoredOffset {
+            topic: "t".into(),
+            partition: 2,
+            offset: 40,
+            leader_epoch: Some(3),
+            topic_id: Some(Uuid([5; 16])),
+            commit_timestamp_ms: Some(9),
+        };
+        let tp = TopicPartition::new("t", 2);
+        assert_eq!(to_store(&tp, &to_engine(&o)), o);
+        let zero = StoredOffset { topic_id: Some(Uuid([0; 16])), ..o };
+        assert_eq!(to_engine(&zero).topic_id, None, "Kafka's zero id means unknown");
+    }
+
+    #[test]
+    fn actions_name_the_policy_that_moved_the_start() {
+        let request = PlanRequest {
+            out_of_range: OutOfRangePolicy::Clamp,
+            partitions: vec![
+                PartitionInput::new(
+                    TopicPartition::new("t", 0),
+                    Some(Stored::at(5)),
+                    LogState::Found(LogView::new(10, 20)),
+                ),
+                PartitionInput::new(TopicPartition::new("t", 1), None, LogState::Found(LogView::new(0, 20))),
+                PartitionInput::new(
+                    TopicPartition::new("t", 2),
+                    Some(Stored::at(5)),
+                    LogState::PartitionNotFound,
+                ),
+            ],
+            ..PlanRequest::default()
+        };
+        let planned = plan(&request);
+        let actions: Vec<Action> = planned.entries.iter().map(action_of).collect();
+        assert_eq!(
+            actions,
+            [
+                Action::Resumed { from: 10, policy: Resume::OutOfRange(OutOfRangePolicy::Clamp) },
+                Action::Resumed { from: 0, policy: Resume::Start },
+                Action::Skipped,
+            ]
+        );
+        let failing = PlanRequest { out_of_range: OutOfRangePolicy::Fail, ..request };
+        assert_eq!(action_of(&plan(&failing).entries[0]), Action::Failed);
+    }
+}

@@ -1,0 +1,81 @@
+//! Why a stream call failed. Every variant says what to do next in its docs.
+
+use std::error::Error;
+use std::fmt;
+
+use kafka_wire::client::{ClientError, TopicPartition};
+use kafka_wire::store::{BoxError, StoreError};
+
+use crate::batch::Event;
+
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StreamError {
+    /// The configuration cannot work (no group, no topics).
+    Config(String),
+    /// Metadata or offsets could not be read from the cluster. Retriable errors can be retried
+    /// by calling again.
+    Cluster(Box<ClientError>),
+    /// The offset store failed. After a `needs_reload` error the next call loads again.
+    Store(Box<StoreError>),
+    /// A partition's records could not be fetched after every attempt.
+    Fetch { tp: TopicPartition, source: Box<ClientError> },
+    /// An anomaly met a `Fail` policy. Nothing was fetched; the events say which partitions and
+    /// why. Change the policy ([`crate::DirectStream::set_out_of_range`]) or the stored offsets
+    /// to go on.
+    PolicyFailed { events: Vec<Event> },
+    /// The application's closure failed; the batch was not committed and will be read again.
+    Application(BoxError),
+}
+
+impl StreamError {
+    /// The events of a [`StreamError::PolicyFailed`].
+    pub fn events(&self) -> &[Event] {
+        match self {
+            Self::PolicyFailed { events } => events,
+            _ => &[],
+        }
+    }
+}
+
+impl fmt::Display for StreamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Config(m) => write!(f, "stream configuration: {m}"),
+            Self::Cluster(e) => write!(f, "cluster: {e}"),
+            Self::Store(e) => e.fmt(f),
+            Self::Fetch { tp, source } => write!(f, "fetch of {tp} failed: {source}"),
+            Self::PolicyFailed { events } => {
+                f.write_str("an anomaly met the fail policy")?;
+                for e in events {
+                    write!(f, "; {e}")?;
+                }
+                Ok(())
+            }
+            Self::Application(e) => write!(f, "the application failed the batch: {e}"),
+        }
+    }
+}
+
+impl Error for StreamError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            Self::Cluster(e) | Self::Fetch { source: e, .. } => Some(e.as_ref()),
+            Self::Store(e) => Some(e.as_ref()),
+            Self::Application(e) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl From<StoreError> for StreamError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(Box::new(e))
+    }
+}
+
+impl From<ClientError> for StreamError {
+    fn from(e: ClientError) -> Self {
+        Self::Cluster(Box::new(e))
+    }
+}

@@ -1,0 +1,140 @@
+//! The ZooKeeper store behind the [`OffsetStore`] interface: `kwire-zk`'s Kafka 0.8 layout
+//! (`/consumers/<group>/offsets/<topic>/<partition>`, decimal text), with the topic id and leader
+//! epoch in kwire's side nodes, written atomically with version checks.
+//!
+//! It is a thin adapter, and it lives here rather than in `kwire-zk` so that crate stays a
+//! ZooKeeper store with no dependency on the Kafka client; the stream crate depends on both
+//! anyway.
+
+use std::time::Duration;
+
+use kafka_wire::protocol::Uuid;
+use kafka_wire::store::{validate_batch, OffsetStore, StoreError, StoreFuture, StoredOffset};
+use kwire_zk::ZkOffsetStore;
+
+const KIND: &str = "zookeeper";
+
+/// A group's offsets in ZooKeeper, readable by Kafka 0.8 consumers, Spark jobs and Curator code.
+#[derive(Debug)]
+pub struct ZkStore {
+    inner: ZkOffsetStore,
+}
+
+impl ZkStore {
+    /// Wraps an open [`ZkOffsetStore`].
+    pub fn new(inner: ZkOffsetStore) -> Self {
+        Self { inner }
+    }
+
+    /// Connects to `connect_string` (`host:port[,host:port][/chroot]`); each later call retries
+    /// through connection loss and session expiry for up to `retry_budget`.
+    pub async fn connect(
+        connect_string: &str,
+        session_timeout: Duration,
+        retry_budget: Duration,
+    ) -> Result<Self, StoreError> {
+        let inner = ZkOffsetStore::connect(connect_string, session_timeout).await.map_err(store_error)?;
+        Ok(Self { inner: inner.with_retry_budget(retry_budget) })
+    }
+
+    pub fn inner(&self) -> &ZkOffsetStore {
+        &self.inner
+    }
+}
+
+impl OffsetStore for ZkStore {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn load<'a>(
+        &'a self,
+        group: &'a str,
+        topics: Option<&'a [String]>,
+    ) -> StoreFuture<'a, Vec<StoredOffset>> {
+        Box::pin(async move {
+            let read = self.inner.read(group, topics).await.map_err(store_error)?;
+            Ok(read
+                .into_iter()
+                .map(|o| StoredOffset {
+                    topic: o.topic,
+                    partition: o.partition,
+                    offset: o.offset,
+                    leader_epoch: o.leader_epoch,
+                    topic_id: o.topic_id.map(Uuid).filter(|id| !id.is_zero()),
+                    commit_timestamp_ms: None,
+                })
+                .collect())
+        })
+    }
+
+    fn save<'a>(&'a self, group: &'a str, offsets: &'a [StoredOffset]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            validate_batch(KIND, offsets)?;
+            let entries: Vec<kwire_zk::StoredOffset> = offsets
+                .iter()
+                .map(|o| kwire_zk::StoredOffset {
+                    topic: o.topic.clone(),
+                    partition: o.partition,
+                    offset: o.offset,
+                    leader_epoch: o.leader_epoch,
+                    topic_id: o.topic_id.map(|id| id.0),
+                })
+                .collect();
+            self.inner.write(group, &entries).await.map_err(store_error)
+        })
+    }
+}
+
+/// The store-neutral error for a `kwire-zk` error.
+pub fn store_error(e: kwire_zk::Error) -> StoreError {
+    use kwire_zk::Error as E;
+    match e {
+        E::ConcurrentModification { topic, partition, path, .. } => {
+            StoreError::ConcurrentModification { store: KIND, topic, partition, detail: path }
+        }
+        E::DeadlineExceeded { outcome_unknown, .. } => {
+            StoreError::Unavailable { store: KIND, outcome_unknown, source: Box::new(e) }
+        }
+        E::CorruptOffset { .. } | E::CorruptMetadata { .. } | E::UnexpectedChild { .. } => {
+            StoreError::Corrupt { store: KIND, source: Box::new(e) }
+        }
+        E::InvalidConnectString { .. }
+        | E::InvalidGroup { .. }
+        | E::InvalidTopic { .. }
+        | E::InvalidPartition { .. }
+        | E::InvalidOffset { .. }
+        | E::DuplicatePartition { .. } => StoreError::Invalid { store: KIND, message: e.to_string() },
+        other => StoreError::Other { store: KIND, source: Box::new(other) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zookeeper_errors_keep_their_meaning() {
+        let conflict = store_error(kwire_zk::Error::ConcurrentModification {
+            group: "g".into(),
+            topic: "t".into(),
+            partition: 3,
+            path: "/consumers/g/offsets/t/3".into(),
+        });
+        assert!(
+            matches!(&conflict, StoreError::ConcurrentModification { partition: 3, topic, .. } if topic == "t")
+        );
+        assert!(conflict.needs_reload() && !conflict.is_retriable());
+        let down = store_error(kwire_zk::Error::DeadlineExceeded {
+            operation: "write",
+            target: "group \"g\"".into(),
+            budget: Duration::from_secs(1),
+            last_error: None,
+            outcome_unknown: true,
+        });
+        assert!(matches!(down, StoreError::Unavailable { outcome_unknown: true, .. }));
+        assert!(down.is_retriable() && down.needs_reload());
+        let bad = store_error(kwire_zk::Error::InvalidOffset { topic: "t".into(), partition: 0, offset: -1 });
+        assert!(matches!(bad, StoreError::Invalid { store: "zookeeper", .. }));
+    }
+}
