@@ -168,21 +168,59 @@ pub fn share(backlogs: &[u64], cap: u64, debts: &mut [u32]) -> Vec<u64> {
         }
         return backlogs.to_vec();
     }
-    let cap128 = u128::from(cap);
+    // The same exact arithmetic in 64 bits when every `cap × backlog` and the total fit: a
+    // hardware division instead of a 128-bit one per partition, and half the remainder memory.
+    let max = backlogs.iter().copied().max().unwrap_or(0);
+    match (u64::try_from(total), cap.checked_mul(max)) {
+        (Ok(total), Some(_)) => share_exact(backlogs, cap, total, debts),
+        _ => share_exact(backlogs, u128::from(cap), total, debts),
+    }
+}
+
+/// Unsigned integers wide enough for `cap × backlog` (see [`share`]).
+trait Wide:
+    Copy
+    + Ord
+    + From<u64>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Rem<Output = Self>
+{
+    const ZERO: Self;
+    /// Callers only narrow values they know are at most a `u64` backlog.
+    fn narrow(self) -> u64;
+}
+
+impl Wide for u64 {
+    const ZERO: Self = 0;
+    fn narrow(self) -> u64 {
+        self
+    }
+}
+
+impl Wide for u128 {
+    const ZERO: Self = 0;
+    fn narrow(self) -> u64 {
+        self as u64
+    }
+}
+
+/// [`share`] once `Σ backlogs > cap`, in a type `W` that holds `cap × backlog` and the total.
+fn share_exact<W: Wide>(backlogs: &[u64], cap: W, total: W, debts: &mut [u32]) -> Vec<u64> {
     let mut grants = Vec::with_capacity(backlogs.len());
-    let mut remainders = Vec::with_capacity(backlogs.len());
+    let mut remainders: Vec<W> = Vec::with_capacity(backlogs.len());
     let mut given: u128 = 0;
     for &b in backlogs {
-        let scaled = cap128 * u128::from(b);
+        let scaled = cap * W::from(b);
         // floor(cap × b / total) <= b because cap < total, so it fits u64.
-        let g = (scaled / total) as u64;
+        let g = (scaled / total).narrow();
         given += u128::from(g);
         grants.push(g);
         remainders.push(scaled % total);
     }
     // Σ exact shares = cap, so leftover < number of partitions with a remainder.
-    let leftover = (cap128 - given) as usize;
-    let mut candidates: Vec<usize> = (0..backlogs.len()).filter(|&i| remainders[i] > 0).collect();
+    let leftover = (u128::from(cap.narrow()) - given) as usize;
+    let mut candidates: Vec<usize> = (0..backlogs.len()).filter(|&i| remainders[i] > W::ZERO).collect();
     let order = |a: &usize, b: &usize| {
         debts.get(*b).cmp(&debts.get(*a)).then(remainders[*b].cmp(&remainders[*a])).then(a.cmp(b))
     };
@@ -194,7 +232,7 @@ pub fn share(backlogs: &[u64], cap: u64, debts: &mut [u32]) -> Vec<u64> {
         grants[i] += 1;
     }
     for (i, d) in debts.iter_mut().enumerate() {
-        *d = if grants[i] == 0 && remainders[i] > 0 { d.saturating_add(1) } else { 0 };
+        *d = if grants[i] == 0 && remainders[i] > W::ZERO { d.saturating_add(1) } else { 0 };
     }
     grants
 }
@@ -298,6 +336,34 @@ pub fn pid_update(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_64_bit_share_agrees_with_the_128_bit_one() {
+        // A small deterministic generator: backlogs and debts of every size, caps below the total.
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for round in 0..500 {
+            let n = 1 + next(64) as usize;
+            let scale = [10, 1_000, 1 << 20, 1 << 40][round % 4];
+            let backlogs: Vec<u64> = (0..n).map(|_| next(scale)).collect();
+            let total: u64 = backlogs.iter().sum();
+            let cap = next(total.max(1));
+            let debts: Vec<u32> = (0..n).map(|_| next(3) as u32).collect();
+            let (mut narrow, mut wide) = (debts.clone(), debts);
+            let fast = share(&backlogs, cap, &mut narrow);
+            let slow = if total <= cap {
+                share(&backlogs, cap, &mut wide)
+            } else {
+                share_exact(&backlogs, u128::from(cap), u128::from(total), &mut wide)
+            };
+            assert_eq!((fast, narrow), (slow, wide), "backlogs {backlogs:?} cap {cap}");
+        }
+    }
 
     #[test]
     fn zero_cap_means_zero_not_unlimited() {
