@@ -15,3 +15,4 @@ mod cli_stores;
 mod client_admin;
 mod client_produce_fetch;
 mod client_routing;
+mod client_faults;

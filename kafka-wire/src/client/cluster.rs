@@ -66,12 +66,16 @@ pub struct BrokerConnection {
     pub versions: BrokerVersions,
 }
 
+type ConnectionSlot = Arc<Mutex<Option<Arc<BrokerConnection>>>>;
+
 /// A client for one cluster. Cheap to share (`Arc`), safe to use from many tasks.
 #[derive(Debug)]
 pub struct Client {
     config: ClientConfig,
-    /// Live connections by address.
-    connections: Mutex<HashMap<String, Arc<BrokerConnection>>>,
+    /// One slot per address holding its live connection. The map lock is held only to find
+    /// the slot; opening a connection locks just that address's slot, so a broker that is slow
+    /// to connect or answer ApiVersions does not hold up requests to the others.
+    connections: StdMutex<HashMap<String, ConnectionSlot>>,
     metadata: StdMutex<Option<Arc<ClusterMetadata>>>,
     generation: AtomicU64,
     /// Requests sent per address, over all connections ever opened to it.
@@ -85,7 +89,7 @@ impl Client {
     pub async fn connect(config: ClientConfig) -> Result<Self, ClientError> {
         let client = Self {
             config,
-            connections: Mutex::default(),
+            connections: StdMutex::default(),
             metadata: StdMutex::default(),
             generation: AtomicU64::new(0),
             requests: StdMutex::default(),
@@ -140,15 +144,22 @@ impl Client {
     /// The live connection to `broker`, opening and negotiating a new one if there is none or
     /// the old one died.
     pub async fn connection(&self, broker: &BrokerRef) -> Result<Arc<BrokerConnection>, ClientError> {
-        let mut connections = self.connections.lock().await;
-        if let Some(conn) = connections.get(&broker.addr) {
+        let slot = Arc::clone(
+            self.connections
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(broker.addr.clone())
+                .or_default(),
+        );
+        let mut slot = slot.lock().await;
+        if let Some(conn) = slot.as_ref() {
             if !conn.connection.is_closed() {
                 return Ok(Arc::clone(conn));
             }
-            connections.remove(&broker.addr);
         }
+        *slot = None;
         let conn = Arc::new(self.open(broker).await?);
-        connections.insert(broker.addr.clone(), Arc::clone(&conn));
+        *slot = Some(Arc::clone(&conn));
         Ok(conn)
     }
 
@@ -157,13 +168,19 @@ impl Client {
             Connection::open(broker.clone(), self.config.connect_timeout, self.config.max_frame).await?;
         match self.negotiate(&connection).await {
             Ok(versions) => Ok(BrokerConnection { connection, versions }),
-            // Brokers before 0.10.0 close the socket on ApiVersions: reconnect with the fixed table.
-            Err(ClientError::ConnectionClosed { .. }) => {
+            // Brokers before 0.10.0 close the socket on ApiVersions without a byte: reconnect
+            // with the fixed table. A peer that sent something and then closed (or sent garbage)
+            // is not such a broker, and its error is returned.
+            Err(ClientError::ConnectionClosed { .. }) if connection.bytes_received() == 0 => {
                 let connection =
                     Connection::open(broker.clone(), self.config.connect_timeout, self.config.max_frame)
                         .await?;
                 Ok(BrokerConnection { connection, versions: BrokerVersions::legacy_0_9() })
             }
+            Err(ClientError::InvalidFrame { broker, reason }) => Err(ClientError::InvalidFrame {
+                broker,
+                reason: format!("{reason}, in reply to ApiVersions: is this a Kafka plaintext listener?"),
+            }),
             Err(e) => Err(e),
         }
     }
@@ -283,8 +300,8 @@ impl Client {
     {
         let conn = self.connection(broker).await?;
         let version = conn.versions.choose(&R::SPEC, broker)?;
-        let response = self.round_trip(&conn.connection, request, version).await?;
-        Ok((version, response))
+        let response = self.round_trip(&conn.connection, request, version).await;
+        Ok((version, retire_on_decode_error(&conn, response)?))
     }
 
     /// Like [`send`](Self::send), for requests whose shape depends on the version (batched
@@ -300,8 +317,8 @@ impl Client {
         let conn = self.connection(broker).await?;
         let version = conn.versions.choose(&R::SPEC, broker)?;
         let request = build(version);
-        let response = self.round_trip(&conn.connection, &request, version).await?;
-        Ok((version, response))
+        let response = self.round_trip(&conn.connection, &request, version).await;
+        Ok((version, retire_on_decode_error(&conn, response)?))
     }
 
     /// Like [`send_built`](Self::send_built), for a request the broker does not answer
@@ -370,7 +387,10 @@ impl Client {
         for broker in candidates {
             match self.send_built(&broker, &build).await {
                 Ok(out) => return Ok(out),
-                Err(e) if e.is_retriable() => attempts.push((broker.addr.clone(), e.to_string())),
+                // A broker that is down, slow, or not speaking Kafka: ask the next one.
+                Err(e) if e.is_retriable() || matches!(e, ClientError::InvalidFrame { .. }) => {
+                    attempts.push((broker.addr.clone(), e.to_string()));
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -415,4 +435,17 @@ impl Client {
         }
         Ok(out)
     }
+}
+
+/// A response that did not decode means kwire and the broker no longer agree on what the
+/// bytes on this connection are; the connection is retired so the next request opens a new
+/// one (requests already in flight on it still complete).
+fn retire_on_decode_error<T>(
+    conn: &BrokerConnection,
+    response: Result<T, ClientError>,
+) -> Result<T, ClientError> {
+    if let Err(ClientError::Decode { .. }) = &response {
+        conn.connection.retire();
+    }
+    response
 }

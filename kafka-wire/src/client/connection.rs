@@ -23,8 +23,17 @@ type Pending = Arc<Mutex<PendingState>>;
 #[derive(Debug, Default)]
 struct PendingState {
     waiters: HashMap<i32, oneshot::Sender<Result<Bytes, ClientError>>>,
-    /// Set once the reader stops; later requests fail at once with this reason.
-    closed: Option<String>,
+    /// Set once the reader stops; later requests fail at once with this error.
+    closed: Option<ClientError>,
+}
+
+/// Why the reader stopped.
+enum Stop {
+    /// EOF or a read error: the connection is gone, trying again on a new one can help.
+    Closed(String),
+    /// The broker's bytes are not Kafka response frames (a size prefix that is negative or
+    /// above the limit, a frame too short for a header).
+    Invalid(String),
 }
 
 /// A live connection. Cheap to share behind an `Arc`; requests may be sent concurrently.
@@ -35,6 +44,9 @@ pub struct Connection {
     pending: Pending,
     next_correlation_id: AtomicI32,
     closed: Arc<AtomicBool>,
+    /// Bytes read from the broker so far: a broker that predates ApiVersions closes the
+    /// connection without a byte, while one that answered something did not.
+    bytes_received: Arc<AtomicU64>,
     requests_sent: AtomicU64,
     reader: tokio::task::JoinHandle<()>,
 }
@@ -66,21 +78,24 @@ impl Connection {
         let (mut read_half, write_half) = stream.into_split();
         let pending: Pending = Arc::default();
         let closed = Arc::new(AtomicBool::new(false));
+        let bytes_received = Arc::new(AtomicU64::new(0));
         let reader = {
             let pending = Arc::clone(&pending);
             let closed = Arc::clone(&closed);
+            let bytes_received = Arc::clone(&bytes_received);
             let broker = broker.clone();
             tokio::spawn(async move {
-                let reason = read_loop(&mut read_half, &pending, max_frame).await;
+                let stop = read_loop(&mut read_half, &pending, max_frame, &bytes_received).await;
                 closed.store(true, Ordering::SeqCst);
+                let error = match stop {
+                    Stop::Closed(reason) => ClientError::ConnectionClosed { broker, reason },
+                    Stop::Invalid(reason) => ClientError::InvalidFrame { broker, reason },
+                };
                 let mut state = pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 for (_, waiter) in state.waiters.drain() {
-                    let _ = waiter.send(Err(ClientError::ConnectionClosed {
-                        broker: broker.clone(),
-                        reason: reason.clone(),
-                    }));
+                    let _ = waiter.send(Err(error.clone()));
                 }
-                state.closed = Some(reason);
+                state.closed = Some(error);
             })
         };
         Ok(Self {
@@ -89,6 +104,7 @@ impl Connection {
             pending,
             next_correlation_id: AtomicI32::new(1),
             closed,
+            bytes_received,
             requests_sent: AtomicU64::new(0),
             reader,
         })
@@ -101,6 +117,18 @@ impl Connection {
     /// Whether the connection has died; a closed connection is replaced on next use.
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Takes the connection out of use: the client opens a new one for the next request,
+    /// while requests already in flight here still get their responses. For a connection whose
+    /// broker sent a response kwire could not decode: what else it sends cannot be trusted.
+    pub fn retire(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    /// Bytes received from the broker so far.
+    pub fn bytes_received(&self) -> u64 {
+        self.bytes_received.load(Ordering::Relaxed)
     }
 
     /// Requests written on this connection so far.
@@ -125,11 +153,8 @@ impl Connection {
         let (tx, rx) = oneshot::channel();
         {
             let mut state = self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some(reason) = &state.closed {
-                return Err(ClientError::ConnectionClosed {
-                    broker: self.broker.clone(),
-                    reason: reason.clone(),
-                });
+            if let Some(error) = &state.closed {
+                return Err(error.clone());
             }
             state.waiters.insert(correlation_id, tx);
         }
@@ -165,11 +190,8 @@ impl Connection {
     /// come. Done once the bytes are written; a dead connection is reported as for
     /// [`round_trip`](Self::round_trip).
     pub async fn send_only(&self, api: ApiKey, frame: &[u8]) -> Result<(), ClientError> {
-        if let Some(reason) = &self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).closed {
-            return Err(ClientError::ConnectionClosed {
-                broker: self.broker.clone(),
-                reason: reason.clone(),
-            });
+        if let Some(error) = &self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).closed {
+            return Err(error.clone());
         }
         let mut writer = self.writer.lock().await;
         if let Err(e) = writer.write_all(frame).await {
@@ -194,14 +216,15 @@ async fn read_loop(
     read_half: &mut tokio::net::tcp::OwnedReadHalf,
     pending: &Pending,
     max_frame: usize,
-) -> String {
+    bytes_received: &AtomicU64,
+) -> Stop {
     let mut buf = BytesMut::with_capacity(64 * 1024);
     loop {
         loop {
             match split_frame(&mut buf, max_frame) {
                 Ok(Some(frame)) => {
                     let Some(correlation_id) = peek_correlation_id(&frame) else {
-                        return "response frame shorter than its header".to_owned();
+                        return Stop::Invalid("response frame shorter than its header".to_owned());
                     };
                     let waiter = pending
                         .lock()
@@ -214,13 +237,21 @@ async fn read_loop(
                     }
                 }
                 Ok(None) => break,
-                Err(e) => return format!("invalid response frame: {e}"),
+                Err(e) => return Stop::Invalid(e.to_string()),
             }
         }
         match read_half.read_buf(&mut buf).await {
-            Ok(0) => return "closed by the broker".to_owned(),
-            Ok(_) => {}
-            Err(e) => return format!("read failed: {e}"),
+            Ok(0) if buf.is_empty() => return Stop::Closed("closed by the broker".to_owned()),
+            Ok(0) => {
+                return Stop::Closed(format!(
+                    "closed by the broker in the middle of a response ({} bytes of it received)",
+                    buf.len()
+                ))
+            }
+            Ok(n) => {
+                bytes_received.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            Err(e) => return Stop::Closed(format!("read failed: {e}")),
         }
     }
 }

@@ -36,6 +36,10 @@ pub enum ClientError {
     Io { broker: BrokerRef, api: ApiKey, source: Arc<io::Error> },
     /// The connection was closed (by the broker or after an earlier failure).
     ConnectionClosed { broker: BrokerRef, reason: String },
+    /// The broker sent bytes that are not a Kafka response frame (a negative or oversized
+    /// size prefix, a frame shorter than its header): the connection was dropped, and every
+    /// request in flight on it fails with this error.
+    InvalidFrame { broker: BrokerRef, reason: String },
     /// No response arrived within the request timeout.
     Timeout { broker: BrokerRef, api: ApiKey, after_ms: u64 },
     /// The broker's bytes did not decode.
@@ -85,6 +89,9 @@ impl fmt::Display for ClientError {
             }
             Self::Io { broker, api, source } => write!(f, "{api} request to {broker} failed: {source}"),
             Self::ConnectionClosed { broker, reason } => write!(f, "connection to {broker} closed: {reason}"),
+            Self::InvalidFrame { broker, reason } => {
+                write!(f, "{broker} sent bytes that are not a Kafka response ({reason}); connection dropped")
+            }
             Self::Timeout { broker, api, after_ms } => {
                 write!(f, "{api} request to {broker} got no response within {after_ms} ms")
             }

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::{Command, Output};
