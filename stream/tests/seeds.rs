@@ -178,7 +178,7 @@ async fn records_deleted_past_the_stored_offset_are_data_loss_with_the_exact_cou
     assert_eq!(batch.offset_ranges()[0].until, 30);
     stream.commit(&batch).await.unwrap();
     // The Kafka store keeps the topic id in the commit metadata and the leader epoch beside it.
-    let stored = store.load(&group, Some(&[topic.clone()])).await.unwrap();
+    let stored = store.load(&group, Some(std::slice::from_ref(&topic))).await.unwrap();
     assert_eq!((stored[0].offset, stored[0].topic_id), (30, Some(id)));
     assert!(stored[0].leader_epoch.is_some(), "{stored:?}");
 

@@ -11,6 +11,7 @@
 //!
 //! Log lines (space separated; a value is printed lossily as UTF-8 with spaces and newlines
 //! escaped):
+//! - `S <pid>`: a start;
 //! - `L <topic> <partition> <offset>`: the stored position found at start-up;
 //! - `R <topic> <partition> <offset> <value>`: a processed record;
 //! - `C <topic> <partition> <offset>`: a position written to the store (after the write).
@@ -122,7 +123,7 @@ async fn sink(args: Args) -> Result<(), String> {
         .map_err(|e| format!("cannot open {}: {e}", args.log.display()))?;
 
     stream.reload().await.map_err(|e| e.to_string())?;
-    let mut text = String::new();
+    let mut text = format!("S {}\n", std::process::id());
     let mut stored: Vec<_> = stream.stored().into_iter().flatten().collect();
     stored.sort_by(|a, b| a.0.cmp(b.0));
     for (tp, s) in stored {
