@@ -230,6 +230,49 @@ fn a_broker_that_never_answers_does_not_hold_up_requests_to_the_others() {
 }
 
 #[test]
+fn a_leader_or_coordinator_that_never_answers_cannot_hold_a_call_past_its_deadline() {
+    let Some(cluster) = support::cluster() else { return };
+    runtime().block_on(async {
+        let s = setup(&cluster).await;
+        // A request timeout far beyond the calls' deadline: only the deadline can end them.
+        let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
+        config.request_timeout = Duration::from_secs(60);
+        let client = Client::connect(config).await.unwrap();
+        let stalled = via(&s.proxy);
+        assert_eq!(offset(&client, &stalled, &s.topic, LATEST).await.unwrap(), RECORDS);
+        s.proxy.set(Fault::Delay(Duration::from_secs(30)));
+        let deadline = Duration::from_millis(1500);
+
+        // The routed call sends each leader's share through the proxy, as if it were the leader.
+        let tp = TopicPartition::new(&s.topic, 0);
+        let started = Instant::now();
+        let results = client
+            .route_by_leader(ApiKey::LIST_OFFSETS, std::slice::from_ref(&tp), deadline, |_, _| async {
+                offset(&client, &stalled, &s.topic, LATEST).await.map(|o| vec![(tp.clone(), Ok(o))])
+            })
+            .await;
+        assert!(started.elapsed() < Duration::from_secs(3), "routed call took {:?}", started.elapsed());
+        let err = results[&tp].as_ref().unwrap_err();
+        let ClientError::DeadlineExceeded { last_error, .. } = err else { panic!("{err}") };
+        assert!(
+            matches!(last_error.as_ref(), ClientError::Timeout { broker, api, .. }
+                if *api == ApiKey::LIST_OFFSETS && broker.addr != "any broker"),
+            "{err}"
+        );
+
+        let group = support::unique("stalled-group");
+        let started = Instant::now();
+        let err = client
+            .with_coordinator(&group, deadline, |_| offset(&client, &stalled, &s.topic, LATEST))
+            .await
+            .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(3), "coordinator call took {:?}", started.elapsed());
+        assert!(matches!(err, ClientError::DeadlineExceeded { .. }), "{err}");
+        assert!(err.to_string().contains(&group), "{err}");
+    });
+}
+
+#[test]
 fn metadata_asks_the_next_bootstrap_address_when_the_first_cuts_the_answer() {
     let Some(cluster) = support::cluster() else { return };
     runtime().block_on(async {

@@ -16,3 +16,4 @@ mod client_admin;
 mod client_produce_fetch;
 mod client_routing;
 mod client_faults;
+mod client_failover;

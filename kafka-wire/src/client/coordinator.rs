@@ -64,10 +64,29 @@ impl Client {
     {
         let deadline = Instant::now() + timeout;
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
+        let mut last: Option<ClientError> = None;
         loop {
-            let outcome = match self.coordinator(group).await {
-                Ok(broker) => call(broker).await,
-                Err(e) => Err(e),
+            // Finding the coordinator and the call itself end at the deadline, even when a
+            // broker accepts the request and never answers (the request timeout may be longer).
+            let attempt = async {
+                match self.coordinator(group).await {
+                    Ok(broker) => call(broker).await,
+                    Err(e) => Err(e),
+                }
+            };
+            let Ok(outcome) =
+                tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), attempt).await
+            else {
+                let coordinator = self
+                    .cached_coordinator(group)
+                    .unwrap_or_else(|| BrokerRef { node_id: None, addr: "any broker".to_owned() });
+                return Err(ClientError::DeadlineExceeded {
+                    what: format!("calling the coordinator of group `{group}`"),
+                    last_error: Box::new(last.unwrap_or_else(|| ClientError::Protocol {
+                        broker: coordinator,
+                        message: format!("no answer within the {timeout:?} deadline"),
+                    })),
+                });
             };
             let err = match outcome {
                 Ok(value) => return Ok(value),
@@ -92,7 +111,10 @@ impl Client {
                 return Err(err);
             }
             match backoff.next_wait() {
-                Some(wait) => tokio::time::sleep(wait).await,
+                Some(wait) => {
+                    last = Some(err);
+                    tokio::time::sleep(wait).await;
+                }
                 None => {
                     return Err(ClientError::DeadlineExceeded {
                         what: format!("calling the coordinator of group `{group}`"),

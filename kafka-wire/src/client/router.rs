@@ -84,7 +84,23 @@ impl Client {
             let metadata = if let Some(metadata) = cached {
                 metadata
             } else {
-                match self.refresh_metadata(&topics).await {
+                // No single step may outlive the call's deadline, whatever the request timeout.
+                let refreshed = tokio::time::timeout_at(
+                    tokio::time::Instant::from_std(deadline),
+                    self.refresh_metadata(&topics),
+                )
+                .await
+                .unwrap_or_else(|_| {
+                    Err(ClientError::DeadlineExceeded {
+                        what: format!("Metadata for {api}"),
+                        last_error: Box::new(ClientError::Timeout {
+                            broker: BrokerRef { node_id: None, addr: "any broker".to_owned() },
+                            api: ApiKey::METADATA,
+                            after_ms: millis(timeout),
+                        }),
+                    })
+                });
+                match refreshed {
                     Ok(m) => m,
                     Err(e) => {
                         if e.is_retriable() {
@@ -160,11 +176,24 @@ impl Client {
             }
 
             // Send to every leader at once, then merge.
+            // A leader that accepts the request but does not answer must not hold the call past
+            // its deadline (the request timeout may be longer): it counts as a timeout there.
             let sends = by_leader.into_values().map(|(target, tps)| {
                 let broker = target.broker.clone();
                 let asked: Vec<TopicPartition> = tps.iter().map(|(tp, _)| tp.clone()).collect();
                 let fut = per_leader(target, tps);
-                async move { (broker, asked, fut.await) }
+                async move {
+                    let outcome = tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), fut)
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err(ClientError::Timeout {
+                                broker: broker.clone(),
+                                api,
+                                after_ms: millis(timeout),
+                            })
+                        });
+                    (broker, asked, outcome)
+                }
             });
             for (broker, asked, outcome) in join_all(sends).await {
                 match outcome {
@@ -253,4 +282,8 @@ impl Client {
             }
         }
     }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
