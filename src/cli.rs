@@ -68,6 +68,9 @@ pub enum Command {
     Consume(ConsumeArgs),
     /// Send stdin's lines as records (like kcat -P).
     Produce(ProduceArgs),
+    /// Print a request or response (body or whole frame) given in hex as JSON, with Kafka's
+    /// field names in snake_case. Needs no cluster.
+    Decode(DecodeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -148,6 +151,46 @@ pub struct ProduceArgs {
     pub key_separator: Option<String>,
     #[arg(long, value_enum, default_value_t = CompressionArg::None)]
     pub compression: CompressionArg,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    group = clap::ArgGroup::new("side").args(["request", "response"]).required(true),
+    after_help = "\
+Examples:
+  kwire decode --api ListOffsets --version 1 --request ffffffff0000000100017400000001000000\
+00ffffffffffffffff
+  kwire decode --request --frame 000000180012000300000001000561646d696e000577697265023100
+  kwire decode --api Fetch --version 16 --response --records - < body.hex
+
+A field the version lacks is omitted; a null prints as null. Error codes are numbers, UUIDs
+Kafka's base64 form, bytes standard base64, unknown tagged fields {\"tag\": \"hex\"}.
+Exit 1 for bad arguments or hex, 2 for bytes that do not decode (the error names the field
+and its byte offset)."
+)]
+pub struct DecodeArgs {
+    /// The API: Kafka's name (ListOffsets, any case) or its numeric key. A request frame's
+    /// header names it.
+    #[arg(long)]
+    pub api: Option<String>,
+    /// The API version. A request frame's header names it.
+    #[arg(long)]
+    pub version: Option<i16>,
+    /// The bytes are a request.
+    #[arg(long)]
+    pub request: bool,
+    /// The bytes are a response.
+    #[arg(long)]
+    pub response: bool,
+    /// The bytes are a whole frame: i32 size prefix, header, body (the header is printed too).
+    #[arg(long)]
+    pub frame: bool,
+    /// Decode `records` fields (Produce requests, Fetch responses) into batches and records:
+    /// keys and values as text when printable UTF-8, else {"base64": ...}.
+    #[arg(long)]
+    pub records: bool,
+    /// The bytes in hex (whitespace ignored, optional 0x prefix); `-` or nothing reads stdin.
+    pub hex: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -3,6 +3,7 @@
 
 mod api_versions;
 mod consume;
+mod decode;
 mod group;
 mod metadata;
 mod migrate;
@@ -69,20 +70,20 @@ impl Context {
 }
 
 fn print_trace(event: &TraceEvent<'_>) {
-    let arrow = match event.direction {
-        Direction::Request => "->",
-        Direction::Response => "<-",
+    let (arrow, side) = match event.direction {
+        Direction::Request => ("->", "request"),
+        Direction::Response => ("<-", "response"),
     };
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
-        "{arrow} {} {} v{} correlation_id={} ({} bytes)\n{:#?}\nhex: {}",
+        "{arrow} {} {} v{} {side} correlation_id={} ({} bytes)\n{}\nhex: {}",
         event.broker,
         event.api,
         event.version,
         event.correlation_id,
         event.frame.len(),
-        event.decoded,
+        decode::trace_json(event),
         hex(event.frame)
     );
 }
@@ -109,6 +110,7 @@ pub fn run(cli: Cli) -> Exit {
             Command::Topic(command) => topic::run(&ctx, &command).await,
             Command::Consume(args) => consume::run(&ctx, &args).await,
             Command::Produce(args) => produce::run(&ctx, &args).await,
+            Command::Decode(args) => decode::run(&args),
         }
     });
     match result {

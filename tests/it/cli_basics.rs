@@ -70,9 +70,30 @@ fn trace_prints_each_frame_decoded_and_as_hex() {
     let out = kwire(&cluster, &["metadata", "--trace"]);
     assert!(out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("-> 127.0.0.1:") && err.contains("ApiVersions v4"), "{err}");
-    assert!(err.contains("<- ") && err.contains("MetadataResponse"), "{err}");
-    assert!(err.contains("hex: "), "{err}");
+    assert!(err.contains("-> 127.0.0.1:") && err.contains("ApiVersions v4 request"), "{err}");
+    assert!(err.contains("<- ") && err.contains("Metadata v") && err.contains(" response "), "{err}");
+    // Each frame: a summary line, its JSON on one line (as `kwire decode --frame` prints it),
+    // then its hex.
+    let lines: Vec<&str> = err.lines().collect();
+    let mut frames = 0;
+    let mut metadata_brokers = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if !(line.starts_with("-> ") || line.starts_with("<- ")) {
+            continue;
+        }
+        let doc: serde_json::Value =
+            serde_json::from_str(lines[i + 1]).unwrap_or_else(|e| panic!("{e}: {err}"));
+        let correlation_id = format!("correlation_id={} ", doc["header"]["correlation_id"]);
+        assert!(line.contains(&correlation_id), "{line} vs {doc}");
+        assert!(line.contains(&format!(" {} v{} ", doc["api"].as_str().unwrap(), doc["version"])), "{line}");
+        assert!(lines[i + 2].starts_with("hex: "), "{err}");
+        if line.starts_with("<- ") && doc["api"] == "Metadata" {
+            metadata_brokers = doc["body"]["brokers"].as_array().map_or(0, Vec::len);
+        }
+        frames += 1;
+    }
+    assert!(frames >= 4, "{err}");
+    assert!(metadata_brokers > 0, "{err}");
 }
 
 #[test]

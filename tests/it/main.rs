@@ -8,6 +8,7 @@
 mod support;
 
 mod cli_basics;
+mod cli_decode;
 mod cli_offsets;
 mod cli_records;
 mod cli_reset_plan;

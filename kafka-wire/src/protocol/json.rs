@@ -195,6 +195,8 @@ pub fn records_to_json(records: &Bytes) -> Value {
         .map(|batch| match batch {
             RecordSetBatch::V2(b) => {
                 let control = b.attributes.is_control;
+                // Kafka reports every record of a LogAppendTime batch at the batch's timestamp.
+                let log_append_time = b.attributes.timestamp_type == TimestampType::LogAppendTime;
                 let records: Vec<Value> = b
                     .records
                     .iter()
@@ -204,10 +206,12 @@ pub fn records_to_json(records: &Bytes) -> Value {
                             "offset".into(),
                             json!(b.base_offset.wrapping_add(i64::from(r.offset_delta))),
                         );
-                        out.insert(
-                            "timestamp".into(),
-                            json!(b.base_timestamp.wrapping_add(r.timestamp_delta)),
-                        );
+                        let timestamp = if log_append_time {
+                            b.max_timestamp
+                        } else {
+                            b.base_timestamp.wrapping_add(r.timestamp_delta)
+                        };
+                        out.insert("timestamp".into(), json!(timestamp));
                         out.insert("offset_delta".into(), json!(r.offset_delta));
                         out.insert("timestamp_delta".into(), json!(r.timestamp_delta));
                         out.insert("attributes".into(), json!(r.attributes));
