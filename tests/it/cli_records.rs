@@ -48,7 +48,7 @@ fn consume_equals_kcat_for_records_produced_with_every_codec() {
     assert!(created.status.success(), "{}", stderr(&created));
     let mut expected = 0;
     for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
-        let lines: String = (0..20).map(|i| format!("key-{i}\tvalue {codec} {i} ünïcode\n")).collect();
+        let lines: String = (0..20).map(|i| format!("key-{i}\tvalue {codec} {i} ünïcode")).collect::<Vec<_>>().join("\n");
         let out = kwire_stdin(
             &cluster,
             &["produce", &topic, "--key-separator", "\t", "--compression", codec],
@@ -89,7 +89,7 @@ fn consume_reads_exactly_the_requested_range() {
     assert!(kwire(&cluster, &["topic", "create", &topic, "--partitions", "1", "--replication-factor", "3"])
         .status
         .success());
-    let lines: String = (0..50).map(|i| format!("{i}\n")).collect();
+    let lines: String = (0..50).map(|i| i.to_string()).collect::<Vec<_>>().join("\n");
     assert!(kwire_stdin(&cluster, &["produce", &topic, "--partition", "0"], &lines).status.success());
     let out = kwire(
         &cluster,
