@@ -18,3 +18,4 @@ mod client_produce_fetch;
 mod client_routing;
 mod client_faults;
 mod client_failover;
+mod client_versions;

@@ -56,6 +56,33 @@ pub fn cluster() -> Option<Cluster> {
     Some(Cluster { bootstrap, zookeeper: std::env::var("KWIRE_ZOOKEEPER").ok() })
 }
 
+/// The Kafka 3.9 broker (`scripts/old-broker up`; `KWIRE_OLD_BOOTSTRAP`), for version
+/// negotiation tests, or `None` (with a note) outside CI. In CI a missing or unreachable one
+/// panics, as for [`cluster`].
+pub fn old_broker() -> Option<String> {
+    let Ok(addr) = std::env::var("KWIRE_OLD_BOOTSTRAP") else {
+        assert!(
+            !required(),
+            "KWIRE_OLD_BOOTSTRAP is not set, and CI requires it (run scripts/old-broker up)"
+        );
+        eprintln!(
+            "note: KWIRE_OLD_BOOTSTRAP not set; skipping (run `eval \"$(scripts/old-broker env --export)\"`)"
+        );
+        return None;
+    };
+    let reachable = addr
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .is_some_and(|a| TcpStream::connect_timeout(&a, Duration::from_secs(3)).is_ok());
+    if !reachable {
+        assert!(!required(), "the Kafka 3.9 broker at {addr} is not reachable, and CI requires it");
+        eprintln!("note: Kafka 3.9 broker at {addr} not reachable; skipping");
+        return None;
+    }
+    Some(addr)
+}
+
 /// A name no other test (or earlier run) uses.
 pub fn unique(prefix: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
