@@ -32,6 +32,23 @@ pub struct StreamConfig {
     pub fetch_attempts: u32,
     /// How long [`crate::DirectStream::run`] waits after a batch with nothing to read.
     pub poll_interval: Duration,
+    /// Size batches so they are processed within a time budget, from the measured processing
+    /// rate (seed 003; none by default).
+    pub processing_budget: Option<ProcessingBudget>,
+}
+
+/// Batches capped at `rate × budget × safety` records, where `rate` is the application's
+/// processing rate as measured by [`crate::DirectStream::run`] (or reported with
+/// [`crate::DirectStream::observe`]); `initial_rate` until the first measurement (SPARK-18580).
+/// This is the fix for seed 003: a backlog batch that takes longer than the job's deadline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProcessingBudget {
+    /// How long one batch may take to process (e.g. the batch interval).
+    pub budget: Duration,
+    /// Records per second assumed before anything was measured; finite and above 0.
+    pub initial_rate: f64,
+    /// The share of the budget to plan for, in `(0, 1]`.
+    pub safety: f64,
 }
 
 /// A bounded re-query (rule R3): Spark's `fetchOffset.numRetries` (3) and
@@ -64,7 +81,14 @@ impl StreamConfig {
             end_requery: Requery::default(),
             fetch_attempts: 3,
             poll_interval: Duration::from_millis(500),
+            processing_budget: None,
         }
+    }
+
+    #[must_use]
+    pub fn processing_budget(mut self, budget: ProcessingBudget) -> Self {
+        self.processing_budget = Some(budget);
+        self
     }
 
     #[must_use]
@@ -115,6 +139,11 @@ impl StreamConfig {
         if let Some(i) = self.topics.iter().position(String::is_empty) {
             return Err(format!("topic {i} has an empty name"));
         }
+        if let Some(b) = self.processing_budget {
+            let budget_ms = u64::try_from(b.budget.as_millis()).unwrap_or(u64::MAX);
+            offset_engine::TimeBudget::new(budget_ms, b.initial_rate, b.safety)
+                .map_err(|e| format!("processing budget: {e}"))?;
+        }
         Ok(())
     }
 }
@@ -129,5 +158,8 @@ mod tests {
         assert!(StreamConfig::new("", ["t"]).validate().unwrap_err().contains("group"));
         assert!(StreamConfig::new("g", Vec::<String>::new()).validate().unwrap_err().contains("no topics"));
         assert!(StreamConfig::new("g", ["t", ""]).validate().unwrap_err().contains("topic 1"));
+        let budget = ProcessingBudget { budget: Duration::from_secs(1), initial_rate: 0.0, safety: 0.8 };
+        let err = StreamConfig::new("g", ["t"]).processing_budget(budget).validate().unwrap_err();
+        assert!(err.contains("processing budget"), "{err}");
     }
 }

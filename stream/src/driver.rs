@@ -56,6 +56,8 @@ pub struct DirectStream<S> {
     /// Each partition's last `until` and the topic id it was read from.
     previous: HashMap<TopicPartition, (Offset, Option<TopicId>)>,
     next_id: u64,
+    /// The application's processing rate, records per second, smoothed over batches.
+    measured_rate: Option<f64>,
 }
 
 impl<S: OffsetStore> DirectStream<S> {
@@ -69,6 +71,7 @@ impl<S: OffsetStore> DirectStream<S> {
             carry: RateCarry::default(),
             previous: HashMap::new(),
             next_id: 1,
+            measured_rate: None,
         })
     }
 
@@ -97,6 +100,23 @@ impl<S: OffsetStore> DirectStream<S> {
     /// Changes the caps for the next batches (e.g. from a measured processing rate).
     pub fn set_limits(&mut self, limits: offset_engine::Limits) {
         self.config.limits = limits;
+    }
+
+    /// Reports how long the application took to process `records` records, for
+    /// [`StreamConfig::processing_budget`]. [`Self::run`] calls it after every batch.
+    pub fn observe(&mut self, records: u64, elapsed: Duration) {
+        self.measured_rate = next_rate(self.measured_rate, records, elapsed);
+    }
+
+    /// The processing rate measured so far, records per second.
+    pub fn measured_rate(&self) -> Option<f64> {
+        self.measured_rate
+    }
+
+    /// The caps the next batch is planned with: the configured limits, plus the time budget
+    /// from the measured rate when a processing budget is set.
+    pub fn effective_limits(&self) -> offset_engine::Limits {
+        budget_limits(self.config.limits, self.config.processing_budget, self.measured_rate)
     }
 
     /// The stored positions as last loaded or written (`None` before the first load).
@@ -137,7 +157,7 @@ impl<S: OffsetStore> DirectStream<S> {
                 start: self.config.start,
                 out_of_range: self.config.out_of_range,
                 isolation: self.config.isolation,
-                limits: self.config.limits,
+                limits: self.effective_limits(),
                 carry: self.carry.clone(),
                 partitions: inputs,
             };
@@ -489,7 +509,10 @@ impl<S: OffsetStore> DirectStream<S> {
             let control = if batch.is_idle() {
                 Control::Continue
             } else {
-                process(batch).await.map_err(|e| StreamError::Application(e.into()))?
+                let started = std::time::Instant::now();
+                let control = process(batch).await.map_err(|e| StreamError::Application(e.into()))?;
+                self.observe(records as u64, started.elapsed());
+                control
             };
             self.commit_positions(&commits).await?;
             if control == Control::Stop {
@@ -500,6 +523,34 @@ impl<S: OffsetStore> DirectStream<S> {
             }
         }
     }
+}
+
+/// The smoothed processing rate after a batch of `records` took `elapsed`: an exponential
+/// average (weight ½) of records per second; unchanged by a batch without records or time.
+fn next_rate(previous: Option<f64>, records: u64, elapsed: Duration) -> Option<f64> {
+    let secs = elapsed.as_secs_f64();
+    if records == 0 || secs <= 0.0 {
+        return previous;
+    }
+    let rate = records as f64 / secs;
+    if !rate.is_finite() {
+        return previous;
+    }
+    Some(previous.map_or(rate, |p| f64::midpoint(p, rate)))
+}
+
+/// `limits` with the time budget of `budget` at `rate` (or its initial rate).
+fn budget_limits(
+    limits: offset_engine::Limits,
+    budget: Option<crate::config::ProcessingBudget>,
+    rate: Option<f64>,
+) -> offset_engine::Limits {
+    let Some(b) = budget else { return limits };
+    let budget_ms = u64::try_from(b.budget.as_millis()).unwrap_or(u64::MAX);
+    let time_budget = offset_engine::TimeBudget::new(budget_ms, rate.unwrap_or(b.initial_rate), b.safety)
+        .or_else(|_| offset_engine::TimeBudget::new(budget_ms, b.initial_rate, b.safety))
+        .ok();
+    offset_engine::Limits { time_budget: time_budget.or(limits.time_budget), ..limits }
 }
 
 fn action_of(e: &PlanEntry) -> Action {
@@ -603,6 +654,27 @@ mod tests {
         let ranges: Vec<(i64, i64)> = batch.offset_ranges().iter().map(|r| (r.from, r.until)).collect();
         assert_eq!(ranges, [(0, 5)], "planned without the bound: nothing stored, from the log start");
         assert_eq!(batch.record_count(), 5);
+    }
+
+    #[test]
+    fn the_batch_cap_follows_the_measured_processing_rate() {
+        let budget = crate::config::ProcessingBudget {
+            budget: Duration::from_secs(10),
+            initial_rate: 100.0,
+            safety: 0.5,
+        };
+        let base = offset_engine::Limits { max_per_partition: Some(7), ..offset_engine::Limits::default() };
+        let cap = |rate| budget_limits(base, Some(budget), rate).batch_cap().map(|c| c.records);
+        assert_eq!(cap(None), Some(500), "100 records/s × 10 s × 0.5 before any measurement");
+        let rate = next_rate(None, 300, Duration::from_secs(2));
+        assert_eq!(rate, Some(150.0));
+        assert_eq!(cap(rate), Some(750));
+        let rate = next_rate(rate, 50, Duration::from_secs(1));
+        assert_eq!(rate, Some(100.0), "averaged with the previous measurement");
+        assert_eq!(next_rate(rate, 0, Duration::from_secs(1)), rate, "an empty batch measures nothing");
+        assert_eq!(next_rate(rate, 10, Duration::ZERO), rate);
+        assert_eq!(budget_limits(base, Some(budget), rate).max_per_partition, Some(7), "other caps kept");
+        assert_eq!(budget_limits(base, None, rate), base);
     }
 
     #[test]

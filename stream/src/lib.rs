@@ -8,7 +8,7 @@ pub mod spec;
 pub mod zk;
 
 pub use batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
-pub use config::{Requery, StreamConfig};
+pub use config::{ProcessingBudget, Requery, StreamConfig};
 pub use driver::{CommitReport, Control, DirectStream};
 pub use error::StreamError;
 pub use spec::StoreSpec;
