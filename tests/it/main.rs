@@ -19,3 +19,4 @@ mod client_routing;
 mod client_faults;
 mod client_failover;
 mod client_versions;
+mod client_differential;
