@@ -74,6 +74,22 @@ impl Run {
         command.spawn().expect("the sink starts")
     }
 
+    /// Waits until the log holds `starts` start lines; panics if the sink exits first.
+    async fn wait_for_start(&self, child: &mut Child, starts: usize) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let text = fs::read_to_string(&self.log).unwrap_or_default();
+            if text.lines().filter(|l| l.starts_with("S ")).count() >= starts {
+                return;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("the sink exited by itself ({status}):\n{}", self.stderr_tail());
+            }
+            assert!(Instant::now() < deadline, "the sink did not start in 30 s:\n{}", self.stderr_tail());
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     fn stderr_tail(&self) -> String {
         let text = fs::read_to_string(&self.stderr).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
@@ -260,7 +276,10 @@ async fn crash_run(cluster: Cluster, store: &str, restart_zookeeper: bool) {
     let mut zookeeper_down_ms = 0;
     while kills < KILLS {
         let mut child = run.spawn(false);
-        tokio::time::sleep(Duration::from_millis(150 + rng.below(650))).await;
+        // Wait until this sink has started (its `S` line), then kill it at a random moment of
+        // its life: connecting, loading, fetching, writing the log or committing.
+        run.wait_for_start(&mut child, kills as usize + 1).await;
+        tokio::time::sleep(Duration::from_millis(rng.below(700))).await;
         if restart_zookeeper && kills == KILLS / 2 {
             // ZooKeeper goes away under a running driver and comes back.
             let down = Instant::now();

@@ -11,7 +11,7 @@
 //!
 //! Log lines (space separated; a value is printed lossily as UTF-8 with spaces and newlines
 //! escaped):
-//! - `S <pid>`: a start;
+//! - `S <pid>`: a start (written first, before connecting);
 //! - `L <topic> <partition> <offset>`: the stored position found at start-up;
 //! - `R <topic> <partition> <offset> <value>`: a processed record;
 //! - `C <topic> <partition> <offset>`: a position written to the store (after the write).
@@ -104,6 +104,12 @@ fn append(log: &mut File, text: &str) -> Result<(), String> {
 }
 
 async fn sink(args: Args) -> Result<(), String> {
+    let mut log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&args.log)
+        .map_err(|e| format!("cannot open {}: {e}", args.log.display()))?;
+    append(&mut log, &format!("S {}\n", std::process::id()))?;
     let config = ClientConfig::new(&args.bootstrap).map_err(|e| e.to_string())?;
     let client = Arc::new(Client::connect(config).await.map_err(|e| e.to_string())?);
     let store: Box<dyn OffsetStore> = args
@@ -116,14 +122,9 @@ async fn sink(args: Args) -> Result<(), String> {
         .limits(Limits { max_per_partition: args.max_per_partition, ..Limits::default() })
         .poll_interval(Duration::from_millis(100));
     let mut stream = DirectStream::new(client, store, stream_config).map_err(|e| e.to_string())?;
-    let mut log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&args.log)
-        .map_err(|e| format!("cannot open {}: {e}", args.log.display()))?;
 
     stream.reload().await.map_err(|e| e.to_string())?;
-    let mut text = format!("S {}\n", std::process::id());
+    let mut text = String::new();
     let mut stored: Vec<_> = stream.stored().into_iter().flatten().collect();
     stored.sort_by(|a, b| a.0.cmp(b.0));
     for (tp, s) in stored {
