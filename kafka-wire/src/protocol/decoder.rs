@@ -45,10 +45,12 @@ impl Decoder {
     }
 
     /// Absolute byte offset of the next read.
+    #[inline]
     pub fn position(&self) -> usize {
         self.base + self.pos
     }
 
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
@@ -57,6 +59,7 @@ impl Decoder {
         self.remaining() == 0
     }
 
+    #[cold]
     pub fn error(&self, kind: DecodeErrorKind, field: &'static str) -> DecodeError {
         DecodeError::new(kind, field, self.position())
     }
@@ -69,12 +72,19 @@ impl Decoder {
         }
     }
 
+    #[inline]
     fn need(&self, n: usize, field: &'static str) -> DecodeResult<()> {
         if self.remaining() < n {
-            Err(self.error(DecodeErrorKind::Incomplete { needed: n - self.remaining() }, field))
+            Err(self.incomplete(n, field))
         } else {
             Ok(())
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn incomplete(&self, n: usize, field: &'static str) -> DecodeError {
+        self.error(DecodeErrorKind::Incomplete { needed: n - self.remaining() }, field)
     }
 
     /// Takes the next `n` bytes as a zero-copy slice of the input.
@@ -93,47 +103,68 @@ impl Decoder {
         Ok(Decoder { buf, pos: 0, base, flexible: self.flexible })
     }
 
+    #[inline]
     fn fixed<const N: usize>(&mut self, field: &'static str) -> DecodeResult<[u8; N]> {
-        self.need(N, field)?;
-        let mut out = [0u8; N];
-        out.copy_from_slice(&self.buf[self.pos..self.pos + N]);
-        self.pos += N;
-        Ok(out)
+        match self.buf.get(self.pos..).and_then(<[u8]>::first_chunk::<N>) {
+            Some(out) => {
+                self.pos += N;
+                Ok(*out)
+            }
+            None => Err(self.incomplete(N, field)),
+        }
     }
 
+    #[inline]
     pub fn i8(&mut self, field: &'static str) -> DecodeResult<i8> {
         Ok(i8::from_be_bytes(self.fixed(field)?))
     }
+    #[inline]
     pub fn u8(&mut self, field: &'static str) -> DecodeResult<u8> {
         Ok(u8::from_be_bytes(self.fixed(field)?))
     }
+    #[inline]
     pub fn bool(&mut self, field: &'static str) -> DecodeResult<bool> {
         Ok(self.u8(field)? != 0)
     }
+    #[inline]
     pub fn i16(&mut self, field: &'static str) -> DecodeResult<i16> {
         Ok(i16::from_be_bytes(self.fixed(field)?))
     }
+    #[inline]
     pub fn u16(&mut self, field: &'static str) -> DecodeResult<u16> {
         Ok(u16::from_be_bytes(self.fixed(field)?))
     }
+    #[inline]
     pub fn i32(&mut self, field: &'static str) -> DecodeResult<i32> {
         Ok(i32::from_be_bytes(self.fixed(field)?))
     }
+    #[inline]
     pub fn u32(&mut self, field: &'static str) -> DecodeResult<u32> {
         Ok(u32::from_be_bytes(self.fixed(field)?))
     }
+    #[inline]
     pub fn i64(&mut self, field: &'static str) -> DecodeResult<i64> {
         Ok(i64::from_be_bytes(self.fixed(field)?))
     }
+    #[inline]
     pub fn f64(&mut self, field: &'static str) -> DecodeResult<f64> {
         Ok(f64::from_be_bytes(self.fixed(field)?))
     }
+    #[inline]
     pub fn uuid(&mut self, field: &'static str) -> DecodeResult<Uuid> {
         Ok(Uuid(self.fixed(field)?))
     }
 
     /// Unsigned LEB128 varint of at most 5 bytes (a `u32`).
+    #[inline]
     pub fn uvarint(&mut self, field: &'static str) -> DecodeResult<u32> {
+        // One byte (a compact length under 127, an empty tag section) is the common case.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(u32::from(b));
+            }
+        }
         let v = self.uvarlong_bounded(5, field)?;
         u32::try_from(v).map_err(|_| self.error(DecodeErrorKind::VarintTooLong, field))
     }
@@ -169,6 +200,7 @@ impl Decoder {
 
     /// Reads a length prefix in this version's style: `None` is null.
     /// Classic: i16 (strings) or i32 (bytes, arrays) with −1 = null. Compact: uvarint N+1, 0 = null.
+    #[inline]
     fn length(&mut self, classic_i16: bool, field: &'static str) -> DecodeResult<Option<usize>> {
         let n: i64 = if self.flexible {
             i64::from(self.uvarint(field)?) - 1
@@ -184,32 +216,44 @@ impl Decoder {
         }
     }
 
+    #[inline]
     fn checked_len(&self, len: usize, min_elem: usize, field: &'static str) -> DecodeResult<usize> {
         let needed = len.saturating_mul(min_elem.max(1));
         if needed > self.remaining() {
-            return Err(self.error(
-                DecodeErrorKind::LengthExceedsInput { claimed: len as u64, available: self.remaining() },
-                field,
-            ));
+            return Err(self.exceeds(len, field));
         }
         Ok(len)
     }
 
+    #[cold]
+    #[inline(never)]
+    fn exceeds(&self, len: usize, field: &'static str) -> DecodeError {
+        self.error(
+            DecodeErrorKind::LengthExceedsInput { claimed: len as u64, available: self.remaining() },
+            field,
+        )
+    }
+
+    #[inline]
     pub fn nullable_string(&mut self, field: &'static str) -> DecodeResult<Option<String>> {
         match self.length(true, field)? {
             None => Ok(None),
             Some(n) => {
                 let n = self.checked_len(n, 1, field)?;
                 let start = self.position();
-                let raw = self.take(n, field)?;
-                match std::str::from_utf8(&raw) {
+                // Borrowed, not a refcounted `Bytes` slice: the string is copied out anyway.
+                let raw = &self.buf[self.pos..self.pos + n];
+                let out = match std::str::from_utf8(raw) {
                     Ok(s) => Ok(Some(s.to_owned())),
                     Err(_) => Err(DecodeError::new(DecodeErrorKind::InvalidUtf8, field, start)),
-                }
+                };
+                self.pos += n;
+                out
             }
         }
     }
 
+    #[inline]
     pub fn string(&mut self, field: &'static str) -> DecodeResult<String> {
         self.nullable_string(field)?.ok_or_else(|| self.error(DecodeErrorKind::UnexpectedNull, field))
     }
@@ -239,6 +283,7 @@ impl Decoder {
 
     /// A nullable array whose elements each take at least `min_elem` bytes on the wire; the
     /// count is checked against the bytes left before any allocation.
+    #[inline]
     pub fn nullable_array<T>(
         &mut self,
         field: &'static str,
@@ -256,6 +301,7 @@ impl Decoder {
         Ok(Some(out))
     }
 
+    #[inline]
     pub fn array<T>(
         &mut self,
         field: &'static str,
@@ -266,21 +312,52 @@ impl Decoder {
             .ok_or_else(|| self.error(DecodeErrorKind::UnexpectedNull, field))
     }
 
+    #[inline]
     pub fn i32_array(&mut self, field: &'static str) -> DecodeResult<Vec<i32>> {
-        self.array(field, 4, |d| d.i32(field))
+        self.fixed_array(field, i32::from_be_bytes)
     }
 
+    #[inline]
     pub fn i64_array(&mut self, field: &'static str) -> DecodeResult<Vec<i64>> {
-        self.array(field, 8, |d| d.i64(field))
+        self.fixed_array(field, i64::from_be_bytes)
+    }
+
+    /// A non-nullable array of `N`-byte big-endian numbers, read in one pass over a slice whose
+    /// length was checked first (same errors as [`Decoder::array`] element by element).
+    #[inline]
+    fn fixed_array<T, const N: usize>(
+        &mut self,
+        field: &'static str,
+        from_be: impl Fn([u8; N]) -> T,
+    ) -> DecodeResult<Vec<T>> {
+        let Some(n) = self.length(false, field)? else {
+            return Err(self.error(DecodeErrorKind::UnexpectedNull, field));
+        };
+        let n = self.checked_len(n, N, field)?;
+        let raw = &self.buf[self.pos..self.pos + n * N];
+        let out = raw.chunks_exact(N).map(|c| from_be(c.try_into().unwrap_or([0; N]))).collect();
+        self.pos += n * N;
+        Ok(out)
     }
 
     /// The tagged-field section ending every struct in a flexible version, or an empty set in
     /// a non-flexible one. All tags are kept raw; messages that model a tag take it out with
     /// [`TaggedFields::take`].
+    #[inline]
     pub fn tagged_fields(&mut self, field: &'static str) -> DecodeResult<TaggedFields> {
         if !self.flexible {
             return Ok(TaggedFields::default());
         }
+        // Almost every section is empty: one zero byte.
+        if self.buf.get(self.pos) == Some(&0) {
+            self.pos += 1;
+            return Ok(TaggedFields::default());
+        }
+        self.tagged_fields_slow(field)
+    }
+
+    #[inline(never)]
+    fn tagged_fields_slow(&mut self, field: &'static str) -> DecodeResult<TaggedFields> {
         let count = self.uvarint(field)? as usize;
         let count = self.checked_len(count, 2, field)?;
         let mut fields = Vec::with_capacity(count.min(PREALLOCATE_MAX));

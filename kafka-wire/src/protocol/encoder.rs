@@ -22,6 +22,7 @@ impl Encoder {
         Self { buf, flexible }
     }
 
+    #[inline]
     pub fn is_flexible(&self) -> bool {
         self.flexible
     }
@@ -30,6 +31,7 @@ impl Encoder {
         self.flexible = flexible;
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.buf.len()
     }
@@ -46,45 +48,58 @@ impl Encoder {
         &mut self.buf
     }
 
+    #[inline]
     pub fn raw(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
 
+    #[inline]
     pub fn i8(&mut self, v: i8) {
         self.buf.push(v as u8);
     }
+    #[inline]
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
+    #[inline]
     pub fn bool(&mut self, v: bool) {
         self.buf.push(u8::from(v));
     }
+    #[inline]
     pub fn i16(&mut self, v: i16) {
         self.raw(&v.to_be_bytes());
     }
+    #[inline]
     pub fn u16(&mut self, v: u16) {
         self.raw(&v.to_be_bytes());
     }
+    #[inline]
     pub fn i32(&mut self, v: i32) {
         self.raw(&v.to_be_bytes());
     }
+    #[inline]
     pub fn u32(&mut self, v: u32) {
         self.raw(&v.to_be_bytes());
     }
+    #[inline]
     pub fn i64(&mut self, v: i64) {
         self.raw(&v.to_be_bytes());
     }
+    #[inline]
     pub fn f64(&mut self, v: f64) {
         self.raw(&v.to_be_bytes());
     }
+    #[inline]
     pub fn uuid(&mut self, v: Uuid) {
         self.raw(&v.0);
     }
 
+    #[inline]
     pub fn uvarint(&mut self, v: u32) {
         self.uvarlong(u64::from(v));
     }
 
+    #[inline]
     pub fn uvarlong(&mut self, mut v: u64) {
         while v >= 0x80 {
             self.buf.push((v as u8) | 0x80);
@@ -93,15 +108,18 @@ impl Encoder {
         self.buf.push(v as u8);
     }
 
+    #[inline]
     pub fn varint(&mut self, v: i32) {
         self.uvarint(((v << 1) ^ (v >> 31)) as u32);
     }
 
+    #[inline]
     pub fn varlong(&mut self, v: i64) {
         self.uvarlong(((v << 1) ^ (v >> 63)) as u64);
     }
 
     /// Writes a length prefix in this version's style; `None` is null.
+    #[inline]
     fn length(&mut self, len: Option<usize>, classic_i16: bool, field: &'static str) -> EncodeResult {
         let too_long = || EncodeError::TooLong { field, len: len.unwrap_or(0) };
         if self.flexible {
@@ -126,6 +144,7 @@ impl Encoder {
         Ok(())
     }
 
+    #[inline]
     pub fn nullable_string(&mut self, v: Option<&str>, field: &'static str) -> EncodeResult {
         self.length(v.map(str::len), true, field)?;
         if let Some(s) = v {
@@ -134,6 +153,7 @@ impl Encoder {
         Ok(())
     }
 
+    #[inline]
     pub fn string(&mut self, v: &str, field: &'static str) -> EncodeResult {
         self.nullable_string(Some(v), field)
     }
@@ -146,6 +166,7 @@ impl Encoder {
         out
     }
 
+    #[inline]
     pub fn nullable_bytes(&mut self, v: Option<&[u8]>, field: &'static str) -> EncodeResult {
         self.length(v.map(<[u8]>::len), false, field)?;
         if let Some(b) = v {
@@ -154,10 +175,12 @@ impl Encoder {
         Ok(())
     }
 
+    #[inline]
     pub fn bytes(&mut self, v: &[u8], field: &'static str) -> EncodeResult {
         self.nullable_bytes(Some(v), field)
     }
 
+    #[inline]
     pub fn nullable_array<T>(
         &mut self,
         v: Option<&[T]>,
@@ -171,6 +194,7 @@ impl Encoder {
         Ok(())
     }
 
+    #[inline]
     pub fn array<T>(
         &mut self,
         v: &[T],
@@ -180,23 +204,41 @@ impl Encoder {
         self.nullable_array(Some(v), field, element)
     }
 
+    #[inline]
     pub fn i32_array(&mut self, v: &[i32], field: &'static str) -> EncodeResult {
-        self.array(v, field, |e, x| {
-            e.i32(*x);
-            Ok(())
-        })
+        self.length(Some(v.len()), false, field)?;
+        self.buf.reserve(v.len() * 4);
+        for x in v {
+            self.buf.extend_from_slice(&x.to_be_bytes());
+        }
+        Ok(())
     }
 
+    #[inline]
     pub fn i64_array(&mut self, v: &[i64], field: &'static str) -> EncodeResult {
-        self.array(v, field, |e, x| {
-            e.i64(*x);
-            Ok(())
-        })
+        self.length(Some(v.len()), false, field)?;
+        self.buf.reserve(v.len() * 8);
+        for x in v {
+            self.buf.extend_from_slice(&x.to_be_bytes());
+        }
+        Ok(())
     }
 
     /// Writes the tagged-field section in a flexible version. In a non-flexible version the
     /// section does not exist, and any non-empty set is an error rather than silently lost.
+    #[inline]
     pub fn tagged_fields(&mut self, tags: &TaggedFields, field: &'static str, version: i16) -> EncodeResult {
+        if tags.is_empty() {
+            if self.flexible {
+                self.buf.push(0);
+            }
+            return Ok(());
+        }
+        self.tagged_fields_slow(tags, field, version)
+    }
+
+    #[inline(never)]
+    fn tagged_fields_slow(&mut self, tags: &TaggedFields, field: &'static str, version: i16) -> EncodeResult {
         if !self.flexible {
             return if tags.is_empty() {
                 Ok(())

@@ -9,6 +9,7 @@ use bytes::Bytes;
 pub struct TaggedFields(pub Vec<(u32, Bytes)>);
 
 impl TaggedFields {
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
