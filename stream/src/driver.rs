@@ -244,7 +244,7 @@ impl<S: OffsetStore> DirectStream<S> {
             }
             if retry.is_some() {
                 fetch_failures += 1;
-                tokio::time::sleep(Duration::from_millis(200) * fetch_failures).await;
+                tokio::time::sleep(Duration::from_millis(200).saturating_mul(fetch_failures)).await;
                 continue;
             }
 
@@ -269,7 +269,7 @@ impl<S: OffsetStore> DirectStream<S> {
                 Some(Ok(p)) => {
                     // Where reading stopped, inside [from, until]: the range is complete when
                     // it reached `until`; gaps inside it are compaction or markers, not loss.
-                    let stopped = p.next_offset.clamp(r.from.0, r.until.0);
+                    let stopped = p.next_offset.max(r.from.0).min(r.until.0);
                     (stopped, p.records)
                 }
                 _ => (r.until.0, Vec::new()),
