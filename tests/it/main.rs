@@ -17,6 +17,5 @@ mod client_admin;
 mod client_produce_fetch;
 mod client_routing;
 mod client_faults;
-mod client_failover;
 mod client_versions;
 mod client_differential;

@@ -4,9 +4,14 @@
 //! its deadline with exactly the numbers the produce counts and commits give, before, during
 //! and after leadership and the coordinator move.
 //!
-//! Stopping a broker disturbs every test using the cluster, so this is one test function,
-//! behind a lock, with one stop (~16 s, controlled shutdown) and one start (~11 s); the broker
-//! is restarted by a guard even when the test fails.
+//! Stopping a broker disturbs every test using the cluster, so this is its own test binary
+//! rather than a module of `tests/it`: cargo runs test binaries one after another, so no other
+//! integration test sees the broker go away (inside one binary, tests run in parallel). One
+//! test function, behind a lock, with one stop (~16 s, controlled shutdown) and one start
+//! (~11 s); the broker is restarted by a guard even when the test fails.
+
+#[path = "it/support/mod.rs"]
+mod support;
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -18,8 +23,6 @@ use kafka_wire::client::{
     Client, ClientConfig, CommittedOffset, NewTopic, OffsetToCommit, ProduceOptions, ProduceRecord,
     TopicPartition,
 };
-
-use crate::support;
 
 /// Tests that stop brokers take this lock (there is one such test today; the lock keeps a
 /// second one from overlapping it).
