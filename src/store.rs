@@ -1,15 +1,18 @@
 //! Where a group's offsets are kept, as named on the command line: `kafka` (the group's
-//! committed offsets), `zk` (the Kafka 0.8 ZooKeeper layout) or `file:PATH` (kwire's JSON file).
+//! committed offsets), `zk` (the Kafka 0.8 ZooKeeper layout at `--zookeeper`) or `file:PATH`
+//! (kwire's JSON file). The stores themselves are the library's [`OffsetStore`]s; this file
+//! names them, opens them, and turns their errors into exit codes.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
 
-use kafka_wire::client::{Client, OffsetToCommit, TopicPartition};
-use kafka_wire::protocol::Uuid;
+use kafka_wire::client::{Client, TopicPartition};
 use kafka_wire::store::file::FileStore;
-use kafka_wire::store::StoredOffset;
-use kwire_zk::ZkOffsetStore;
+use kafka_wire::store::{KafkaGroupStore, OffsetStore, StoreError, StoredOffset};
+use kwire_stream::ZkStore;
 use offset_engine::{LeaderEpoch, Offset, Stored, TopicId};
 
 use crate::exit::{Exit, Failure};
@@ -46,72 +49,54 @@ impl std::fmt::Display for StoreSpec {
     }
 }
 
+/// What a command needs to open a store.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreAccess<'a> {
+    pub client: &'a Arc<Client>,
+    /// `--zookeeper` / `KWIRE_ZOOKEEPER`, for the zk store.
+    pub zookeeper: Option<&'a str>,
+    pub timeout: Duration,
+}
+
 /// A group's stored offsets, by partition.
 pub type StoredOffsets = BTreeMap<TopicPartition, Stored>;
 
-/// Reads `group`'s offsets from `store`, for `topics` (all stored topics when `None`).
-pub async fn load(
-    client: &Client,
-    store: &StoreSpec,
-    group: &str,
-    topics: Option<&[String]>,
-    zookeeper_address: Option<&str>,
-    timeout: std::time::Duration,
-) -> Result<StoredOffsets, Failure> {
-    match store {
+async fn open(
+    spec: &StoreSpec,
+    access: StoreAccess<'_>,
+    force: bool,
+) -> Result<Box<dyn OffsetStore>, Failure> {
+    Ok(match spec {
         StoreSpec::Kafka => {
-            let committed = client.committed_offsets(group, topics, timeout).await?;
-            Ok(committed
-                .into_iter()
-                .map(|(tp, c)| {
-                    let stored = Stored {
-                        offset: Offset(c.offset),
-                        leader_epoch: c.leader_epoch.map(LeaderEpoch),
-                        topic_id: None,
-                        commit_timestamp_ms: None,
-                    };
-                    (tp, stored)
-                })
-                .collect())
+            Box::new(KafkaGroupStore::new(Arc::clone(access.client), access.timeout).force(force))
         }
-        StoreSpec::File(path) => {
-            let file = FileStore::new(path);
-            let stored = file.load(group).map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
-            Ok(stored
-                .into_iter()
-                .filter(|o| topics.is_none_or(|t| t.contains(&o.topic)))
-                .map(|o| (TopicPartition::new(o.topic.clone(), o.partition), to_engine(&o)))
-                .collect())
-        }
+        StoreSpec::File(path) => Box::new(FileStore::new(path)),
         StoreSpec::Zk => {
-            let zk = zookeeper(zookeeper_address).await?;
-            let stored =
-                zk.read(group, topics).await.map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
-            Ok(stored
-                .into_iter()
-                .map(|o| {
-                    let entry = StoredOffset {
-                        topic: o.topic,
-                        partition: o.partition,
-                        offset: o.offset,
-                        leader_epoch: o.leader_epoch,
-                        topic_id: o.topic_id.map(Uuid),
-                        commit_timestamp_ms: None,
-                    };
-                    (TopicPartition::new(entry.topic.clone(), entry.partition), to_engine(&entry))
-                })
-                .collect())
+            let address = access.zookeeper.filter(|a| !a.is_empty()).ok_or_else(|| {
+                Failure::new(
+                    Exit::USAGE,
+                    "the zk store needs --zookeeper HOST:PORT[/chroot] or KWIRE_ZOOKEEPER",
+                )
+            })?;
+            Box::new(ZkStore::connect(address, access.timeout, access.timeout).await.map_err(failure)?)
         }
-    }
+    })
 }
 
-async fn zookeeper(address: Option<&str>) -> Result<ZkOffsetStore, Failure> {
-    let address = address.filter(|a| !a.is_empty()).ok_or_else(|| {
-        Failure::new(Exit::USAGE, "the zk store needs --zookeeper HOST:PORT[/chroot] or KWIRE_ZOOKEEPER")
-    })?;
-    ZkOffsetStore::connect(address, std::time::Duration::from_secs(10))
-        .await
-        .map_err(|e| Failure::new(Exit::STORE, format!("ZooKeeper {address}: {e}")))
+/// Reads `group`'s offsets from `store`, for `topics` (all stored topics when `None`).
+pub async fn load(
+    spec: &StoreSpec,
+    access: StoreAccess<'_>,
+    group: &str,
+    topics: Option<&[String]>,
+) -> Result<StoredOffsets, Failure> {
+    let store = open(spec, access, false).await?;
+    let stored = store.load(group, topics).await.map_err(failure)?;
+    Ok(stored
+        .iter()
+        .filter(|o| topics.is_none_or(|t| t.contains(&o.topic)))
+        .map(|o| (TopicPartition::new(o.topic.clone(), o.partition), to_engine(o)))
+        .collect())
 }
 
 /// Converts a store entry to the engine's view of it.
@@ -128,84 +113,51 @@ pub fn to_engine(o: &StoredOffset) -> Stored {
 /// are), then reads them back and fails unless every one reads back equal. The Kafka store
 /// refuses a group with active members unless `force`.
 pub async fn save(
-    client: &Client,
-    store: &StoreSpec,
+    spec: &StoreSpec,
+    access: StoreAccess<'_>,
     group: &str,
     offsets: &[StoredOffset],
     force: bool,
-    zookeeper_address: Option<&str>,
-    timeout: std::time::Duration,
 ) -> Result<(), Failure> {
-    match store {
-        StoreSpec::Kafka => {
-            let description = client.describe_group(group, timeout).await?;
-            if !description.is_inactive() && !force {
-                return Err(Failure::new(
-                    Exit::REFUSED,
-                    format!(
-                        "group `{group}` has {} active member(s) (state {}): offsets can only be written while it is inactive; stop its consumers or pass --force",
-                        description.members.len(),
-                        description.state
-                    ),
-                ));
-            }
-            let to_commit: Vec<OffsetToCommit> = offsets
-                .iter()
-                .map(|o| OffsetToCommit {
-                    tp: TopicPartition::new(o.topic.clone(), o.partition),
-                    offset: o.offset,
-                    leader_epoch: o.leader_epoch,
-                    metadata: None,
-                })
-                .collect();
-            let results = client.commit_offsets(group, &to_commit, timeout).await?;
-            for (tp, result) in results {
-                result.map_err(|e| Failure::new(Exit::CLUSTER, format!("commit of {tp} failed: {e}")))?;
-            }
-        }
-        StoreSpec::File(path) => {
-            let file = FileStore::new(path);
-            let mut all = file.load(group).map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
-            for o in offsets {
-                all.retain(|x| !(x.topic == o.topic && x.partition == o.partition));
-                all.push(o.clone());
-            }
-            file.save(group, &all).map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
-        }
-        StoreSpec::Zk => {
-            let zk = zookeeper(zookeeper_address).await?;
-            let entries: Vec<kwire_zk::StoredOffset> = offsets
-                .iter()
-                .map(|o| kwire_zk::StoredOffset {
-                    topic: o.topic.clone(),
-                    partition: o.partition,
-                    offset: o.offset,
-                    leader_epoch: o.leader_epoch,
-                    topic_id: o.topic_id.map(|id| id.0),
-                })
-                .collect();
-            // The store checks versions against what it read: read first, then write.
-            zk.read(group, None).await.map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
-            zk.write(group, &entries).await.map_err(|e| Failure::new(Exit::STORE, e.to_string()))?;
-        }
-    }
-    // Read back: what is stored now must be what was written.
+    let store = open(spec, access, force).await?;
     let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
     topics.sort();
     topics.dedup();
-    let now = load(client, store, group, Some(&topics), zookeeper_address, timeout).await?;
+    // The ZooKeeper store checks versions against what it read: read first, then write.
+    store.load(group, Some(&topics)).await.map_err(failure)?;
+    store.save(group, offsets).await.map_err(failure)?;
+    let now = store.load(group, Some(&topics)).await.map_err(failure)?;
     for o in offsets {
-        let tp = TopicPartition::new(o.topic.clone(), o.partition);
-        let read = now.get(&tp).map(|s| s.offset.0);
+        let read = now.iter().find(|n| n.topic == o.topic && n.partition == o.partition).map(|n| n.offset);
         if read != Some(o.offset) {
             return Err(Failure::new(
                 Exit::STORE,
                 format!(
-                    "read-back mismatch for {tp} in the {store} store: wrote {}, read {read:?}",
-                    o.offset
+                    "read-back mismatch for {}-{} in the {spec} store: wrote {}, read {read:?}",
+                    o.topic, o.partition, o.offset
                 ),
             ));
         }
     }
     Ok(())
+}
+
+/// A store error as a one-line failure with the exit code its kind calls for.
+#[allow(clippy::needless_pass_by_value)] // used as `map_err(failure)`
+fn failure(e: StoreError) -> Failure {
+    let exit = match &e {
+        StoreError::GroupActive { .. } => Exit::REFUSED,
+        StoreError::Kafka(_) | StoreError::CommitRefused { .. } | StoreError::Unavailable { .. } => {
+            Exit::CLUSTER
+        }
+        StoreError::Invalid { .. } => Exit::USAGE,
+        _ => Exit::STORE,
+    };
+    let message = match &e {
+        StoreError::GroupActive { group, state, members } => format!(
+            "group `{group}` has {members} active member(s) (state {state}): offsets can only be written while it is inactive; stop its consumers or pass --force"
+        ),
+        other => other.to_string(),
+    };
+    Failure::new(exit, message)
 }

@@ -77,14 +77,14 @@ impl PartitionRow {
 /// topics involved (the stored topics plus `extra_topics`).
 pub async fn partition_rows(
     ctx: &Context,
-    client: &kafka_wire::client::Client,
+    client: &std::sync::Arc<kafka_wire::client::Client>,
     store: &StoreSpec,
     group: &str,
     topics: Option<&[String]>,
     isolation: Isolation,
 ) -> Result<Vec<PartitionRow>, Failure> {
     let timeout = ctx.global.timeout;
-    let stored = store::load(client, store, group, topics, ctx.global.zookeeper.as_deref(), timeout).await?;
+    let stored = store::load(store, ctx.store_access(client), group, topics).await?;
     let mut names: BTreeSet<String> = stored.keys().map(|tp| tp.topic.clone()).collect();
     names.extend(topics.unwrap_or_default().iter().cloned());
     let names: Vec<String> = names.into_iter().collect();

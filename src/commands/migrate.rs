@@ -17,17 +17,15 @@ pub async fn run(ctx: &Context, args: &MigrateArgs) -> Result<(), Failure> {
         return Err(Failure::new(Exit::USAGE, format!("--from and --to are the same store ({})", args.from)));
     }
     let client = ctx.client().await?;
-    let zk = ctx.global.zookeeper.as_deref();
-    let timeout = ctx.global.timeout;
     let topics = (!args.topics.is_empty()).then_some(args.topics.as_slice());
-    let source = store::load(&client, &args.from, &args.group, topics, zk, timeout).await?;
+    let source = store::load(&args.from, ctx.store_access(&client), &args.group, topics).await?;
     if source.is_empty() {
         return Err(Failure::new(
             Exit::NOT_FOUND,
             format!("group `{}` has no offsets in the {} store", args.group, args.from),
         ));
     }
-    let target = store::load(&client, &args.to, &args.group, topics, zk, timeout).await?;
+    let target = store::load(&args.to, ctx.store_access(&client), &args.group, topics).await?;
     let diff: Vec<_> = source.iter().map(|(tp, s)| (tp, target.get(tp).map(|t| t.offset.0), s)).collect();
     let changes = diff.iter().filter(|(_, before, s)| *before != Some(s.offset.0)).count();
     match ctx.format() {
@@ -73,7 +71,7 @@ pub async fn run(ctx: &Context, args: &MigrateArgs) -> Result<(), Failure> {
                 commit_timestamp_ms: s.commit_timestamp_ms.or(Some(crate::time::now_ms())),
             })
             .collect();
-        store::save(&client, &args.to, &args.group, &offsets, args.force, zk, timeout).await?;
+        store::save(&args.to, ctx.store_access(&client), &args.group, &offsets, args.force).await?;
         if ctx.format() == Format::Text {
             outln!("copied {} offset(s) to the {} store and read them back", offsets.len(), args.to);
         }

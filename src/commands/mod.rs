@@ -33,8 +33,17 @@ impl Context {
         self.global.format
     }
 
+    /// What the offset stores need: the client, `--zookeeper`, `--timeout`.
+    pub fn store_access<'a>(&'a self, client: &'a Arc<Client>) -> crate::store::StoreAccess<'a> {
+        crate::store::StoreAccess {
+            client,
+            zookeeper: self.global.zookeeper.as_deref(),
+            timeout: self.global.timeout,
+        }
+    }
+
     /// Connects to the cluster named by `--bootstrap-server` / `KWIRE_BOOTSTRAP`.
-    pub async fn client(&self) -> Result<Client, Failure> {
+    pub async fn client(&self) -> Result<Arc<Client>, Failure> {
         let bootstrap = self.global.bootstrap.as_deref().ok_or_else(|| {
             Failure::new(
                 Exit::USAGE,
@@ -47,7 +56,7 @@ impl Context {
         if self.global.trace {
             config.trace = Some(Arc::new(print_trace));
         }
-        Ok(Client::connect(config).await?)
+        Ok(Arc::new(Client::connect(config).await?))
     }
 
     /// Every partition of `topics`, or a NOT_FOUND failure naming the first unknown topic.

@@ -123,16 +123,7 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
     }
     if args.execute {
         let offsets = to_store(&rows, planned.iter().map(|(tp, _, to, _, _)| (tp.clone(), to.0)), now);
-        store::save(
-            &client,
-            &args.store,
-            &args.group,
-            &offsets,
-            args.force,
-            ctx.global.zookeeper.as_deref(),
-            ctx.global.timeout,
-        )
-        .await?;
+        store::save(&args.store, ctx.store_access(&client), &args.group, &offsets, args.force).await?;
         if ctx.format() == Format::Text && !args.export {
             outln!("written to the {} store and read back", args.store);
         }
@@ -176,16 +167,7 @@ pub async fn commit(ctx: &Context, args: &CommitArgs) -> Result<(), Failure> {
         return Err(Failure::new(Exit::REFUSED, format!("nothing written: {}", problems.join("; "))));
     }
     let offsets = to_store(&rows, args.offsets.iter().cloned(), crate::time::now_ms());
-    store::save(
-        &client,
-        &args.store,
-        &args.group,
-        &offsets,
-        args.force,
-        ctx.global.zookeeper.as_deref(),
-        ctx.global.timeout,
-    )
-    .await?;
+    store::save(&args.store, ctx.store_access(&client), &args.group, &offsets, args.force).await?;
     match ctx.format() {
         Format::Json => print_json(&json!({
             "group": args.group, "store": args.store.to_string(),

@@ -48,7 +48,8 @@ fn consume_equals_kcat_for_records_produced_with_every_codec() {
     assert!(created.status.success(), "{}", stderr(&created));
     let mut expected = 0;
     for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
-        let lines: String = (0..20).map(|i| format!("key-{i}\tvalue {codec} {i} ünïcode")).collect::<Vec<_>>().join("\n");
+        let lines: String =
+            (0..20).map(|i| format!("key-{i}\tvalue {codec} {i} ünïcode")).collect::<Vec<_>>().join("\n");
         let out = kwire_stdin(
             &cluster,
             &["produce", &topic, "--key-separator", "\t", "--compression", codec],

@@ -39,18 +39,20 @@ pub enum FileStoreError {
 impl fmt::Display for FileStoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Io { path, op, source } => write!(f, "cannot {op} offset file {}: {source}", path.display()),
-            Self::Corrupt { path, reason } => write!(f, "offset file {} is not usable: {reason}", path.display()),
+            Self::Io { path, op, source } => {
+                write!(f, "cannot {op} offset file {}: {source}", path.display())
+            }
+            Self::Corrupt { path, reason } => {
+                write!(f, "offset file {} is not usable: {reason}", path.display())
+            }
             Self::UnsupportedVersion { path, version } => write!(
                 f,
                 "offset file {} has format version {version}; this kwire reads up to {VERSION}",
                 path.display()
             ),
-            Self::WrongGroup { path, expected, found } => write!(
-                f,
-                "offset file {} holds group `{found}`, not `{expected}`",
-                path.display()
-            ),
+            Self::WrongGroup { path, expected, found } => {
+                write!(f, "offset file {} holds group `{found}`, not `{expected}`", path.display())
+            }
         }
     }
 }
@@ -134,7 +136,8 @@ impl FileStore {
             let topic_id = match e.topic_id {
                 None => None,
                 Some(text) => Some(
-                    Uuid::parse(&text).ok_or_else(|| corrupt(format!("entry {i}: `{text}` is not a Kafka topic id")))?,
+                    Uuid::parse(&text)
+                        .ok_or_else(|| corrupt(format!("entry {i}: `{text}` is not a Kafka topic id")))?,
                 ),
             };
             if out.iter().any(|o: &StoredOffset| o.topic == e.topic && o.partition == e.partition) {
@@ -242,7 +245,10 @@ mod tests {
 
     #[test]
     fn a_missing_file_means_nothing_stored() {
-        assert!(FileStore::new(temp_path("missing").with_file_name("none.json")).load("g").unwrap().is_empty());
+        assert!(FileStore::new(temp_path("missing").with_file_name("none.json"))
+            .load("g")
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
@@ -258,9 +264,14 @@ mod tests {
             let err = FileStore::new(&path).load("g").unwrap_err().to_string();
             assert!(err.contains(needle) && err.contains("offsets.json"), "{err}");
         }
-        fs::write(&path, "{\"format\":\"kwire-offsets\",\"version\":9,\"group\":\"g\",\"offsets\":[]}").unwrap();
-        assert!(matches!(FileStore::new(&path).load("g"), Err(FileStoreError::UnsupportedVersion { version: 9, .. })));
-        fs::write(&path, "{\"format\":\"kwire-offsets\",\"version\":1,\"group\":\"other\",\"offsets\":[]}").unwrap();
+        fs::write(&path, "{\"format\":\"kwire-offsets\",\"version\":9,\"group\":\"g\",\"offsets\":[]}")
+            .unwrap();
+        assert!(matches!(
+            FileStore::new(&path).load("g"),
+            Err(FileStoreError::UnsupportedVersion { version: 9, .. })
+        ));
+        fs::write(&path, "{\"format\":\"kwire-offsets\",\"version\":1,\"group\":\"other\",\"offsets\":[]}")
+            .unwrap();
         assert!(matches!(FileStore::new(&path).load("g"), Err(FileStoreError::WrongGroup { .. })));
     }
 
