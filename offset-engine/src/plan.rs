@@ -209,27 +209,30 @@ pub fn plan(request: &PlanRequest) -> Plan {
 }
 
 fn apply_batch_cap(entries: &mut [PlanEntry], cap: u64, previous: &RateCarry, next: &mut RateCarry) {
-    let mut idx = Vec::new();
-    let mut backlogs = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        if let Some(r) = e.range() {
-            idx.push(i);
-            backlogs.push(r.records());
-        }
-    }
+    // Sized once: a million partitions would otherwise regrow (and copy) these vectors ~20 times.
+    let mut backlogs = Vec::with_capacity(entries.len());
+    backlogs.extend(entries.iter().filter_map(PlanEntry::range).map(PlannedRange::records));
     let total: u128 = backlogs.iter().map(|&b| u128::from(b)).sum();
     if total <= u128::from(cap) {
         return;
     }
     // Looking up a million keys costs more than the sharing itself; skip it when nothing is owed.
     let mut debts: Vec<u32> = if previous.debt.is_empty() {
-        vec![0; idx.len()]
+        vec![0; backlogs.len()]
     } else {
-        idx.iter().map(|&i| previous.debt.get(&entries[i].tp).copied().unwrap_or(0)).collect()
+        let mut debts = Vec::with_capacity(backlogs.len());
+        debts.extend(
+            entries
+                .iter()
+                .filter(|e| e.range().is_some())
+                .map(|e| previous.debt.get(&e.tp).copied().unwrap_or(0)),
+        );
+        debts
     };
     let grants = share(&backlogs, cap, &mut debts);
-    for ((&i, &g), &d) in idx.iter().zip(&grants).zip(&debts) {
-        let e = &mut entries[i];
+    // The ranged entries again, in the same order as `backlogs`.
+    let ranged = entries.iter_mut().filter(|e| e.range().is_some());
+    for ((e, &g), &d) in ranged.zip(&grants).zip(&debts) {
         if d > 0 {
             next.debt.insert(e.tp.clone(), d);
         }

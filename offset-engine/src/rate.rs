@@ -208,31 +208,39 @@ impl Wide for u128 {
 /// [`share`] once `Σ backlogs > cap`, in a type `W` that holds `cap × backlog` and the total.
 fn share_exact<W: Wide>(backlogs: &[u64], cap: W, total: W, debts: &mut [u32]) -> Vec<u64> {
     let mut grants = Vec::with_capacity(backlogs.len());
-    let mut remainders: Vec<W> = Vec::with_capacity(backlogs.len());
+    // (debt, remainder, index) of every partition owed a fraction of a record: the ranking key
+    // side by side, so choosing who gets the leftover records reads no other memory.
+    let mut candidates: Vec<(u32, W, usize)> = Vec::with_capacity(backlogs.len());
     let mut given: u128 = 0;
-    for &b in backlogs {
+    for (i, &b) in backlogs.iter().enumerate() {
         let scaled = cap * W::from(b);
         // floor(cap × b / total) <= b because cap < total, so it fits u64.
         let g = (scaled / total).narrow();
         given += u128::from(g);
         grants.push(g);
-        remainders.push(scaled % total);
+        let remainder = scaled % total;
+        if remainder > W::ZERO {
+            candidates.push((debts[i], remainder, i));
+        }
     }
     // Σ exact shares = cap, so leftover < number of partitions with a remainder.
     let leftover = (u128::from(cap.narrow()) - given) as usize;
-    let mut candidates: Vec<usize> = (0..backlogs.len()).filter(|&i| remainders[i] > W::ZERO).collect();
-    let order = |a: &usize, b: &usize| {
-        debts.get(*b).cmp(&debts.get(*a)).then(remainders[*b].cmp(&remainders[*a])).then(a.cmp(b))
-    };
+    // Highest debt, then largest remainder, then lowest index: a total order, so the set of
+    // the first `leftover` is the same whichever way it is selected.
+    let order =
+        |a: &(u32, W, usize), b: &(u32, W, usize)| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2));
     if leftover > 0 && leftover < candidates.len() {
         candidates.select_nth_unstable_by(leftover - 1, order);
     }
     let served = leftover.min(candidates.len());
-    for &i in &candidates[..served] {
+    for &(_, _, i) in &candidates[..served] {
         grants[i] += 1;
     }
-    for (i, d) in debts.iter_mut().enumerate() {
-        *d = if grants[i] == 0 && remainders[i] > W::ZERO { d.saturating_add(1) } else { 0 };
+    // A partition that got nothing was owed a fraction exactly when its remainder (then
+    // `cap × backlog` itself, as the share was below one) is above zero.
+    let owed_something = cap > W::ZERO;
+    for ((d, &g), &b) in debts.iter_mut().zip(&grants).zip(backlogs) {
+        *d = if g == 0 && owed_something && b > 0 { d.saturating_add(1) } else { 0 };
     }
     grants
 }
@@ -347,22 +355,63 @@ mod tests {
             x ^= x << 17;
             x % m
         };
-        for round in 0..500 {
+        for round in 0..2_000 {
             let n = 1 + next(64) as usize;
             let scale = [10, 1_000, 1 << 20, 1 << 40][round % 4];
             let backlogs: Vec<u64> = (0..n).map(|_| next(scale)).collect();
             let total: u64 = backlogs.iter().sum();
             let cap = next(total.max(1));
             let debts: Vec<u32> = (0..n).map(|_| next(3) as u32).collect();
-            let (mut narrow, mut wide) = (debts.clone(), debts);
+            let (mut narrow, mut wide, mut reference) = (debts.clone(), debts.clone(), debts);
             let fast = share(&backlogs, cap, &mut narrow);
             let slow = if total <= cap {
                 share(&backlogs, cap, &mut wide)
             } else {
                 share_exact(&backlogs, u128::from(cap), u128::from(total), &mut wide)
             };
-            assert_eq!((fast, narrow), (slow, wide), "backlogs {backlogs:?} cap {cap}");
+            assert_eq!((&fast, &narrow), (&slow, &wide), "backlogs {backlogs:?} cap {cap}");
+            let before = share_before_the_fast_paths(&backlogs, cap, &mut reference);
+            assert_eq!((fast, narrow), (before, reference), "backlogs {backlogs:?} cap {cap}");
         }
+    }
+
+    /// `share` as it was before the 64-bit path and the local ranking keys, kept to show the
+    /// faster one gives the same grants and debts.
+    fn share_before_the_fast_paths(backlogs: &[u64], cap: u64, debts: &mut [u32]) -> Vec<u64> {
+        let total: u128 = backlogs.iter().map(|&b| u128::from(b)).sum();
+        if total <= u128::from(cap) {
+            for d in debts.iter_mut() {
+                *d = 0;
+            }
+            return backlogs.to_vec();
+        }
+        let cap128 = u128::from(cap);
+        let mut grants = Vec::with_capacity(backlogs.len());
+        let mut remainders = Vec::with_capacity(backlogs.len());
+        let mut given: u128 = 0;
+        for &b in backlogs {
+            let scaled = cap128 * u128::from(b);
+            let g = (scaled / total) as u64;
+            given += u128::from(g);
+            grants.push(g);
+            remainders.push(scaled % total);
+        }
+        let leftover = (cap128 - given) as usize;
+        let mut candidates: Vec<usize> = (0..backlogs.len()).filter(|&i| remainders[i] > 0).collect();
+        let order = |a: &usize, b: &usize| {
+            debts.get(*b).cmp(&debts.get(*a)).then(remainders[*b].cmp(&remainders[*a])).then(a.cmp(b))
+        };
+        if leftover > 0 && leftover < candidates.len() {
+            candidates.select_nth_unstable_by(leftover - 1, order);
+        }
+        let served = leftover.min(candidates.len());
+        for &i in &candidates[..served] {
+            grants[i] += 1;
+        }
+        for (i, d) in debts.iter_mut().enumerate() {
+            *d = if grants[i] == 0 && remainders[i] > 0 { d.saturating_add(1) } else { 0 };
+        }
+        grants
     }
 
     #[test]
