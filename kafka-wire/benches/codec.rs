@@ -23,7 +23,6 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
-use kafka_protocol::protocol::{Decodable as _, Encodable as _};
 use kafka_wire::protocol::messages::metadata::AUTHORIZED_OPERATIONS_OMITTED;
 use kafka_wire::protocol::messages::{
     ListOffsetsPartitionResponse, ListOffsetsResponse, ListOffsetsTopicResponse, MetadataBroker,
@@ -33,7 +32,6 @@ use kafka_wire::protocol::messages::{
 use kafka_wire::protocol::records::{Compression, DecodeOptions, Record, RecordBatch};
 use kafka_wire::protocol::{Body, ErrorCode, TaggedFields, Uuid};
 use rskafka::protocol::api_version::ApiVersion;
-use rskafka::protocol::messages::ReadVersionedType as _;
 use rskafka::protocol::primitives::{Array, Int16, Int32};
 use rskafka::protocol::traits::{ReadType as _, WriteType as _};
 
@@ -540,7 +538,7 @@ fn message_case<K, P, R>(
     let mut group = c.benchmark_group(format!("{name}/encode"));
     configure(&mut group, bytes.len());
     group.bench_function("kwire", |b| {
-        b.iter(|| black_box(&ours).encode_body(version).expect("kwire encodes"))
+        b.iter(|| black_box(&ours).encode_body(version).expect("kwire encodes"));
     });
     group.bench_function("kafka-protocol", |b| b.iter(|| kp_encode(black_box(&theirs), version)));
     group.finish();
