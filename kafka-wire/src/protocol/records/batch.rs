@@ -749,34 +749,4 @@ pub(crate) mod tests {
         ];
         assert_eq!(out, expected);
     }
-
-    /// The benchmark case of issue 3 (8,738 records, 10-byte keys, 100-byte values, ~1 MiB),
-    /// timed roughly; the criterion benches are the real measurement. Run with
-    /// `cargo test --release -p kafka-wire -- --ignored one_mib_batch`.
-    #[test]
-    #[ignore = "timing, release builds only"]
-    fn one_mib_batch_decode_timing() {
-        let records = (0..8738)
-            .map(|i| Record {
-                offset_delta: i,
-                timestamp_delta: i64::from(i),
-                ..Record::new(Some(Bytes::from(format!("key-{i:06}"))), Some(Bytes::from(vec![b'v'; 100])))
-            })
-            .collect();
-        let input = plain_batch(records).to_bytes().unwrap();
-        let opts = DecodeOptions::default();
-        let mut best = Duration::MAX;
-        for _ in 0..200 {
-            let started = Instant::now();
-            let batch = RecordBatch::decode(input.clone(), &opts).unwrap();
-            best = best.min(started.elapsed());
-            assert_eq!(batch.records.len(), 8738);
-        }
-        println!("{} bytes, best decode {best:?}", input.len());
-        let started = Instant::now();
-        for _ in 0..200 {
-            std::hint::black_box(crc32c::crc32c(&input[21..]));
-        }
-        println!("crc32c alone {:?}", started.elapsed() / 200);
-    }
 }
