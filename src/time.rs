@@ -3,9 +3,23 @@
 
 use offset_engine::policy::check_timestamp_ms;
 
+/// How far ahead of this machine's clock a time may be before it is refused as "in the future"
+/// (room for clock skew between this machine and the brokers).
+const FUTURE_TOLERANCE_MS: i64 = 60_000;
+
 /// Parses `1732870000000` or `2024-11-29T10:00:00Z` / `2024-11-29T10:00:00.250+01:00` into
-/// milliseconds since the Unix epoch.
+/// milliseconds since the Unix epoch. A time in the future is refused: no record can have it,
+/// and it is almost always a typo (a wrong year, seconds where milliseconds were meant).
 pub fn parse_time(text: &str) -> Result<i64, String> {
+    let ms = parse_any_time(text)?;
+    let now = now_ms();
+    if ms > now.saturating_add(FUTURE_TOLERANCE_MS) {
+        return Err(format!("`{}` is in the future (now is {now} ms since the epoch)", text.trim()));
+    }
+    Ok(ms)
+}
+
+fn parse_any_time(text: &str) -> Result<i64, String> {
     let text = text.trim();
     if text.bytes().all(|b| b.is_ascii_digit()) && !text.is_empty() {
         let ms: i64 =
@@ -116,6 +130,13 @@ mod tests {
         assert_eq!(parse_rfc3339("2024-02-29T00:00:00Z"), Some(1_709_164_800_000));
         assert_eq!(parse_rfc3339("2023-02-29T00:00:00Z"), None);
         assert_eq!(parse_rfc3339("2024-11-29"), None);
+    }
+
+    #[test]
+    fn a_time_in_the_future_is_refused() {
+        assert!(parse_time("2999-01-01T00:00:00Z").unwrap_err().contains("in the future"));
+        assert!(parse_time(&(now_ms() + 3_600_000).to_string()).unwrap_err().contains("in the future"));
+        assert!(parse_time(&now_ms().to_string()).is_ok());
     }
 
     #[test]

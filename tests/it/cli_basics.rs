@@ -125,3 +125,66 @@ fn an_unknown_flag_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("--no-such-flag"));
 }
+
+#[test]
+fn every_command_prints_an_aligned_text_table() {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = unique("text");
+    let group = unique("text-group");
+    let store =
+        format!("file:{}", std::env::temp_dir().join(unique("text-store")).with_extension("json").display());
+    let run = |args: &[&str]| {
+        let out = kwire(&cluster, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        crate::support::stdout(&out)
+    };
+    assert!(run(&["topic", "create", &topic, "--partitions", "2", "--replication-factor", "3"])
+        .contains("created"));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kwire"))
+        .args(["produce", &topic, "--key-separator", "="])
+        .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"a=1\nb=2\nc=3\n").unwrap();
+    assert!(child.wait().unwrap().success());
+    run(&["commit", "--group", &group, "--store", &store, &format!("{topic}:0=0")]);
+    for (args, header) in [
+        (vec!["metadata", topic.as_str()], "TOPIC  "),
+        (vec!["api-versions"], "API  "),
+        (vec!["offsets", topic.as_str()], "LOG_START"),
+        (vec!["group", "list"], "GROUP  "),
+        (vec!["group", "describe", group.as_str(), "--store", store.as_str()], "COMMITTED"),
+        (
+            vec!["plan", "--group", group.as_str(), "--store", store.as_str(), "--topic", topic.as_str()],
+            "FROM",
+        ),
+        (
+            vec![
+                "reset",
+                "--group",
+                group.as_str(),
+                "--store",
+                store.as_str(),
+                "--topic",
+                topic.as_str(),
+                "--to",
+                "latest",
+            ],
+            "BEFORE",
+        ),
+        (vec!["migrate", "--group", group.as_str(), "--from", store.as_str(), "--to", "kafka"], "PARTITION"),
+    ] {
+        let text = run(&args);
+        let line = text
+            .lines()
+            .find(|l| l.contains(header))
+            .unwrap_or_else(|| panic!("{args:?}: no `{header}` in\n{text}"));
+        // Columns are separated by at least two spaces, and rows line up under the header.
+        assert!(line.contains("  "), "{args:?}: {line}");
+    }
+    let consumed = run(&["consume", &topic]);
+    assert_eq!(consumed.lines().count(), 3, "{consumed}");
+    assert!(consumed.lines().all(|l| l.split('\t').count() == 6), "{consumed}");
+}

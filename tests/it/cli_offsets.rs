@@ -71,8 +71,15 @@ fn offsets_equal_get_offset_shell_for_earliest_latest_and_a_timestamp() {
     for (p, offset) in &theirs {
         assert_eq!(ours[p]["offset"].as_i64(), Some(*offset));
     }
-    let future = kwire_offsets(&cluster, &topic, "2999-01-01T00:00:00Z");
-    assert!(future.values().all(|p| p["offset"].is_null()), "no record at or after a future time");
+    // A time after every record (but not in the future): no offset, said explicitly.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let after_all =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() - 1000;
+    let none = kwire_offsets(&cluster, &topic, &after_all.to_string());
+    assert!(none.values().all(|p| p["offset"].is_null()), "no record at or after {after_all}: {none:?}");
+    let future = kwire(&cluster, &["offsets", &topic, "--at", "2999-01-01T00:00:00Z"]);
+    assert_eq!(future.status.code(), Some(1));
+    assert!(stderr(&future).contains("in the future"), "{}", stderr(&future));
     let latest = kwire_offsets(&cluster, &topic, "latest");
     let total: i64 = latest.values().map(|p| p["high_watermark"].as_i64().unwrap()).sum();
     assert_eq!(total, 400);
