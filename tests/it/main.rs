@@ -18,4 +18,5 @@ mod client_differential;
 mod client_faults;
 mod client_produce_fetch;
 mod client_routing;
+mod client_throttle;
 mod client_versions;

@@ -16,7 +16,7 @@ use super::negotiate::BrokerVersions;
 use super::trace::{Direction, TraceEvent, TraceHook};
 use crate::protocol::frame::{decode_response, encode_request, DEFAULT_MAX_FRAME};
 use crate::protocol::messages::{api_versions, ApiVersionsRequest, MetadataRequest};
-use crate::protocol::{Body, ErrorCode, Request};
+use crate::protocol::{Body, ErrorCode, Request, Throttled as _};
 
 /// How to reach and talk to a cluster.
 #[derive(Clone)]
@@ -82,6 +82,10 @@ pub struct Client {
     requests: StdMutex<HashMap<String, u64>>,
     /// Group coordinators found so far, by group id.
     coordinators: StdMutex<HashMap<String, BrokerRef>>,
+    /// Per address: until when the broker asked us to hold back (KIP-219 throttling).
+    throttled_until: StdMutex<HashMap<String, std::time::Instant>>,
+    /// Milliseconds spent waiting out broker throttles, over all brokers.
+    throttle_waited_ms: AtomicU64,
 }
 
 impl Client {
@@ -94,6 +98,8 @@ impl Client {
             generation: AtomicU64::new(0),
             requests: StdMutex::default(),
             coordinators: StdMutex::default(),
+            throttled_until: StdMutex::default(),
+            throttle_waited_ms: AtomicU64::new(0),
         };
         client.any_bootstrap_connection().await?;
         Ok(client)
@@ -117,6 +123,37 @@ impl Client {
     /// Drops the cached coordinator of `group`, so the next call finds it again.
     pub fn forget_coordinator(&self, group: &str) {
         self.coordinators.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(group);
+    }
+
+    /// Milliseconds this client has spent holding back because brokers throttled it.
+    pub fn throttle_waited_ms(&self) -> u64 {
+        self.throttle_waited_ms.load(Ordering::Relaxed)
+    }
+
+    /// Records a broker's request to hold back for `throttle_ms` before the next request.
+    fn note_throttle(&self, addr: &str, throttle_ms: i32) {
+        if throttle_ms <= 0 {
+            return;
+        }
+        let until = std::time::Instant::now() + Duration::from_millis(u64::try_from(throttle_ms).unwrap_or(0));
+        let mut map = self.throttled_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let entry = map.entry(addr.to_owned()).or_insert(until);
+        *entry = (*entry).max(until);
+    }
+
+    /// Waits until the broker at `addr` no longer asks us to hold back, as Kafka's clients do
+    /// (KIP-219: from the throttled response on, the broker mutes the connection anyway).
+    async fn wait_out_throttle(&self, addr: &str) {
+        let until = self.throttled_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(addr).copied();
+        if let Some(until) = until {
+            let now = std::time::Instant::now();
+            if until > now {
+                let wait = until - now;
+                self.throttle_waited_ms
+                    .fetch_add(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX), Ordering::Relaxed);
+                tokio::time::sleep(wait).await;
+            }
+        }
     }
 
     /// Requests sent to `addr` so far (for tests and diagnostics).
@@ -242,6 +279,7 @@ impl Client {
     {
         let api = R::SPEC.key;
         let broker = connection.broker();
+        self.wait_out_throttle(&broker.addr).await;
         let correlation_id = connection.next_correlation_id();
         let frame = encode_request(request, version, correlation_id, Some(&self.config.client_id))
             .map_err(|source| ClientError::Encode { api, version, source })?;
@@ -279,6 +317,9 @@ impl Client {
                 frame: &response_frame,
                 decoded: shown,
             });
+        }
+        if let Ok((_, body)) = &decoded {
+            self.note_throttle(&broker.addr, body.throttle_time_ms());
         }
         decoded.map(|(_, body)| body).map_err(|source| ClientError::Decode {
             broker: broker.clone(),

@@ -240,7 +240,7 @@ pub trait Body: Sized {
 
 /// A request body, tied to the body of its response.
 pub trait Request: Body {
-    type Response: Body;
+    type Response: Body + super::throttle::Throttled;
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod messages;
 pub mod records;
 pub mod registry;
 pub mod tagged;
+pub mod throttle;
 pub mod uuid;
 
 pub use api::{ApiKey, ApiSpec, Body, Request, VersionRange};
@@ -21,4 +22,5 @@ pub use encoder::{EncodeResult, Encoder};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use error_code::{ErrorCode, Recovery};
 pub use tagged::TaggedFields;
+pub use throttle::Throttled;
 pub use uuid::Uuid;
