@@ -135,7 +135,8 @@ impl Client {
         if throttle_ms <= 0 {
             return;
         }
-        let until = std::time::Instant::now() + Duration::from_millis(u64::try_from(throttle_ms).unwrap_or(0));
+        let until =
+            std::time::Instant::now() + Duration::from_millis(u64::try_from(throttle_ms).unwrap_or(0));
         let mut map = self.throttled_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let entry = map.entry(addr.to_owned()).or_insert(until);
         *entry = (*entry).max(until);
@@ -144,7 +145,8 @@ impl Client {
     /// Waits until the broker at `addr` no longer asks us to hold back, as Kafka's clients do
     /// (KIP-219: from the throttled response on, the broker mutes the connection anyway).
     async fn wait_out_throttle(&self, addr: &str) {
-        let until = self.throttled_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(addr).copied();
+        let until =
+            self.throttled_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(addr).copied();
         if let Some(until) = until {
             let now = std::time::Instant::now();
             if until > now {
