@@ -3,10 +3,10 @@
 //! declares where its throttle time is, so the client can honour it for any call.
 
 use super::messages::{
-    ApiVersionsResponse, CreatePartitionsResponse, CreateTopicsResponse, DeleteRecordsResponse, DeleteTopicsResponse,
-    DescribeGroupsResponse, FetchResponse, FindCoordinatorResponse, ListGroupsResponse, ListOffsetsResponse,
-    MetadataResponse, OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse, OffsetForLeaderEpochResponse,
-    ProduceResponse, SaslAuthenticateResponse, SaslHandshakeResponse,
+    ApiVersionsResponse, CreatePartitionsResponse, CreateTopicsResponse, DeleteRecordsResponse,
+    DeleteTopicsResponse, DescribeGroupsResponse, FetchResponse, FindCoordinatorResponse, ListGroupsResponse,
+    ListOffsetsResponse, MetadataResponse, OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse,
+    OffsetForLeaderEpochResponse, ProduceResponse, SaslAuthenticateResponse, SaslHandshakeResponse,
 };
 
 /// A response that may ask the client to hold back.
