@@ -45,6 +45,27 @@ for file in "$testdata"/kafka-*-bodies.txt; do
 done
 echo "seed-corpus: $n inputs from Kafka's body fixtures"
 
+# Frames captured from the local cluster (scripts/capture-fixtures): whole frames into `frame`
+# (requests keep their size prefix; responses get one), and the frame with its header into the
+# request/response targets.
+c=0
+mkdir -p "$corpus/frame"
+while read -r api dir version hex; do
+    [ -n "${api:-}" ] || continue
+    k=${key[$api]:?"API $api is not in $api_rs"}
+    c=$((c + 1))
+    prefix="$(hex2 "$k")$(hex2 "$version")"
+    mkdir -p "$corpus/$dir"
+    if [ "$dir" = request ]; then
+        echo "0000$hex" | xxd -r -p > "$corpus/frame/captured-$c"
+        echo "$prefix${hex:8}" | xxd -r -p > "$corpus/$dir/captured-$api-v$version-$c-header"
+    else
+        echo "0000$(printf '%08x' $((${#hex} / 2)))$hex" | xxd -r -p > "$corpus/frame/captured-$c"
+        echo "$prefix$hex" | xxd -r -p > "$corpus/$dir/captured-$api-v$version-$c-header"
+    fi
+done < "$testdata/captured-4.1.1.txt"
+echo "seed-corpus: $c captured frames"
+
 # Record sets written by Kafka's MemoryRecordsBuilder (lines `set <name> <hex>`), where present:
 # into record_set (byte 0 = 3: CRCs checked, legacy nesting 1) and record_batch (byte 0 = 1).
 m=0

@@ -15,6 +15,10 @@ use crate::protocol::messages::*;
 
 const BODIES_4_1: &str = include_str!("testdata/kafka-4.1.1-bodies.txt");
 const BODIES_3_9: &str = include_str!("testdata/kafka-3.9.1-bodies.txt");
+/// Real frames between kwire and the local 3-broker Kafka 4.1.1 cluster, recorded by
+/// `scripts/capture-fixtures`: request frames with their size prefix, response frames from the
+/// header on.
+const CAPTURED_4_1: &str = include_str!("testdata/captured-4.1.1.txt");
 
 /// Decodes `hex` at `version` and re-encodes it; `Ok(false)` when kwire does not support the
 /// version (Kafka 4.1's unstable OffsetFetch/OffsetCommit v10).
@@ -34,6 +38,69 @@ fn same_bytes<T: Body + std::fmt::Debug>(hex: &str, version: i16) -> Result<bool
     } else {
         Err(format!("re-encoded differently: {value:?}"))
     }
+}
+
+fn hex_bytes(hex: &str) -> Result<Vec<u8>, String> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("zz"), 16))
+        .collect::<Result<Vec<u8>, _>>()
+        .map_err(|e| format!("bad hex: {e}"))
+}
+
+/// Decodes a captured request frame (size prefix, header, body) and re-encodes it whole.
+fn same_request_frame<R: crate::protocol::api::Request + std::fmt::Debug>(
+    hex: &str,
+    version: i16,
+) -> Result<bool, String> {
+    let frame = hex_bytes(hex)?;
+    let inner = Bytes::from(frame.get(4..).ok_or("frame shorter than its size prefix")?.to_vec());
+    let (header, body) =
+        crate::protocol::frame::decode_request::<R>(inner).map_err(|e| format!("decode: {e}"))?;
+    if header.api_version != version {
+        return Err(format!("header says v{}, the line says v{version}", header.api_version));
+    }
+    let again = crate::protocol::frame::encode_request(
+        &body,
+        version,
+        header.correlation_id,
+        header.client_id.as_deref(),
+    )
+    .map_err(|e| format!("encode: {e}"))?;
+    if again == frame {
+        Ok(true)
+    } else {
+        Err(format!("re-encoded differently: {body:?}"))
+    }
+}
+
+/// Decodes a captured response frame (header, body) and checks the body re-encodes to the
+/// frame's tail.
+fn same_response_frame<R: crate::protocol::api::Request>(hex: &str, version: i16) -> Result<bool, String>
+where
+    R::Response: std::fmt::Debug,
+{
+    let frame = hex_bytes(hex)?;
+    let (_, body) = crate::protocol::frame::decode_response::<R>(Bytes::from(frame.clone()), version)
+        .map_err(|e| format!("decode: {e}"))?;
+    let again = body.encode_body(version).map_err(|e| format!("encode: {e}"))?;
+    if frame.ends_with(&again) && frame.len() - again.len() <= 5 {
+        Ok(true)
+    } else {
+        Err(format!("re-encoded differently: {body:?}"))
+    }
+}
+
+macro_rules! dispatch_frames {
+    ($api:expr, $dir:expr, $hex:expr, $version:expr; $($name:literal => $req:ty;)*) => {
+        match ($api, $dir) {
+            $(
+                ($name, "request") => same_request_frame::<$req>($hex, $version),
+                ($name, "response") => same_response_frame::<$req>($hex, $version),
+            )*
+            _ => Err("unknown API".to_owned()),
+        }
+    };
 }
 
 macro_rules! dispatch {
@@ -82,6 +149,39 @@ fn check_all(lines: &str) -> usize {
         }
     }
     checked
+}
+
+#[test]
+fn frames_captured_from_a_real_cluster_decode_and_re_encode() {
+    let mut checked = 0;
+    for line in CAPTURED_4_1.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let [api, dir, version, hex] = fields[..] else { panic!("malformed line: {line}") };
+        let version: i16 = version.parse().unwrap_or_else(|e| panic!("{line}: {e}"));
+        let result = dispatch_frames!(api, dir, hex, version;
+            "ApiVersions" => ApiVersionsRequest;
+            "Metadata" => MetadataRequest;
+            "Produce" => ProduceRequest;
+            "Fetch" => FetchRequest;
+            "ListOffsets" => ListOffsetsRequest;
+            "OffsetCommit" => OffsetCommitRequest;
+            "OffsetFetch" => OffsetFetchRequest;
+            "FindCoordinator" => FindCoordinatorRequest;
+            "ListGroups" => ListGroupsRequest;
+            "DescribeGroups" => DescribeGroupsRequest;
+            "CreateTopics" => CreateTopicsRequest;
+            "DeleteTopics" => DeleteTopicsRequest;
+            "CreatePartitions" => CreatePartitionsRequest;
+            "DeleteRecords" => DeleteRecordsRequest;
+        );
+        match result {
+            Ok(true) => checked += 1,
+            Ok(false) => {}
+            Err(e) => panic!("{api} {dir} v{version}: {e}\n{hex}"),
+        }
+    }
+    // Both directions of 14 APIs, up to three frames each.
+    assert!(checked >= 28, "only {checked} captured frames checked");
 }
 
 #[test]
