@@ -13,7 +13,31 @@ use crate::protocol::{ErrorCode, Recovery};
 
 impl Client {
     /// The coordinator of `group`, from the cache or asked of any broker.
+    ///
+    /// A cluster that has never had a group answers COORDINATOR_NOT_AVAILABLE until it has
+    /// created `__consumer_offsets`; such retriable answers are retried with backoff for up to
+    /// the client's request timeout.
     pub async fn coordinator(&self, group: &str) -> Result<BrokerRef, ClientError> {
+        let deadline = Instant::now() + self.config().request_timeout;
+        let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
+        loop {
+            match self.find_coordinator_once(group).await {
+                Err(e) if e.is_retriable() => match backoff.next_wait() {
+                    Some(wait) => tokio::time::sleep(wait).await,
+                    None => {
+                        return Err(ClientError::DeadlineExceeded {
+                            what: format!("finding the coordinator of group `{group}`"),
+                            last_error: Box::new(e),
+                        })
+                    }
+                },
+                other => return other,
+            }
+        }
+    }
+
+    /// One FindCoordinator round (or the cached answer), without retries.
+    async fn find_coordinator_once(&self, group: &str) -> Result<BrokerRef, ClientError> {
         if let Some(found) = self.cached_coordinator(group) {
             return Ok(found);
         }
@@ -69,7 +93,7 @@ impl Client {
             // Finding the coordinator and the call itself end at the deadline, even when a
             // broker accepts the request and never answers (the request timeout may be longer).
             let attempt = async {
-                match self.coordinator(group).await {
+                match self.find_coordinator_once(group).await {
                     Ok(broker) => call(broker).await,
                     Err(e) => Err(e),
                 }
