@@ -2,44 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::support::{self, create_topic, json, kafka_tool, kwire, stderr, stdout, unique, Cluster};
-
-/// Writes `per_partition` records to every partition with Kafka's producer perf tool.
-fn produce(cluster: &Cluster, topic: &str, records: u32) {
-    kafka_tool(
-        "org.apache.kafka.tools.ProducerPerformance",
-        &[
-            "--topic",
-            topic,
-            "--num-records",
-            &records.to_string(),
-            "--record-size",
-            "20",
-            "--throughput",
-            "-1",
-            "--producer-props",
-            &format!("bootstrap.servers={}", cluster.bootstrap),
-            "acks=all",
-        ],
-    );
-}
-
-/// `topic:partition:offset` lines from GetOffsetShell.
-fn get_offset_shell(cluster: &Cluster, topic: &str, time: &str) -> BTreeMap<i64, i64> {
-    let out = kafka_tool(
-        "org.apache.kafka.tools.GetOffsetShell",
-        &["--bootstrap-server", &cluster.bootstrap, "--topic", topic, "--time", time],
-    );
-    stdout(&out)
-        .lines()
-        .filter_map(|l| {
-            let mut parts = l.rsplitn(3, ':');
-            let offset = parts.next()?.parse().ok()?;
-            let partition = parts.next()?.parse().ok()?;
-            Some((partition, offset))
-        })
-        .collect()
-}
+use crate::support::{
+    self, create_topic, get_offset_shell, json, kafka_tool, kwire, produce_with_kafka, stderr, stdout,
+    unique, Cluster,
+};
 
 fn kwire_offsets(cluster: &Cluster, topic: &str, at: &str) -> BTreeMap<i64, serde_json::Value> {
     let doc = json(&kwire(cluster, &["offsets", topic, "--at", at, "--format", "json"]));
@@ -56,20 +22,20 @@ fn offsets_equal_get_offset_shell_for_earliest_latest_and_a_timestamp() {
     let Some(cluster) = support::cluster() else { return };
     let topic = unique("offsets");
     create_topic(&cluster, &topic, 4, 3);
-    produce(&cluster, &topic, 400);
+    produce_with_kafka(&cluster, &topic, 400, 20);
     for (at, time) in [("earliest", "-2"), ("latest", "-1")] {
         let ours = kwire_offsets(&cluster, &topic, at);
         let theirs = get_offset_shell(&cluster, &topic, time);
         assert_eq!(ours.len(), 4);
         for (p, offset) in &theirs {
-            assert_eq!(ours[p]["offset"].as_i64(), Some(*offset), "{at} partition {p}");
+            assert_eq!(ours[&i64::from(*p)]["offset"].as_i64(), Some(*offset), "{at} partition {p}");
         }
     }
     // A time before every record: the first offset; a time after every record: none.
     let ours = kwire_offsets(&cluster, &topic, "2001-01-01T00:00:00Z");
     let theirs = get_offset_shell(&cluster, &topic, "978307200000");
     for (p, offset) in &theirs {
-        assert_eq!(ours[p]["offset"].as_i64(), Some(*offset));
+        assert_eq!(ours[&i64::from(*p)]["offset"].as_i64(), Some(*offset));
     }
     // A time after every record (but not in the future): no offset, said explicitly.
     std::thread::sleep(std::time::Duration::from_millis(1100));
@@ -100,7 +66,7 @@ fn group_describe_agrees_with_kafka_consumer_groups() {
     let topic = unique("lag");
     let group = unique("lag-group");
     create_topic(&cluster, &topic, 3, 3);
-    produce(&cluster, &topic, 300);
+    produce_with_kafka(&cluster, &topic, 300, 20);
     kafka_tool(
         "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
         &[

@@ -7,27 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{self, create_topic, json, kafka_tool, kwire, stderr, stdout, unique, Cluster};
-
-fn produce(cluster: &Cluster, topic: &str, records: u32) {
-    kafka_tool(
-        "org.apache.kafka.tools.ProducerPerformance",
-        &[
-            "--topic",
-            topic,
-            "--num-records",
-            &records.to_string(),
-            "--record-size",
-            "10",
-            "--throughput",
-            "-1",
-            "--producer-props",
-            &format!("bootstrap.servers={}", cluster.bootstrap),
-            "acks=all",
-            "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner",
-        ],
-    );
-}
+use crate::support::{
+    self, create_topic, json, kafka_tool, kwire, produce_with_kafka, stderr, stdout, unique, Cluster,
+};
 
 fn temp_file(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(unique("kwire-it"));
@@ -87,7 +69,7 @@ fn reset_execute_is_what_kafka_consumer_groups_then_describes() {
     let topic = unique("reset");
     let group = unique("reset-group");
     create_topic(&cluster, &topic, 2, 3);
-    produce(&cluster, &topic, 100);
+    produce_with_kafka(&cluster, &topic, 100, 10);
     // Dry run writes nothing.
     let dry = json(&kwire(
         &cluster,
@@ -165,7 +147,7 @@ fn commit_outside_the_log_writes_nothing_and_exits_5() {
     let topic = unique("commit");
     let group = unique("commit-group");
     create_topic(&cluster, &topic, 2, 3);
-    produce(&cluster, &topic, 20);
+    produce_with_kafka(&cluster, &topic, 20, 10);
     let out =
         kwire(&cluster, &["commit", "--group", &group, &format!("{topic}:0=5"), &format!("{topic}:1=500")]);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
@@ -186,12 +168,12 @@ fn topic_recreated_with_fewer_records_is_named_and_never_a_negative_range() {
     let group = unique("recreated-group");
     let store = format!("file:{}", temp_file("offsets.json").display());
     create_topic(&cluster, &topic, 1, 3);
-    produce(&cluster, &topic, 500);
+    produce_with_kafka(&cluster, &topic, 500, 10);
     let ok = kwire(&cluster, &["commit", "--group", &group, "--store", &store, &format!("{topic}:0=500")]);
     assert!(ok.status.success(), "{}", stderr(&ok));
     delete_topic_and_wait(&cluster, &topic);
     create_topic_retrying(&cluster, &topic, 1);
-    produce(&cluster, &topic, 120);
+    produce_with_kafka(&cluster, &topic, 120, 10);
 
     let failed = kwire(
         &cluster,
@@ -231,7 +213,7 @@ fn records_deleted_past_the_stored_offset_are_data_loss_with_the_exact_count() {
     let topic = unique("retention");
     let group = unique("retention-group");
     create_topic(&cluster, &topic, 1, 3);
-    produce(&cluster, &topic, 100);
+    produce_with_kafka(&cluster, &topic, 100, 10);
     assert!(kwire(&cluster, &["commit", "--group", &group, &format!("{topic}:0=10")]).status.success());
     let spec = temp_file("delete.json");
     std::fs::write(
@@ -264,7 +246,7 @@ fn partitions_added_later_start_at_earliest() {
     let topic = unique("grown");
     let group = unique("grown-group");
     create_topic(&cluster, &topic, 2, 3);
-    produce(&cluster, &topic, 40);
+    produce_with_kafka(&cluster, &topic, 40, 10);
     assert!(kwire(
         &cluster,
         &["commit", "--group", &group, &format!("{topic}:0=20"), &format!("{topic}:1=20")]
@@ -275,7 +257,7 @@ fn partitions_added_later_start_at_earliest() {
         "org.apache.kafka.tools.TopicCommand",
         &["--bootstrap-server", &cluster.bootstrap, "--alter", "--topic", &topic, "--partitions", "4"],
     );
-    produce(&cluster, &topic, 40);
+    produce_with_kafka(&cluster, &topic, 40, 10);
     let doc = json(&kwire(&cluster, &["plan", "--group", &group, "--topic", &topic, "--format", "json"]));
     let rows = by_partition(&doc);
     assert_eq!(rows.len(), 4, "{doc}");

@@ -3,7 +3,9 @@
 
 use std::process::Command;
 
-use crate::support::{self, create_topic, json, kafka_tool, kwire, stderr, stdout, unique, Cluster};
+use crate::support::{
+    self, create_topic, json, kafka_tool, kwire, produce_with_kafka, stderr, stdout, unique, Cluster,
+};
 
 fn zk_cli(cluster: &Cluster, args: &[&str]) -> String {
     let zk = cluster.zookeeper.clone().expect("KWIRE_ZOOKEEPER is set with the cluster");
@@ -19,22 +21,7 @@ fn offsets_written_by_zookeepers_own_client_are_read_and_written_back_in_the_old
     let topic = unique("zk-old");
     let group = unique("zk-old-group");
     create_topic(&cluster, &topic, 2, 3);
-    kafka_tool(
-        "org.apache.kafka.tools.ProducerPerformance",
-        &[
-            "--topic",
-            &topic,
-            "--num-records",
-            "100",
-            "--record-size",
-            "10",
-            "--throughput",
-            "-1",
-            "--producer-props",
-            &format!("bootstrap.servers={}", cluster.bootstrap),
-            "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner",
-        ],
-    );
+    produce_with_kafka(&cluster, &topic, 100, 10);
     // What a Kafka 0.8 consumer or a Spark job's Curator code leaves behind.
     for path in [
         "/consumers".to_owned(),
@@ -73,22 +60,7 @@ fn migrating_from_zookeeper_to_kafka_is_a_dry_run_until_execute_and_then_reads_b
     let topic = unique("migrate");
     let group = unique("migrate-group");
     create_topic(&cluster, &topic, 3, 3);
-    kafka_tool(
-        "org.apache.kafka.tools.ProducerPerformance",
-        &[
-            "--topic",
-            &topic,
-            "--num-records",
-            "30",
-            "--record-size",
-            "10",
-            "--throughput",
-            "-1",
-            "--producer-props",
-            &format!("bootstrap.servers={}", cluster.bootstrap),
-            "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner",
-        ],
-    );
+    produce_with_kafka(&cluster, &topic, 30, 10);
     let written = kwire(
         &cluster,
         &["commit", "--group", &group, "--store", "zk", &format!("{topic}:0=1"), &format!("{topic}:2=3")],

@@ -18,29 +18,12 @@ use kafka_wire::client::{
     TopicPartition,
 };
 
-use crate::support::{self, kafka_tool, stdout, Cluster};
+use crate::support::{self, get_offset_shell, kafka_tool, stdout, Cluster};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
-/// `partition -> offset` from GetOffsetShell at `time` (-1 latest, -2 earliest, -3 max timestamp).
-fn get_offset_shell(cluster: &Cluster, topic: &str, time: &str) -> BTreeMap<i32, i64> {
-    let out = kafka_tool(
-        "org.apache.kafka.tools.GetOffsetShell",
-        &["--bootstrap-server", &cluster.bootstrap, "--topic", topic, "--time", time],
-    );
-    stdout(&out)
-        .lines()
-        .filter_map(|l| {
-            let mut parts = l.rsplitn(3, ':');
-            let offset = parts.next()?.parse().ok()?;
-            let partition = parts.next()?.parse().ok()?;
-            Some((partition, offset))
-        })
-        .collect()
 }
 
 /// `partition -> (CURRENT-OFFSET, LOG-END-OFFSET)` from kafka-consumer-groups --describe.

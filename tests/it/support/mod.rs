@@ -159,3 +159,43 @@ pub fn create_topic(cluster: &Cluster, topic: &str, partitions: u32, replication
         ],
     );
 }
+
+/// Writes `records` records of `record_size` bytes to `topic` with Kafka's own producer
+/// (ProducerPerformance, acks=all), spread round robin over the partitions.
+pub fn produce_with_kafka(cluster: &Cluster, topic: &str, records: u32, record_size: u32) {
+    kafka_tool(
+        "org.apache.kafka.tools.ProducerPerformance",
+        &[
+            "--topic",
+            topic,
+            "--num-records",
+            &records.to_string(),
+            "--record-size",
+            &record_size.to_string(),
+            "--throughput",
+            "-1",
+            "--producer-props",
+            &format!("bootstrap.servers={}", cluster.bootstrap),
+            "acks=all",
+            "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner",
+        ],
+    );
+}
+
+/// `partition -> offset` as Kafka's GetOffsetShell prints them at `time` (-1 latest,
+/// -2 earliest, -3 max timestamp, or milliseconds).
+pub fn get_offset_shell(cluster: &Cluster, topic: &str, time: &str) -> std::collections::BTreeMap<i32, i64> {
+    let out = kafka_tool(
+        "org.apache.kafka.tools.GetOffsetShell",
+        &["--bootstrap-server", &cluster.bootstrap, "--topic", topic, "--time", time],
+    );
+    stdout(&out)
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.rsplitn(3, ':');
+            let offset = parts.next()?.parse().ok()?;
+            let partition = parts.next()?.parse().ok()?;
+            Some((partition, offset))
+        })
+        .collect()
+}
