@@ -78,7 +78,13 @@ impl Client {
             t
         };
         let mut last_errors: HashMap<TopicPartition, ClientError> = HashMap::new();
-        let mut refresh = true;
+        // Cached metadata that knows every partition asked for is used as is: a leader that
+        // moved answers NOT_LEADER_OR_FOLLOWER (or the connection fails), which refreshes it.
+        let mut refresh = self.cached_metadata().is_none_or(|m| {
+            pending.iter().any(|tp| {
+                m.topic(&tp.topic).is_none_or(|t| t.partitions.iter().all(|p| p.partition != tp.partition))
+            })
+        });
         loop {
             let cached = if refresh { None } else { self.cached_metadata() };
             let metadata = if let Some(metadata) = cached {
