@@ -63,6 +63,40 @@ macro_rules! outln {
 
 pub(crate) use {out, outln};
 
+/// A one-line progress report on stderr for long operations, shown only when stderr is a
+/// terminal (never in scripts or logs); each message replaces the previous one.
+#[derive(Debug)]
+pub struct Progress {
+    enabled: bool,
+}
+
+impl Progress {
+    pub fn new() -> Self {
+        use std::io::IsTerminal as _;
+        Self { enabled: std::io::stderr().is_terminal() }
+    }
+
+    pub fn say(&self, message: &str) {
+        if self.enabled {
+            eprint!("\r\x1b[2K{message}");
+        }
+    }
+
+    /// Clears the line.
+    pub fn done(&self) {
+        if self.enabled {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+impl Drop for Progress {
+    /// A command that fails mid-way leaves no half line in front of its error message.
+    fn drop(&mut self) {
+        self.done();
+    }
+}
+
 /// Prints a JSON document on stdout.
 pub fn print_json(value: &serde_json::Value) {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));

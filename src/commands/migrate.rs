@@ -9,7 +9,7 @@ use serde_json::json;
 use super::Context;
 use crate::cli::{Format, MigrateArgs};
 use crate::exit::{Exit, Failure};
-use crate::output::{outln, print_json, Table};
+use crate::output::{outln, print_json, Progress, Table};
 use crate::store;
 
 pub async fn run(ctx: &Context, args: &MigrateArgs) -> Result<(), Failure> {
@@ -18,6 +18,8 @@ pub async fn run(ctx: &Context, args: &MigrateArgs) -> Result<(), Failure> {
     }
     let client = ctx.client().await?;
     let topics = (!args.topics.is_empty()).then_some(args.topics.as_slice());
+    let progress = Progress::new();
+    progress.say(&format!("reading group {} from the {} store", args.group, args.from));
     let source = store::load(&args.from, ctx.store_access(&client), &args.group, topics).await?;
     if source.is_empty() {
         return Err(Failure::new(
@@ -25,7 +27,9 @@ pub async fn run(ctx: &Context, args: &MigrateArgs) -> Result<(), Failure> {
             format!("group `{}` has no offsets in the {} store", args.group, args.from),
         ));
     }
+    progress.say(&format!("read {} offset(s); reading the {} store", source.len(), args.to));
     let target = store::load(&args.to, ctx.store_access(&client), &args.group, topics).await?;
+    progress.done();
     let diff: Vec<_> = source.iter().map(|(tp, s)| (tp, target.get(tp).map(|t| t.offset.0), s)).collect();
     let changes = diff.iter().filter(|(_, before, s)| *before != Some(s.offset.0)).count();
     match ctx.format() {
@@ -71,7 +75,13 @@ pub async fn run(ctx: &Context, args: &MigrateArgs) -> Result<(), Failure> {
                 commit_timestamp_ms: s.commit_timestamp_ms.or(Some(crate::time::now_ms())),
             })
             .collect();
+        progress.say(&format!(
+            "writing {} offset(s) to the {} store and reading them back",
+            offsets.len(),
+            args.to
+        ));
         store::save(&args.to, ctx.store_access(&client), &args.group, &offsets, args.force).await?;
+        progress.done();
         if ctx.format() == Format::Text {
             outln!("copied {} offset(s) to the {} store and read them back", offsets.len(), args.to);
         }
