@@ -12,8 +12,9 @@ use std::time::Duration;
 use kafka_wire::client::{Client, TopicPartition};
 use kafka_wire::store::file::FileStore;
 use kafka_wire::store::{KafkaGroupStore, OffsetStore, StoreError, StoredOffset};
+use kwire_stream::driver::to_engine;
 use kwire_stream::ZkStore;
-use offset_engine::{LeaderEpoch, Offset, Stored, TopicId};
+use offset_engine::Stored;
 
 use crate::exit::{Exit, Failure};
 
@@ -97,16 +98,6 @@ pub async fn load(
         .filter(|o| topics.is_none_or(|t| t.contains(&o.topic)))
         .map(|o| (TopicPartition::new(o.topic.clone(), o.partition), to_engine(o)))
         .collect())
-}
-
-/// Converts a store entry to the engine's view of it.
-pub fn to_engine(o: &StoredOffset) -> Stored {
-    Stored {
-        offset: Offset(o.offset),
-        leader_epoch: o.leader_epoch.map(LeaderEpoch),
-        topic_id: o.topic_id.and_then(|id| TopicId::from_wire(id.0)),
-        commit_timestamp_ms: o.commit_timestamp_ms,
-    }
 }
 
 /// Writes `offsets` for `group` into `store` (other partitions already stored stay as they
