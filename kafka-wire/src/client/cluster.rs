@@ -269,20 +269,16 @@ impl Client {
         })
     }
 
-    /// Sends one request on one connection at an explicit version and decodes the response.
-    async fn round_trip<R: Request + std::fmt::Debug>(
+    /// Encodes a request frame, shows it to the trace hook and counts it against `broker`:
+    /// what every request goes through before it is written, with or without a response.
+    fn outgoing_frame<R: Request + std::fmt::Debug>(
         &self,
-        connection: &Connection,
+        broker: &BrokerRef,
         request: &R,
         version: i16,
-    ) -> Result<R::Response, ClientError>
-    where
-        R::Response: std::fmt::Debug,
-    {
+        correlation_id: i32,
+    ) -> Result<Vec<u8>, ClientError> {
         let api = R::SPEC.key;
-        let broker = connection.broker();
-        self.wait_out_throttle(&broker.addr).await;
-        let correlation_id = connection.next_correlation_id();
         let frame = encode_request(request, version, correlation_id, Some(&self.config.client_id))
             .map_err(|source| ClientError::Encode { api, version, source })?;
         if let Some(trace) = &self.config.trace {
@@ -302,6 +298,24 @@ impl Client {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .entry(broker.addr.clone())
             .or_default() += 1;
+        Ok(frame)
+    }
+
+    /// Sends one request on one connection at an explicit version and decodes the response.
+    async fn round_trip<R: Request + std::fmt::Debug>(
+        &self,
+        connection: &Connection,
+        request: &R,
+        version: i16,
+    ) -> Result<R::Response, ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
+        let api = R::SPEC.key;
+        let broker = connection.broker();
+        self.wait_out_throttle(&broker.addr).await;
+        let correlation_id = connection.next_correlation_id();
+        let frame = self.outgoing_frame(broker, request, version, correlation_id)?;
         let response_frame =
             connection.round_trip(api, correlation_id, &frame, self.config.request_timeout).await?;
         let decoded = decode_response::<R>(response_frame.clone(), version);
@@ -375,28 +389,9 @@ impl Client {
         let conn = self.connection(broker).await?;
         let version = conn.versions.choose(&R::SPEC, broker)?;
         let request = build(version);
-        let api = R::SPEC.key;
         let correlation_id = conn.connection.next_correlation_id();
-        let frame = encode_request(&request, version, correlation_id, Some(&self.config.client_id))
-            .map_err(|source| ClientError::Encode { api, version, source })?;
-        if let Some(trace) = &self.config.trace {
-            trace(&TraceEvent {
-                direction: Direction::Request,
-                broker: &broker.addr,
-                api,
-                version,
-                correlation_id,
-                frame: &frame,
-                decoded: &request,
-            });
-        }
-        *self
-            .requests
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .entry(broker.addr.clone())
-            .or_default() += 1;
-        conn.connection.send_only(api, &frame).await?;
+        let frame = self.outgoing_frame(broker, &request, version, correlation_id)?;
+        conn.connection.send_only(R::SPEC.key, &frame).await?;
         Ok(version)
     }
 
