@@ -1,8 +1,6 @@
 //! `kwire consume TOPIC`: records with partition, offset, timestamp, key, headers and value —
 //! like `kcat -C`, but reading exact ranges from the leaders without joining a group.
 
-use std::io::IsTerminal as _;
-
 use base64::Engine as _;
 use kafka_wire::client::{FetchOptions, FetchRange, FetchedRecord, Isolation, OffsetQuery, TopicPartition};
 use serde_json::json;
@@ -10,7 +8,7 @@ use serde_json::json;
 use super::Context;
 use crate::cli::{ConsumeArgs, ConsumeFrom, Format};
 use crate::exit::{Exit, Failure};
-use crate::output::emit;
+use crate::output::{emit, Progress};
 
 pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
@@ -35,7 +33,8 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
         ConsumeFrom::Offset(_) => std::collections::BTreeMap::default(),
     };
     let mut remaining = args.count.unwrap_or(u64::MAX);
-    let show_progress = args.count.is_some() && std::io::stderr().is_terminal();
+    // A count gives a goal to report progress against; without one there is nothing to show.
+    let progress = args.count.map(|_| Progress::new());
     let total = args.count.unwrap_or(0);
     for tp in partitions {
         if remaining == 0 {
@@ -75,13 +74,10 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
                 remaining = remaining.saturating_sub(1);
             }
             emit(&text);
-            if show_progress {
-                eprint!("\r{} of {total} records", total - remaining);
+            if let Some(progress) = &progress {
+                progress.say(&format!("{} of {total} records", total - remaining));
             }
         }
-    }
-    if show_progress {
-        eprintln!();
     }
     Ok(())
 }
