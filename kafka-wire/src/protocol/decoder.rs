@@ -374,7 +374,7 @@ impl Decoder {
             let size = self.checked_len(size, 1, field)?;
             fields.push((tag, self.take(size, field)?));
         }
-        Ok(TaggedFields(fields))
+        Ok(TaggedFields::new(fields))
     }
 }
 

@@ -246,10 +246,8 @@ impl Encoder {
                 Err(EncodeError::FieldNotInVersion { field, version })
             };
         }
-        self.uvarint(
-            u32::try_from(tags.0.len()).map_err(|_| EncodeError::TooLong { field, len: tags.0.len() })?,
-        );
-        for (tag, data) in &tags.0 {
+        self.uvarint(u32::try_from(tags.len()).map_err(|_| EncodeError::TooLong { field, len: tags.len() })?);
+        for (tag, data) in tags {
             self.uvarint(*tag);
             self.uvarint(
                 u32::try_from(data.len()).map_err(|_| EncodeError::TooLong { field, len: data.len() })?,

@@ -118,8 +118,8 @@ impl Serialize for Uuid {
 /// `{"tag": "hex payload"}`.
 impl Serialize for TaggedFields {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (tag, payload) in &self.0 {
+        let mut map = s.serialize_map(Some(self.len()))?;
+        for (tag, payload) in self {
             map.serialize_entry(&tag.to_string(), &hex(payload))?;
         }
         map.end()
@@ -670,7 +670,7 @@ mod tests {
         let request = ApiVersionsRequest {
             client_software_name: Some("kwire".into()),
             client_software_version: Some("1".into()),
-            tagged_fields: TaggedFields(vec![(7, Bytes::from_static(&[0xab, 0x01]))]),
+            tagged_fields: TaggedFields::new(vec![(7, Bytes::from_static(&[0xab, 0x01]))]),
         };
         let v = to_json(&request, 3, false).unwrap();
         assert_eq!(v["tagged_fields"], json!({ "7": "ab01" }));

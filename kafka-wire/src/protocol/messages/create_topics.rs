@@ -415,7 +415,7 @@ mod tests {
         let decoded = CreateTopicsResponse::decode_body(Bytes::copy_from_slice(&body), 5).unwrap();
         let t = &decoded.topics[0];
         assert_eq!(t.topic_config_error_code, Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED));
-        assert_eq!(t.tagged_fields, TaggedFields(vec![(20, Bytes::from_static(&[0xab]))]));
+        assert_eq!(t.tagged_fields, TaggedFields::new(vec![(20, Bytes::from_static(&[0xab]))]));
         assert_eq!((t.num_partitions, t.replication_factor, &t.configs), (Some(-1), Some(-1), &None));
         assert_eq!(decoded.encode_body(5).unwrap(), body);
     }

@@ -1108,6 +1108,6 @@ pub(crate) mod tests {
         let decoded = FetchRequest::decode_body(Bytes::from(request.encode_body(17).unwrap()), 17).unwrap();
         let p = &decoded.topics[0].partitions[0];
         assert_eq!(p.high_watermark, None);
-        assert_eq!(p.tagged_fields.0, [(1, Bytes::from_static(&[1, 2, 3]))]);
+        assert_eq!(p.tagged_fields.as_slice(), [(1, Bytes::from_static(&[1, 2, 3]))]);
     }
 }

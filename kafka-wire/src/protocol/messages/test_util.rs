@@ -116,7 +116,7 @@ pub fn tagged(flexible: bool) -> BoxedStrategy<TaggedFields> {
         return Just(TaggedFields::default()).boxed();
     }
     btree_map(10u32..300, vec(any::<u8>(), 0..6), 0..3)
-        .prop_map(|m| TaggedFields(m.into_iter().map(|(tag, data)| (tag, Bytes::from(data))).collect()))
+        .prop_map(|m| TaggedFields::new(m.into_iter().map(|(tag, data)| (tag, Bytes::from(data))).collect()))
         .boxed()
 }
 
