@@ -30,7 +30,7 @@ use kafka_wire::protocol::messages::{
     OffsetFetchResponsePartition, OffsetFetchResponseTopic,
 };
 use kafka_wire::protocol::records::{Compression, DecodeOptions, Record, RecordBatch};
-use kafka_wire::protocol::{Body, ErrorCode, TaggedFields, Uuid};
+use kafka_wire::protocol::{Body, BrokerIds, ErrorCode, TaggedFields, Uuid};
 use rskafka::protocol::api_version::ApiVersion;
 use rskafka::protocol::primitives::{Array, Int16, Int32};
 use rskafka::protocol::traits::{ReadType as _, WriteType as _};
@@ -83,9 +83,9 @@ fn metadata(version: i16) -> MetadataResponse {
                         partition_index: p,
                         leader_id: leader,
                         leader_epoch: (version >= 7).then_some(5 + p),
-                        isr_nodes: replicas.clone(),
-                        replica_nodes: replicas,
-                        offline_replicas: (version >= 5).then(Vec::new),
+                        isr_nodes: replicas.clone().into(),
+                        replica_nodes: replicas.into(),
+                        offline_replicas: (version >= 5).then(BrokerIds::new),
                         tagged_fields: TaggedFields::default(),
                     }
                 })
@@ -226,9 +226,9 @@ fn kwire_metadata_view(m: &MetadataResponse) -> MetadataView {
                                 p.partition_index,
                                 p.leader_id,
                                 p.leader_epoch.unwrap_or(-1),
-                                p.replica_nodes.clone(),
-                                p.isr_nodes.clone(),
-                                p.offline_replicas.clone().unwrap_or_default(),
+                                p.replica_nodes.to_vec(),
+                                p.isr_nodes.to_vec(),
+                                p.offline_replicas.as_deref().unwrap_or_default().to_vec(),
                             )
                         })
                         .collect(),

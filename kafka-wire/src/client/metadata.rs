@@ -3,7 +3,7 @@
 //! the view it acted on has been replaced.
 
 use crate::protocol::messages::MetadataResponse;
-use crate::protocol::{ErrorCode, Uuid};
+use crate::protocol::{BrokerIds, ErrorCode, Uuid};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerInfo {
@@ -30,9 +30,9 @@ pub struct PartitionInfo {
     pub leader: Option<i32>,
     /// `None` when the broker's Metadata version predates leader epochs (v7).
     pub leader_epoch: Option<i32>,
-    pub replicas: Vec<i32>,
-    pub isr: Vec<i32>,
-    pub offline: Vec<i32>,
+    pub replicas: BrokerIds,
+    pub isr: BrokerIds,
+    pub offline: BrokerIds,
     pub error: ErrorCode,
 }
 

@@ -1,6 +1,7 @@
 //! The sans-IO codec: bytes in, typed messages out, and back. No sockets, no clock.
 
 pub mod api;
+pub mod broker_ids;
 pub mod decoder;
 pub mod encoder;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod throttle;
 pub mod uuid;
 
 pub use api::{ApiKey, ApiSpec, Body, Request, VersionRange};
+pub use broker_ids::BrokerIds;
 pub use decoder::{DecodeResult, Decoder};
 pub use encoder::{EncodeResult, Encoder};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};

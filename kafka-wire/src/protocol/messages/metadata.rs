@@ -2,6 +2,7 @@
 //! leader epoch, replicas and ISR.
 
 use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
+use crate::protocol::broker_ids::BrokerIds;
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
@@ -215,11 +216,11 @@ pub struct MetadataPartition {
     /// Added in v7.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub leader_epoch: Option<i32>,
-    pub replica_nodes: Vec<i32>,
-    pub isr_nodes: Vec<i32>,
+    pub replica_nodes: BrokerIds,
+    pub isr_nodes: BrokerIds,
     /// Added in v5.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub offline_replicas: Option<Vec<i32>>,
+    pub offline_replicas: Option<BrokerIds>,
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -322,10 +323,10 @@ impl Body for MetadataResponse {
                     } else {
                         None
                     },
-                    replica_nodes: d.i32_array("topics.partitions.replica_nodes")?,
-                    isr_nodes: d.i32_array("topics.partitions.isr_nodes")?,
+                    replica_nodes: d.broker_ids("topics.partitions.replica_nodes")?,
+                    isr_nodes: d.broker_ids("topics.partitions.isr_nodes")?,
                     offline_replicas: if version >= 5 {
-                        Some(d.i32_array("topics.partitions.offline_replicas")?)
+                        Some(d.broker_ids("topics.partitions.offline_replicas")?)
                     } else {
                         None
                     },
@@ -357,5 +358,200 @@ impl Body for MetadataResponse {
             error_code,
             tagged_fields: d.tagged_fields("tagged_fields")?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::protocol::messages::test_util::{
+        array, error_code, garbage_never_panics, gated, nullable_string, round_trip_every_version, string,
+        tagged, uuid,
+    };
+
+    /// 0–7 ids: both the inline (up to 5) and the heap form of `BrokerIds`.
+    fn broker_ids() -> impl Strategy<Value = BrokerIds> {
+        vec(any::<i32>(), 0..8).prop_map(BrokerIds::from)
+    }
+
+    fn request(v: i16) -> impl Strategy<Value = MetadataRequest> {
+        let flexible = SPEC.is_flexible(v);
+        let name = if v >= 10 { nullable_string() } else { string().prop_map(Some).boxed() };
+        let topic =
+            (gated(v >= 10, uuid()), name, tagged(flexible)).prop_map(|(topic_id, name, tagged_fields)| {
+                MetadataRequestTopic { topic_id, name, tagged_fields }
+            });
+        // v0 has no null list ("all topics" is the empty one).
+        let topics = if v >= 1 {
+            proptest::option::of(array(topic)).boxed()
+        } else {
+            array(topic).prop_map(Some).boxed()
+        };
+        (
+            topics,
+            gated(v >= 4, any::<bool>()),
+            gated((8..=10).contains(&v), any::<bool>()),
+            gated(v >= 8, any::<bool>()),
+            tagged(flexible),
+        )
+            .prop_map(
+                |(
+                    topics,
+                    allow_auto_topic_creation,
+                    include_cluster_authorized_operations,
+                    include_topic_authorized_operations,
+                    tagged_fields,
+                )| MetadataRequest {
+                    topics,
+                    allow_auto_topic_creation,
+                    include_cluster_authorized_operations,
+                    include_topic_authorized_operations,
+                    tagged_fields,
+                },
+            )
+    }
+
+    fn response(v: i16) -> impl Strategy<Value = MetadataResponse> {
+        let flexible = SPEC.is_flexible(v);
+        let rack = if v >= 1 { nullable_string() } else { Just(None).boxed() };
+        let broker = (any::<i32>(), string(), any::<i32>(), rack, tagged(flexible)).prop_map(
+            |(node_id, host, port, rack, tagged_fields)| MetadataBroker {
+                node_id,
+                host,
+                port,
+                rack,
+                tagged_fields,
+            },
+        );
+        let partition = (
+            error_code(),
+            any::<i32>(),
+            any::<i32>(),
+            gated(v >= 7, any::<i32>()),
+            broker_ids(),
+            broker_ids(),
+            gated(v >= 5, broker_ids()),
+            tagged(flexible),
+        )
+            .prop_map(
+                |(
+                    error_code,
+                    partition_index,
+                    leader_id,
+                    leader_epoch,
+                    replica_nodes,
+                    isr_nodes,
+                    offline_replicas,
+                    tagged_fields,
+                )| MetadataPartition {
+                    error_code,
+                    partition_index,
+                    leader_id,
+                    leader_epoch,
+                    replica_nodes,
+                    isr_nodes,
+                    offline_replicas,
+                    tagged_fields,
+                },
+            );
+        let name = if v >= 12 { nullable_string() } else { string().prop_map(Some).boxed() };
+        let topic = (
+            error_code(),
+            name,
+            gated(v >= 10, uuid()),
+            gated(v >= 1, any::<bool>()),
+            array(partition),
+            gated(v >= 8, any::<i32>()),
+            tagged(flexible),
+        )
+            .prop_map(
+                |(
+                    error_code,
+                    name,
+                    topic_id,
+                    is_internal,
+                    partitions,
+                    topic_authorized_operations,
+                    tagged_fields,
+                )| {
+                    MetadataTopic {
+                        error_code,
+                        name,
+                        topic_id,
+                        is_internal,
+                        partitions,
+                        topic_authorized_operations,
+                        tagged_fields,
+                    }
+                },
+            );
+        let cluster_id = if v >= 2 { nullable_string() } else { Just(None).boxed() };
+        (
+            gated(v >= 3, any::<i32>()),
+            array(broker),
+            cluster_id,
+            gated(v >= 1, any::<i32>()),
+            array(topic),
+            gated((8..=10).contains(&v), any::<i32>()),
+            gated(v >= 13, error_code()),
+            tagged(flexible),
+        )
+            .prop_map(
+                |(
+                    throttle_time_ms,
+                    brokers,
+                    cluster_id,
+                    controller_id,
+                    topics,
+                    cluster_authorized_operations,
+                    error_code,
+                    tagged_fields,
+                )| MetadataResponse {
+                    throttle_time_ms,
+                    brokers,
+                    cluster_id,
+                    controller_id,
+                    topics,
+                    cluster_authorized_operations,
+                    error_code,
+                    tagged_fields,
+                },
+            )
+    }
+
+    #[test]
+    fn requests_round_trip_at_every_version() {
+        round_trip_every_version(file!(), request);
+    }
+
+    #[test]
+    fn responses_round_trip_at_every_version() {
+        round_trip_every_version(file!(), response);
+    }
+
+    #[test]
+    fn garbage_never_panics_either_way() {
+        garbage_never_panics::<MetadataRequest>(file!());
+        garbage_never_panics::<MetadataResponse>(file!());
+    }
+
+    #[test]
+    fn a_replica_list_cut_short_names_its_field() {
+        // v0 response: no brokers, one topic "t" with one partition whose replica list claims
+        // two ids but holds one.
+        let body: &[u8] = &[
+            0, 0, 0, 0, // brokers: 0
+            0, 0, 0, 1, // topics: 1
+            0, 0, 0, 1, b't', // error_code, name
+            0, 0, 0, 1, // partitions: 1
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // error_code, partition_index, leader_id
+            0, 0, 0, 2, 0, 0, 0, 1, // replica_nodes: 2 claimed, 1 present
+        ];
+        let err = MetadataResponse::decode_body(bytes::Bytes::from_static(body), 0).unwrap_err();
+        assert_eq!(err.field, "topics.partitions.replica_nodes");
+        assert_eq!(err.offset, 31);
     }
 }
