@@ -126,3 +126,59 @@ impl Body for ApiVersionsResponse {
         Ok(Self { error_code, api_keys, throttle_time_ms, tagged_fields: d.tagged_fields("tagged_fields")? })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::protocol::messages::test_util::{
+        array, error_code, garbage_never_panics, gated, round_trip_every_version, string, tagged,
+    };
+
+    fn request(v: i16) -> impl Strategy<Value = ApiVersionsRequest> {
+        (gated(v >= 3, string()), gated(v >= 3, string()), tagged(SPEC.is_flexible(v))).prop_map(
+            |(client_software_name, client_software_version, tagged_fields)| ApiVersionsRequest {
+                client_software_name,
+                client_software_version,
+                tagged_fields,
+            },
+        )
+    }
+
+    fn response(v: i16) -> impl Strategy<Value = ApiVersionsResponse> {
+        let flexible = SPEC.is_flexible(v);
+        let api = (any::<i16>(), any::<i16>(), any::<i16>(), tagged(flexible)).prop_map(
+            |(key, min_version, max_version, tagged_fields)| ApiVersionRange {
+                api_key: ApiKey(key),
+                min_version,
+                max_version,
+                tagged_fields,
+            },
+        );
+        (error_code(), array(api), gated(v >= 1, any::<i32>()), tagged(flexible)).prop_map(
+            |(error_code, api_keys, throttle_time_ms, tagged_fields)| ApiVersionsResponse {
+                error_code,
+                api_keys,
+                throttle_time_ms,
+                tagged_fields,
+            },
+        )
+    }
+
+    #[test]
+    fn requests_round_trip_at_every_version() {
+        round_trip_every_version(file!(), request);
+    }
+
+    #[test]
+    fn responses_round_trip_at_every_version() {
+        round_trip_every_version(file!(), response);
+    }
+
+    #[test]
+    fn garbage_never_panics_either_way() {
+        garbage_never_panics::<ApiVersionsRequest>(file!());
+        garbage_never_panics::<ApiVersionsResponse>(file!());
+    }
+}
