@@ -10,8 +10,20 @@ use bytes::Bytes;
 /// so the empty set is a null pointer: one word in the struct, nothing to allocate or free
 /// (a 10,000-partition response decodes measurably faster than with an inline `Vec`).
 #[derive(Clone, Default)]
-#[allow(clippy::box_collection)] // the box is the point: one word instead of three
-pub struct TaggedFields(Option<Box<Vec<(u32, Bytes)>>>);
+pub struct TaggedFields(Option<Box<TagList>>);
+
+/// The non-empty pairs. A struct of its own so that the drop code of an empty set stays a
+/// null check that the compiler inlines: with a `Box<Vec<..>>`, dropping a vector of
+/// 10,000 partitions made 10,000 calls to an out-of-line drop.
+#[derive(Clone)]
+struct TagList(Vec<(u32, Bytes)>);
+
+impl Drop for TagList {
+    #[inline(never)]
+    fn drop(&mut self) {
+        self.0.clear();
+    }
+}
 
 impl TaggedFields {
     /// The pairs, which must be in strictly ascending tag order (the decoder guarantees it;
@@ -20,7 +32,7 @@ impl TaggedFields {
         if fields.is_empty() {
             Self(None)
         } else {
-            Self(Some(Box::new(fields)))
+            Self(Some(Box::new(TagList(fields))))
         }
     }
 
@@ -36,7 +48,7 @@ impl TaggedFields {
     /// The pairs, in ascending tag order.
     #[inline]
     pub fn as_slice(&self) -> &[(u32, Bytes)] {
-        self.0.as_deref().map_or(&[], Vec::as_slice)
+        self.0.as_deref().map_or(&[], |list| list.0.as_slice())
     }
 
     pub fn iter(&self) -> std::slice::Iter<'_, (u32, Bytes)> {
@@ -45,7 +57,7 @@ impl TaggedFields {
 
     /// Removes and returns the payload of `tag`.
     pub fn take(&mut self, tag: u32) -> Option<Bytes> {
-        let fields = self.0.as_mut()?;
+        let fields = &mut self.0.as_mut()?.0;
         let i = fields.iter().position(|(t, _)| *t == tag)?;
         let (_, payload) = fields.remove(i);
         if fields.is_empty() {
@@ -56,7 +68,7 @@ impl TaggedFields {
 
     /// Inserts a payload, keeping tags ascending (replaces an existing one with that tag).
     pub fn put(&mut self, tag: u32, payload: Bytes) {
-        let fields = self.0.get_or_insert_with(Box::default);
+        let fields = &mut self.0.get_or_insert_with(|| Box::new(TagList(Vec::new()))).0;
         match fields.binary_search_by_key(&tag, |(t, _)| *t) {
             Ok(i) => fields[i].1 = payload,
             Err(i) => fields.insert(i, (tag, payload)),
