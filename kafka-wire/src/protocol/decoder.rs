@@ -239,23 +239,31 @@ impl Decoder {
         )
     }
 
-    #[inline]
+    /// Always inlined, with the copy out of line: a result returned through memory was
+    /// written as 8-byte stores and read back as 16-byte loads, a store-forwarding stall per
+    /// string (30% of an OffsetFetch decode, where most strings are the empty metadata).
+    #[inline(always)]
+    #[allow(clippy::inline_always)]
     pub fn nullable_string(&mut self, field: &'static str) -> DecodeResult<Option<String>> {
         match self.length(true, field)? {
             None => Ok(None),
-            Some(n) => {
-                let n = self.checked_len(n, 1, field)?;
-                let start = self.position();
-                // Borrowed, not a refcounted `Bytes` slice: the string is copied out anyway.
-                let raw = &self.buf[self.pos..self.pos + n];
-                let out = match std::str::from_utf8(raw) {
-                    Ok(s) => Ok(Some(s.to_owned())),
-                    Err(_) => Err(DecodeError::new(DecodeErrorKind::InvalidUtf8, field, start)),
-                };
-                self.pos += n;
-                out
-            }
+            Some(0) => Ok(Some(String::new())),
+            Some(n) => self.string_of_len(n, field).map(Some),
         }
+    }
+
+    /// The `n` bytes of a string whose length prefix was just read.
+    fn string_of_len(&mut self, n: usize, field: &'static str) -> DecodeResult<String> {
+        let n = self.checked_len(n, 1, field)?;
+        let start = self.position();
+        // Borrowed, not a refcounted `Bytes` slice: the string is copied out anyway.
+        let raw = &self.buf[self.pos..self.pos + n];
+        let out = match std::str::from_utf8(raw) {
+            Ok(s) => Ok(s.to_owned()),
+            Err(_) => Err(DecodeError::new(DecodeErrorKind::InvalidUtf8, field, start)),
+        };
+        self.pos += n;
+        out
     }
 
     #[inline]
