@@ -64,6 +64,25 @@ impl BrokerIds {
     }
 }
 
+impl BrokerIds {
+    /// For a list stored inline: every inline slot as big-endian bytes (those past the
+    /// list's length are meaningless) and the length. A fixed-size block the encoder appends
+    /// whole and then trims, without a loop or a variable-length copy.
+    #[inline]
+    pub(crate) fn to_be_window(&self) -> Option<([u8; WINDOW], usize)> {
+        match &self.0 {
+            Repr::Inline { len, ids } => {
+                let mut window = [0u8; WINDOW];
+                for (out, id) in window.chunks_exact_mut(4).zip(ids) {
+                    out.copy_from_slice(&id.to_be_bytes());
+                }
+                Some((window, usize::from(*len)))
+            }
+            Repr::Heap(_) => None,
+        }
+    }
+}
+
 /// How many bytes [`BrokerIds::from_be_window`] reads.
 pub(crate) const WINDOW: usize = 4 * INLINE;
 

@@ -1,5 +1,6 @@
 //! The writing half of the primitives: appends to a `Vec<u8>` in a version's style.
 
+use super::broker_ids::BrokerIds;
 use super::error::EncodeError;
 use super::tagged::TaggedFields;
 use super::uuid::Uuid;
@@ -211,6 +212,22 @@ impl Encoder {
         for x in v {
             self.buf.extend_from_slice(&x.to_be_bytes());
         }
+        Ok(())
+    }
+
+    /// A list of broker ids as an `int32` array. One stored inline is appended as one
+    /// fixed-size block and trimmed to its length: element by element, each append re-checks
+    /// the capacity, and a variable-length copy is a `memcpy` call (Metadata writes two or
+    /// three lists per partition).
+    #[inline]
+    pub fn broker_ids(&mut self, ids: &BrokerIds, field: &'static str) -> EncodeResult {
+        let Some((window, len)) = ids.to_be_window() else {
+            return self.i32_array(ids, field);
+        };
+        self.length(Some(len), false, field)?;
+        let end = self.buf.len() + 4 * len;
+        self.buf.extend_from_slice(&window);
+        self.buf.truncate(end);
         Ok(())
     }
 

@@ -267,13 +267,12 @@ impl Body for MetadataResponse {
                 if version >= 7 {
                     e.i32(p.leader_epoch.unwrap_or(-1));
                 }
-                e.i32_array(&p.replica_nodes, "topics.partitions.replica_nodes")?;
-                e.i32_array(&p.isr_nodes, "topics.partitions.isr_nodes")?;
+                e.broker_ids(&p.replica_nodes, "topics.partitions.replica_nodes")?;
+                e.broker_ids(&p.isr_nodes, "topics.partitions.isr_nodes")?;
                 if version >= 5 {
-                    e.i32_array(
-                        p.offline_replicas.as_deref().unwrap_or_default(),
-                        "topics.partitions.offline_replicas",
-                    )?;
+                    const NONE: &BrokerIds = &BrokerIds::new();
+                    let offline = p.offline_replicas.as_ref().unwrap_or(NONE);
+                    e.broker_ids(offline, "topics.partitions.offline_replicas")?;
                 }
                 e.tagged_fields(&p.tagged_fields, "topics.partitions.tagged_fields", version)
             })?;
