@@ -122,6 +122,24 @@ impl Record {
     pub fn new(key: Option<Bytes>, value: Option<Bytes>) -> Self {
         Self { key, value, ..Self::default() }
     }
+
+    /// An upper bound of the record's encoded size in bytes: its data plus the widest varint
+    /// for every length and delta.
+    fn max_encoded_len(&self) -> usize {
+        const VARINT: usize = 5;
+        const VARLONG: usize = 10;
+        let data = |b: Option<&Bytes>| b.map_or(0, Bytes::len);
+        let headers: usize =
+            self.headers.iter().map(|h| 2 * VARINT + h.key.len() + data(h.value.as_ref())).sum();
+        VARINT
+            + 1
+            + VARLONG
+            + VARINT
+            + 3 * VARINT
+            + data(self.key.as_ref())
+            + data(self.value.as_ref())
+            + headers
+    }
 }
 
 /// A decoded magic-2 batch.
@@ -300,7 +318,10 @@ impl RecordBatch {
     /// `attributes.compression`. `record_count` is `records.len()`.
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
         let start = out.len();
-        out.reserve(RECORD_BATCH_OVERHEAD + self.records.len() * 16);
+        // Room for the uncompressed records at once: growing by doubling copied them again.
+        let records_len: usize = self.records.iter().map(Record::max_encoded_len).sum();
+        let uncompressed = self.attributes.compression == Compression::None;
+        out.reserve(RECORD_BATCH_OVERHEAD + if uncompressed { records_len } else { 0 });
         out.extend_from_slice(&self.base_offset.to_be_bytes());
         out.extend_from_slice(&[0; 4]); // batch_length, patched below
         out.extend_from_slice(&self.partition_leader_epoch.to_be_bytes());
@@ -319,7 +340,7 @@ impl RecordBatch {
         match self.attributes.compression {
             Compression::None => write_records(&self.records, out)?,
             codec => {
-                let mut plain = Vec::new();
+                let mut plain = Vec::with_capacity(records_len);
                 write_records(&self.records, &mut plain)?;
                 compression::compress(codec, &plain, out)?;
             }
