@@ -198,7 +198,7 @@ fn read_capped(reader: impl std::io::Read, input_len: usize, max: usize) -> Resu
     Ok(out)
 }
 
-#[cfg(any(feature = "gzip", feature = "snappy", feature = "lz4", feature = "zstd"))]
+#[cfg(any(feature = "snappy", feature = "lz4", feature = "zstd"))]
 fn failed(e: &impl fmt::Display) -> RecordEncodeError {
     RecordEncodeError::Compression(e.to_string())
 }
