@@ -220,9 +220,16 @@ mod gzip {
     /// Java's `GZIPInputStream` reads concatenated members, so this does too. Output grows
     /// (zero-filled, then written over) until the stream ends or passes `max`.
     pub(super) fn decompress(input: &[u8], max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+        /// Deflate's largest possible expansion (a run of one byte): a trailer claiming more
+        /// than this over the input's length is not believed.
+        const MAX_RATIO: usize = 1032;
         let limit = max.saturating_add(1);
-        // Most batches compress 2-8x; the cap bounds the guess on hostile input.
-        let mut out = vec![0u8; input.len().saturating_mul(8).clamp(1, limit)];
+        // The trailer's ISIZE (the last member's length mod 2^32) sizes the output, plus one
+        // byte so a stream that fills it exactly ends without a regrowth; the cap and the
+        // maximum ratio bound what a lying trailer can make us zero-fill.
+        let size_hint = input.last_chunk::<4>().map_or(0, |isize| u32::from_le_bytes(*isize) as usize);
+        let initial = size_hint.min(input.len().saturating_mul(MAX_RATIO)).saturating_add(1);
+        let mut out = vec![0u8; initial.min(limit)];
         let mut produced = 0;
         let mut rest = input;
         let mut inflate = Inflate::new(true, GZIP_WINDOW_BITS);
@@ -547,6 +554,22 @@ mod tests {
         assert_eq!(err, DecodeErrorKind::DecompressedTooLarge { max: MIB });
         // Under the cap the same members are fine.
         assert_eq!(decompress(Compression::Gzip, &member.repeat(2), 2 * MIB).unwrap().len(), 2 * MIB);
+    }
+
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn a_gzip_trailer_that_lies_about_the_size_is_an_error_not_a_big_allocation() {
+        let mut member = Vec::new();
+        compress(Compression::Gzip, b"twelve bytes", &mut member).unwrap();
+        let n = member.len();
+        // ISIZE (the last four bytes) claims 4 GiB: the output is sized by the input's
+        // length times deflate's maximum ratio instead, and zlib's length check fails.
+        member[n - 4..].copy_from_slice(&u32::MAX.to_le_bytes());
+        let err = decompress(Compression::Gzip, &member, 64 * MIB).unwrap_err();
+        assert!(matches!(err, DecodeErrorKind::Decompression(ref m) if m.starts_with("gzip")), "{err:?}");
+        // Claiming too little is no better.
+        member[n - 4..].copy_from_slice(&1u32.to_le_bytes());
+        assert!(decompress(Compression::Gzip, &member, 64 * MIB).is_err());
     }
 
     #[cfg(feature = "zstd")]
