@@ -135,6 +135,8 @@ mod tests {
     }
 
     garbage_tests! {
+        api_versions_decoders_survive_garbage: ApiVersionsRequest, ApiVersionsResponse;
+        metadata_decoders_survive_garbage: MetadataRequest, MetadataResponse;
         list_offsets_decoders_survive_garbage: ListOffsetsRequest, ListOffsetsResponse;
         find_coordinator_decoders_survive_garbage: FindCoordinatorRequest, FindCoordinatorResponse;
         offset_fetch_decoders_survive_garbage: OffsetFetchRequest, OffsetFetchResponse;
