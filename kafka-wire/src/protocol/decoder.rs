@@ -343,10 +343,7 @@ impl Decoder {
     #[inline(always)]
     #[allow(clippy::inline_always)]
     pub fn broker_ids(&mut self, field: &'static str) -> DecodeResult<BrokerIds> {
-        let Some(n) = self.length(false, field)? else {
-            return Err(self.error(DecodeErrorKind::UnexpectedNull, field));
-        };
-        let n = self.checked_len(n, 4, field)?;
+        let n = self.fixed_array_len(4, field)?;
         let rest = &self.buf[self.pos..];
         let out = match rest.first_chunk::<{ broker_ids::WINDOW }>() {
             Some(window) if 4 * n <= broker_ids::WINDOW => BrokerIds::from_be_window(window, n),
@@ -354,6 +351,18 @@ impl Decoder {
         };
         self.pos += 4 * n;
         Ok(out)
+    }
+
+    /// The element count of a non-nullable array of `width`-byte elements, checked against
+    /// the bytes left; the elements follow at the current position. Inlined for the same
+    /// reason as [`Decoder::broker_ids`].
+    #[inline(always)]
+    #[allow(clippy::inline_always)]
+    fn fixed_array_len(&mut self, width: usize, field: &'static str) -> DecodeResult<usize> {
+        let Some(n) = self.length(false, field)? else {
+            return Err(self.error(DecodeErrorKind::UnexpectedNull, field));
+        };
+        self.checked_len(n, width, field)
     }
 
     /// A non-nullable array of `N`-byte big-endian numbers, read in one pass over a slice whose
@@ -364,10 +373,7 @@ impl Decoder {
         field: &'static str,
         from_be: impl Fn([u8; N]) -> T,
     ) -> DecodeResult<Vec<T>> {
-        let Some(n) = self.length(false, field)? else {
-            return Err(self.error(DecodeErrorKind::UnexpectedNull, field));
-        };
-        let n = self.checked_len(n, N, field)?;
+        let n = self.fixed_array_len(N, field)?;
         let raw = &self.buf[self.pos..self.pos + n * N];
         let out = raw.chunks_exact(N).map(|c| from_be(c.try_into().unwrap_or([0; N]))).collect();
         self.pos += n * N;

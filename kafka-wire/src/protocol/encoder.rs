@@ -207,12 +207,7 @@ impl Encoder {
 
     #[inline]
     pub fn i32_array(&mut self, v: &[i32], field: &'static str) -> EncodeResult {
-        self.length(Some(v.len()), false, field)?;
-        self.buf.reserve(v.len() * 4);
-        for x in v {
-            self.buf.extend_from_slice(&x.to_be_bytes());
-        }
-        Ok(())
+        self.fixed_array(v, field, i32::to_be_bytes)
     }
 
     /// A list of broker ids as an `int32` array. One stored inline is appended as one
@@ -233,10 +228,21 @@ impl Encoder {
 
     #[inline]
     pub fn i64_array(&mut self, v: &[i64], field: &'static str) -> EncodeResult {
+        self.fixed_array(v, field, i64::to_be_bytes)
+    }
+
+    /// A non-nullable array of `N`-byte big-endian numbers: the length, then every element.
+    #[inline]
+    fn fixed_array<T: Copy, const N: usize>(
+        &mut self,
+        v: &[T],
+        field: &'static str,
+        to_be: impl Fn(T) -> [u8; N],
+    ) -> EncodeResult {
         self.length(Some(v.len()), false, field)?;
-        self.buf.reserve(v.len() * 8);
+        self.buf.reserve(v.len() * N);
         for x in v {
-            self.buf.extend_from_slice(&x.to_be_bytes());
+            self.buf.extend_from_slice(&to_be(*x));
         }
         Ok(())
     }
