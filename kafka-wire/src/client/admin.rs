@@ -130,17 +130,10 @@ impl Client {
             .await;
         let mut expected: HashMap<String, i32> = HashMap::new();
         let mut waiting = Vec::new();
-        for (name, answer) in answered {
-            match answer {
-                Ok(count) => {
-                    let asked = by_name.get(name.as_str()).map_or(-1, |t| t.partitions);
-                    expected.insert(name.clone(), count.unwrap_or(asked));
-                    waiting.push(name);
-                }
-                Err(e) => {
-                    results.insert(name, Err(e));
-                }
-            }
+        for (name, count) in accepted(answered, &mut results) {
+            let asked = by_name.get(name.as_str()).map_or(-1, |t| t.partitions);
+            expected.insert(name.clone(), count.unwrap_or(asked));
+            waiting.push(name);
         }
         let ready = |name: &str, topic: Option<&TopicInfo>| {
             let want = expected.get(name).copied().unwrap_or(-1);
@@ -211,15 +204,8 @@ impl Client {
                 },
             )
             .await;
-        let mut waiting = Vec::new();
-        for (name, answer) in answered {
-            match answer {
-                Ok(()) => waiting.push(name),
-                Err(e) => {
-                    results.insert(name, Err(e));
-                }
-            }
-        }
+        let waiting: Vec<String> =
+            accepted(answered, &mut results).into_iter().map(|(name, ())| name).collect();
         let gone = |_: &str, topic: Option<&TopicInfo>| topic.is_none_or(|t| !t.error.is_ok());
         for (name, outcome) in
             self.wait_for_metadata(delete_topics::SPEC.key, &waiting, deadline, &gone).await
@@ -272,15 +258,8 @@ impl Client {
                 },
             )
             .await;
-        let mut waiting = Vec::new();
-        for (name, answer) in answered {
-            match answer {
-                Ok(()) => waiting.push(name),
-                Err(e) => {
-                    results.insert(name, Err(e));
-                }
-            }
-        }
+        let waiting: Vec<String> =
+            accepted(answered, &mut results).into_iter().map(|(name, ())| name).collect();
         let grown = |name: &str, topic: Option<&TopicInfo>| {
             let want = by_name.get(name).copied().unwrap_or(0);
             topic.is_some_and(|t| {
@@ -628,6 +607,21 @@ impl Client {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// The topics the brokers accepted, with what they answered; each refusal is moved into
+/// `results` as it is.
+fn accepted<X, T>(answered: TopicResults<X>, results: &mut TopicResults<T>) -> Vec<(String, X)> {
+    let mut ok = Vec::new();
+    for (name, answer) in answered {
+        match answer {
+            Ok(x) => ok.push((name, x)),
+            Err(e) => {
+                results.insert(name, Err(e));
+            }
+        }
+    }
+    ok
 }
 
 /// Splits off names given more than once: each gets an error; the rest are kept once.
