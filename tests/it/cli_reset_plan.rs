@@ -42,19 +42,7 @@ fn create_topic_retrying(cluster: &Cluster, topic: &str, partitions: u32) {
     // Right after a delete, the brokers may still be removing the old log.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let out = std::process::Command::new(support::repo_root().join("scripts/cluster"))
-            .args(["tool", "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", &cluster.bootstrap])
-            .args([
-                "--create",
-                "--topic",
-                topic,
-                "--partitions",
-                &partitions.to_string(),
-                "--replication-factor",
-                "3",
-            ])
-            .output()
-            .unwrap();
+        let out = support::try_create_topic(cluster, topic, partitions, 3);
         if out.status.success() {
             return;
         }

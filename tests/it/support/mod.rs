@@ -130,21 +130,33 @@ pub fn json(out: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(out)))
 }
 
-/// Runs a Kafka or ZooKeeper Java tool (`scripts/cluster tool CLASS ARGS...`).
+/// Runs a Kafka or ZooKeeper Java tool (`scripts/cluster tool CLASS ARGS...`), which must
+/// succeed.
 pub fn kafka_tool(class: &str, args: &[&str]) -> Output {
-    let out = Command::new(repo_root().join("scripts/cluster"))
-        .arg("tool")
-        .arg(class)
-        .args(args)
-        .output()
-        .expect("scripts/cluster runs");
+    let out = try_kafka_tool(class, args);
     assert!(out.status.success(), "{class} failed: {}{}", stdout(&out), stderr(&out));
     out
 }
 
+/// Runs a Kafka or ZooKeeper Java tool, whatever its exit status.
+pub fn try_kafka_tool(class: &str, args: &[&str]) -> Output {
+    Command::new(repo_root().join("scripts/cluster"))
+        .arg("tool")
+        .arg(class)
+        .args(args)
+        .output()
+        .expect("scripts/cluster runs")
+}
+
 /// Creates a topic with Kafka's own TopicCommand.
 pub fn create_topic(cluster: &Cluster, topic: &str, partitions: u32, replication: u32) {
-    kafka_tool(
+    let out = try_create_topic(cluster, topic, partitions, replication);
+    assert!(out.status.success(), "TopicCommand failed: {}{}", stdout(&out), stderr(&out));
+}
+
+/// Runs TopicCommand --create, whatever its exit status (a caller may retry).
+pub fn try_create_topic(cluster: &Cluster, topic: &str, partitions: u32, replication: u32) -> Output {
+    try_kafka_tool(
         "org.apache.kafka.tools.TopicCommand",
         &[
             "--bootstrap-server",
@@ -157,7 +169,7 @@ pub fn create_topic(cluster: &Cluster, topic: &str, partitions: u32, replication
             "--replication-factor",
             &replication.to_string(),
         ],
-    );
+    )
 }
 
 /// Writes `records` records of `record_size` bytes to `topic` with Kafka's own producer
