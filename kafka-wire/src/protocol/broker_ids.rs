@@ -6,15 +6,17 @@ use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 
 /// Lists of up to this many ids are stored in the struct itself. Replication factors above 5
-/// are rare, and 5 ids fit in the bytes a boxed slice takes anyway.
+/// are rare, and 5 ids and a length fit in the 24 bytes a boxed slice and the tag take anyway.
 const INLINE: usize = 5;
+
+/// How many bytes [`BrokerIds::from_be_window`] reads and [`BrokerIds::to_be_window`] writes.
+pub(crate) const WINDOW: usize = 4 * INLINE;
 
 /// An immutable list of broker ids, read as a `&[i32]` (it derefs to one).
 ///
 /// A Metadata response carries two or three of these per partition, so a 10,000-partition
 /// response would otherwise make 20,000 small allocations, most of its decode time: up to
-/// five ids are kept inline (the type is 24 bytes, like a `Box<[i32]>`), longer lists on the
-/// heap. Build one from a `Vec<i32>`, an array, a slice or an iterator.
+/// five ids are kept inline (the type is 24 bytes, three words), longer lists on the heap. Build one from a `Vec<i32>`, an array, a slice or an iterator.
 #[derive(Clone)]
 pub struct BrokerIds(Repr);
 
@@ -55,16 +57,14 @@ impl BrokerIds {
     /// compiler decode every slot without a loop; the slots past `len` are never read.
     #[inline(always)]
     #[allow(clippy::inline_always)] // see `Decoder::broker_ids`
-    pub(crate) fn from_be_window(window: &[u8; 4 * INLINE], len: usize) -> Self {
+    pub(crate) fn from_be_window(window: &[u8; WINDOW], len: usize) -> Self {
         debug_assert!(len <= INLINE);
         let ids = std::array::from_fn(|i| {
             i32::from_be_bytes([window[4 * i], window[4 * i + 1], window[4 * i + 2], window[4 * i + 3]])
         });
         Self(Repr::Inline { len: len as u8, ids })
     }
-}
 
-impl BrokerIds {
     /// For a list stored inline: every inline slot as big-endian bytes (those past the
     /// list's length are meaningless) and the length. A fixed-size block the encoder appends
     /// whole and then trims, without a loop or a variable-length copy.
@@ -82,9 +82,6 @@ impl BrokerIds {
         }
     }
 }
-
-/// How many bytes [`BrokerIds::from_be_window`] reads.
-pub(crate) const WINDOW: usize = 4 * INLINE;
 
 impl Default for BrokerIds {
     fn default() -> Self {
