@@ -13,6 +13,7 @@ use super::connection::Connection;
 use super::error::{BrokerRef, ClientError};
 use super::metadata::ClusterMetadata;
 use super::negotiate::BrokerVersions;
+use super::sync::lock;
 use super::trace::{Direction, TraceEvent, TraceHook};
 use crate::protocol::frame::{decode_response, encode_request, DEFAULT_MAX_FRAME};
 use crate::protocol::messages::{api_versions, ApiVersionsRequest, MetadataRequest};
@@ -110,19 +111,16 @@ impl Client {
     }
 
     pub(crate) fn cached_coordinator(&self, group: &str) -> Option<BrokerRef> {
-        self.coordinators.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(group).cloned()
+        lock(&self.coordinators).get(group).cloned()
     }
 
     pub(crate) fn remember_coordinator(&self, group: &str, broker: BrokerRef) {
-        self.coordinators
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(group.to_owned(), broker);
+        lock(&self.coordinators).insert(group.to_owned(), broker);
     }
 
     /// Drops the cached coordinator of `group`, so the next call finds it again.
     pub fn forget_coordinator(&self, group: &str) {
-        self.coordinators.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(group);
+        lock(&self.coordinators).remove(group);
     }
 
     /// Milliseconds this client has spent holding back because brokers throttled it.
@@ -137,7 +135,7 @@ impl Client {
         }
         let until =
             std::time::Instant::now() + Duration::from_millis(u64::try_from(throttle_ms).unwrap_or(0));
-        let mut map = self.throttled_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = lock(&self.throttled_until);
         let entry = map.entry(addr.to_owned()).or_insert(until);
         *entry = (*entry).max(until);
     }
@@ -145,8 +143,7 @@ impl Client {
     /// Waits until the broker at `addr` no longer asks us to hold back, as Kafka's clients do
     /// (KIP-219: from the throttled response on, the broker mutes the connection anyway).
     async fn wait_out_throttle(&self, addr: &str) {
-        let until =
-            self.throttled_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(addr).copied();
+        let until = lock(&self.throttled_until).get(addr).copied();
         if let Some(until) = until {
             let now = std::time::Instant::now();
             if until > now {
@@ -160,12 +157,7 @@ impl Client {
 
     /// Requests sent to `addr` so far (for tests and diagnostics).
     pub fn requests_sent_to(&self, addr: &str) -> u64 {
-        self.requests
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(addr)
-            .copied()
-            .unwrap_or(0)
+        lock(&self.requests).get(addr).copied().unwrap_or(0)
     }
 
     async fn any_bootstrap_connection(&self) -> Result<Arc<BrokerConnection>, ClientError> {
@@ -183,13 +175,7 @@ impl Client {
     /// The live connection to `broker`, opening and negotiating a new one if there is none or
     /// the old one died.
     pub async fn connection(&self, broker: &BrokerRef) -> Result<Arc<BrokerConnection>, ClientError> {
-        let slot = Arc::clone(
-            self.connections
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .entry(broker.addr.clone())
-                .or_default(),
-        );
+        let slot = Arc::clone(lock(&self.connections).entry(broker.addr.clone()).or_default());
         let mut slot = slot.lock().await;
         if let Some(conn) = slot.as_ref() {
             if !conn.connection.is_closed() {
@@ -292,12 +278,7 @@ impl Client {
                 decoded: request,
             });
         }
-        *self
-            .requests
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .entry(broker.addr.clone())
-            .or_default() += 1;
+        *lock(&self.requests).entry(broker.addr.clone()).or_default() += 1;
         Ok(frame)
     }
 
@@ -314,10 +295,14 @@ impl Client {
         let api = R::SPEC.key;
         let broker = connection.broker();
         self.wait_out_throttle(&broker.addr).await;
-        let correlation_id = connection.next_correlation_id();
-        let frame = self.outgoing_frame(broker, request, version, correlation_id)?;
-        let response_frame =
-            connection.round_trip(api, correlation_id, &frame, self.config.request_timeout).await?;
+        let response = connection
+            .round_trip(
+                api,
+                |correlation_id| self.outgoing_frame(broker, request, version, correlation_id),
+                self.config.request_timeout,
+            )
+            .await?;
+        let (correlation_id, response_frame) = (response.correlation_id, response.frame);
         let decoded = decode_response::<R>(response_frame.clone(), version);
         if let Some(trace) = &self.config.trace {
             let shown: &dyn std::fmt::Debug = match &decoded {
@@ -389,9 +374,11 @@ impl Client {
         let conn = self.connection(broker).await?;
         let version = conn.versions.choose(&R::SPEC, broker)?;
         let request = build(version);
-        let correlation_id = conn.connection.next_correlation_id();
-        let frame = self.outgoing_frame(broker, &request, version, correlation_id)?;
-        conn.connection.send_only(R::SPEC.key, &frame).await?;
+        conn.connection
+            .send_only(R::SPEC.key, |correlation_id| {
+                self.outgoing_frame(broker, &request, version, correlation_id)
+            })
+            .await?;
         Ok(version)
     }
 
@@ -437,7 +424,7 @@ impl Client {
 
     /// The last metadata snapshot, if any was fetched.
     pub fn cached_metadata(&self) -> Option<Arc<ClusterMetadata>> {
-        self.metadata.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        lock(&self.metadata).clone()
     }
 
     /// Fetches metadata for `topics` (all topics when empty) and makes it the cached snapshot.
@@ -454,8 +441,7 @@ impl Client {
         }
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
         let snapshot = Arc::new(ClusterMetadata::from_response(response, generation));
-        *self.metadata.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Some(Arc::clone(&snapshot));
+        *lock(&self.metadata) = Some(Arc::clone(&snapshot));
         Ok(snapshot)
     }
 

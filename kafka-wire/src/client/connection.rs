@@ -1,30 +1,89 @@
 //! One pipelined TCP connection to one broker: many requests in flight, responses matched to
-//! requests by correlation id. A reader task owns the read half; when the connection dies it
-//! fails every in-flight request with the cause, and the connection reports itself closed so
-//! the caller opens a new one on next use.
+//! requests by correlation id.
+//!
+//! Two tasks own the socket's halves. The writer task takes whole frames from a queue and
+//! writes each one completely, so a caller whose future is dropped (a timeout, a `select!`)
+//! can never leave half a frame on a live socket: either its frame was queued whole, or
+//! nothing of it was. The reader task routes each response frame to its waiter. Whichever task
+//! sees the socket die moves the connection to [`State::Closed`] and fails every request in
+//! flight with the cause; the caller opens a new connection on next use.
+//!
+//! ```text
+//!            retire()                    socket error, EOF, garbage
+//!   Open ─────────────▶ Retired ───────────────────────────────────▶ Closed(cause)
+//!     └──────────────────────────────────────────────────────────────▶
+//! ```
+//!
+//! Correlation ids are the connection's: it hands one to the caller's frame encoder, and no
+//! two requests in flight on one connection share one.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::error::{BrokerRef, ClientError};
+use super::sync::lock;
 use crate::protocol::frame::{peek_correlation_id, split_frame};
 use crate::protocol::ApiKey;
 
-type Pending = Arc<Mutex<PendingState>>;
+/// Where a connection is in its life.
+#[derive(Debug)]
+enum State {
+    /// Takes new requests.
+    Open,
+    /// Takes no new requests (see [`Connection::retire`]); those in flight still get their
+    /// responses.
+    Retired,
+    /// The socket is gone; new requests fail at once with this cause.
+    Closed(ClientError),
+}
 
-#[derive(Debug, Default)]
-struct PendingState {
+/// What both tasks and the callers share, behind one lock.
+#[derive(Debug)]
+struct Shared {
+    state: State,
     waiters: HashMap<i32, oneshot::Sender<Result<Bytes, ClientError>>>,
-    /// Set once the reader stops; later requests fail at once with this error.
-    closed: Option<ClientError>,
+}
+
+impl Shared {
+    /// Moves to `Closed(cause)` (keeping the first cause) and fails every waiter with it.
+    fn close(&mut self, cause: ClientError) {
+        let cause = match &self.state {
+            State::Closed(first) => first.clone(),
+            State::Open | State::Retired => cause,
+        };
+        for (_, waiter) in self.waiters.drain() {
+            let _ = waiter.send(Err(cause.clone()));
+        }
+        self.state = State::Closed(cause);
+    }
+
+    /// The error a new request gets, or `None` while the connection takes requests.
+    fn refusal(&self, broker: &BrokerRef) -> Option<ClientError> {
+        match &self.state {
+            State::Open => None,
+            State::Retired => Some(ClientError::ConnectionClosed {
+                broker: broker.clone(),
+                reason: "retired after an undecodable response".to_owned(),
+            }),
+            State::Closed(cause) => Some(cause.clone()),
+        }
+    }
+}
+
+/// A whole frame for the writer task.
+struct Outgoing {
+    api: ApiKey,
+    frame: Vec<u8>,
+    /// Told once the frame is on the socket (for requests nobody answers).
+    written: Option<oneshot::Sender<()>>,
 }
 
 /// Why the reader stopped.
@@ -36,24 +95,32 @@ enum Stop {
     Invalid(String),
 }
 
+/// A response frame (without its size prefix) and the correlation id its request carried.
+#[derive(Debug)]
+pub struct Response {
+    pub correlation_id: i32,
+    pub frame: Bytes,
+}
+
 /// A live connection. Cheap to share behind an `Arc`; requests may be sent concurrently.
 #[derive(Debug)]
 pub struct Connection {
     broker: BrokerRef,
-    writer: tokio::sync::Mutex<OwnedWriteHalf>,
-    pending: Pending,
+    shared: Arc<Mutex<Shared>>,
+    outgoing: mpsc::UnboundedSender<Outgoing>,
     next_correlation_id: AtomicI32,
-    closed: Arc<AtomicBool>,
     /// Bytes read from the broker so far: a broker that predates ApiVersions closes the
     /// connection without a byte, while one that answered something did not.
     bytes_received: Arc<AtomicU64>,
-    requests_sent: AtomicU64,
+    requests_sent: Arc<AtomicU64>,
     reader: tokio::task::JoinHandle<()>,
+    writer: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
         self.reader.abort();
+        self.writer.abort();
     }
 }
 
@@ -75,38 +142,34 @@ impl Connection {
         stream
             .set_nodelay(true)
             .map_err(|e| ClientError::Connect { broker: broker.clone(), source: Arc::new(e) })?;
-        let (mut read_half, write_half) = stream.into_split();
-        let pending: Pending = Arc::default();
-        let closed = Arc::new(AtomicBool::new(false));
+        let (read_half, write_half) = stream.into_split();
+        let shared = Arc::new(Mutex::new(Shared { state: State::Open, waiters: HashMap::new() }));
         let bytes_received = Arc::new(AtomicU64::new(0));
-        let reader = {
-            let pending = Arc::clone(&pending);
-            let closed = Arc::clone(&closed);
-            let bytes_received = Arc::clone(&bytes_received);
-            let broker = broker.clone();
-            tokio::spawn(async move {
-                let stop = read_loop(&mut read_half, &pending, max_frame, &bytes_received).await;
-                closed.store(true, Ordering::SeqCst);
-                let error = match stop {
-                    Stop::Closed(reason) => ClientError::ConnectionClosed { broker, reason },
-                    Stop::Invalid(reason) => ClientError::InvalidFrame { broker, reason },
-                };
-                let mut state = pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                for (_, waiter) in state.waiters.drain() {
-                    let _ = waiter.send(Err(error.clone()));
-                }
-                state.closed = Some(error);
-            })
-        };
+        let requests_sent = Arc::new(AtomicU64::new(0));
+        let (outgoing, queue) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(read_task(
+            read_half,
+            Arc::clone(&shared),
+            broker.clone(),
+            max_frame,
+            Arc::clone(&bytes_received),
+        ));
+        let writer = tokio::spawn(write_task(
+            write_half,
+            queue,
+            Arc::clone(&shared),
+            broker.clone(),
+            Arc::clone(&requests_sent),
+        ));
         Ok(Self {
             broker,
-            writer: tokio::sync::Mutex::new(write_half),
-            pending,
+            shared,
+            outgoing,
             next_correlation_id: AtomicI32::new(1),
-            closed,
             bytes_received,
-            requests_sent: AtomicU64::new(0),
+            requests_sent,
             reader,
+            writer,
         })
     }
 
@@ -114,16 +177,20 @@ impl Connection {
         &self.broker
     }
 
-    /// Whether the connection has died; a closed connection is replaced on next use.
+    /// Whether the connection takes no new requests (it died, or was retired); such a
+    /// connection is replaced on next use.
     pub fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::SeqCst)
+        !matches!(lock(&self.shared).state, State::Open)
     }
 
     /// Takes the connection out of use: the client opens a new one for the next request,
     /// while requests already in flight here still get their responses. For a connection whose
     /// broker sent a response kwire could not decode: what else it sends cannot be trusted.
     pub fn retire(&self) {
-        self.closed.store(true, Ordering::SeqCst);
+        let mut shared = lock(&self.shared);
+        if matches!(shared.state, State::Open) {
+            shared.state = State::Retired;
+        }
     }
 
     /// Bytes received from the broker so far.
@@ -136,85 +203,158 @@ impl Connection {
         self.requests_sent.load(Ordering::Relaxed)
     }
 
-    /// A fresh correlation id for the next request.
-    pub fn next_correlation_id(&self) -> i32 {
+    /// A correlation id no request in flight here carries (ids wrap at `i32::MAX`, long after
+    /// any request that used the same id has been answered or timed out).
+    fn next_correlation_id(&self) -> i32 {
         self.next_correlation_id.fetch_add(1, Ordering::Relaxed) & i32::MAX
     }
 
-    /// Writes a complete frame whose header carries `correlation_id` and waits up to
-    /// `timeout` for the response frame (without its size prefix).
+    /// Sends one request and waits up to `timeout` for its response. `encode` gets the
+    /// correlation id this connection chose and returns the whole frame (size prefix included)
+    /// whose header carries it. Cancel-safe: dropping the returned future at any point leaves
+    /// the connection usable.
     pub async fn round_trip(
         &self,
         api: ApiKey,
-        correlation_id: i32,
-        frame: &[u8],
+        encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
         timeout: Duration,
-    ) -> Result<Bytes, ClientError> {
+    ) -> Result<Response, ClientError> {
+        let correlation_id = self.next_correlation_id();
+        let frame = encode(correlation_id)?;
         let (tx, rx) = oneshot::channel();
         {
-            let mut state = self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some(error) = &state.closed {
-                return Err(error.clone());
+            let mut shared = lock(&self.shared);
+            if let Some(refusal) = shared.refusal(&self.broker) {
+                return Err(refusal);
             }
-            state.waiters.insert(correlation_id, tx);
+            shared.waiters.insert(correlation_id, tx);
         }
-        let write = async {
-            let mut writer = self.writer.lock().await;
-            writer.write_all(frame).await
-        };
-        if let Err(e) = write.await {
-            self.forget(correlation_id);
-            self.closed.store(true, Ordering::SeqCst);
-            return Err(ClientError::Io { broker: self.broker.clone(), api, source: Arc::new(e) });
-        }
-        self.requests_sent.fetch_add(1, Ordering::Relaxed);
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(result)) => result,
+        // Forgets the waiter if this future is dropped or times out before the answer.
+        let waiter = WaiterGuard { shared: &self.shared, correlation_id };
+        self.queue(Outgoing { api, frame, written: None })?;
+        let result = match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(result)) => result.map(|frame| Response { correlation_id, frame }),
             Ok(Err(_)) => Err(ClientError::ConnectionClosed {
                 broker: self.broker.clone(),
-                reason: "reader stopped".to_owned(),
+                reason: "the connection's tasks stopped".to_owned(),
             }),
-            Err(_) => {
-                self.forget(correlation_id);
-                Err(ClientError::Timeout {
-                    broker: self.broker.clone(),
-                    api,
-                    after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-                })
-            }
-        }
+            Err(_) => Err(ClientError::Timeout {
+                broker: self.broker.clone(),
+                api,
+                after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            }),
+        };
+        drop(waiter);
+        result
     }
 
-    /// Writes a complete frame for a request the broker never answers (Produce with acks=0):
-    /// no waiter is registered, so nothing waits for — or leaks on — a response that will not
-    /// come. Done once the bytes are written; a dead connection is reported as for
-    /// [`round_trip`](Self::round_trip).
-    pub async fn send_only(&self, api: ApiKey, frame: &[u8]) -> Result<(), ClientError> {
-        if let Some(error) = &self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).closed {
-            return Err(error.clone());
+    /// Sends one request the broker never answers (Produce with acks=0): no waiter is
+    /// registered, so nothing waits for — or leaks on — a response that will not come. Done
+    /// once the whole frame is on the socket; returns the correlation id it carried.
+    pub async fn send_only(
+        &self,
+        api: ApiKey,
+        encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
+    ) -> Result<i32, ClientError> {
+        let correlation_id = self.next_correlation_id();
+        let frame = encode(correlation_id)?;
+        if let Some(refusal) = lock(&self.shared).refusal(&self.broker) {
+            return Err(refusal);
         }
-        let mut writer = self.writer.lock().await;
-        if let Err(e) = writer.write_all(frame).await {
-            self.closed.store(true, Ordering::SeqCst);
-            return Err(ClientError::Io { broker: self.broker.clone(), api, source: Arc::new(e) });
+        let (tx, rx) = oneshot::channel();
+        self.queue(Outgoing { api, frame, written: Some(tx) })?;
+        if rx.await.is_ok() {
+            return Ok(correlation_id);
         }
-        self.requests_sent.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        Err(lock(&self.shared).refusal(&self.broker).unwrap_or_else(|| ClientError::ConnectionClosed {
+            broker: self.broker.clone(),
+            reason: "the connection's writer stopped".to_owned(),
+        }))
     }
 
-    fn forget(&self, correlation_id: i32) {
-        self.pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .waiters
-            .remove(&correlation_id);
+    fn queue(&self, outgoing: Outgoing) -> Result<(), ClientError> {
+        self.outgoing.send(outgoing).map_err(|_| {
+            lock(&self.shared).refusal(&self.broker).unwrap_or_else(|| ClientError::ConnectionClosed {
+                broker: self.broker.clone(),
+                reason: "the connection's writer stopped".to_owned(),
+            })
+        })
     }
 }
 
-/// Reads frames until the socket fails or the broker sends garbage; returns why it stopped.
+/// Removes a request's waiter when its caller stops waiting, whatever the reason.
+struct WaiterGuard<'a> {
+    shared: &'a Mutex<Shared>,
+    correlation_id: i32,
+}
+
+impl Drop for WaiterGuard<'_> {
+    fn drop(&mut self) {
+        lock(self.shared).waiters.remove(&self.correlation_id);
+    }
+}
+
+/// Writes whole frames in queue order; frames queued while one is being written go out in one
+/// flush. On a write error the connection closes with the failed request's API in the cause.
+async fn write_task(
+    write_half: OwnedWriteHalf,
+    mut queue: mpsc::UnboundedReceiver<Outgoing>,
+    shared: Arc<Mutex<Shared>>,
+    broker: BrokerRef,
+    requests_sent: Arc<AtomicU64>,
+) {
+    let mut socket = tokio::io::BufWriter::with_capacity(64 * 1024, write_half);
+    let mut written = Vec::new();
+    while let Some(first) = queue.recv().await {
+        let mut last_api = first.api;
+        let mut next = Some(first);
+        let mut failed = None;
+        while let Some(outgoing) = next.take() {
+            last_api = outgoing.api;
+            if let Err(e) = socket.write_all(&outgoing.frame).await {
+                failed = Some((outgoing.api, e));
+                break;
+            }
+            requests_sent.fetch_add(1, Ordering::Relaxed);
+            written.extend(outgoing.written);
+            next = queue.try_recv().ok();
+        }
+        if failed.is_none() {
+            if let Err(e) = socket.flush().await {
+                failed = Some((last_api, e));
+            }
+        }
+        if let Some((api, e)) = failed {
+            let cause = ClientError::Io { broker: broker.clone(), api, source: Arc::new(e) };
+            lock(&shared).close(cause);
+            return;
+        }
+        for done in written.drain(..) {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// Routes response frames to their waiters until the socket fails or the broker sends
+/// garbage, then closes the connection with the cause.
+async fn read_task(
+    mut read_half: OwnedReadHalf,
+    shared: Arc<Mutex<Shared>>,
+    broker: BrokerRef,
+    max_frame: usize,
+    bytes_received: Arc<AtomicU64>,
+) {
+    let stop = read_loop(&mut read_half, &shared, max_frame, &bytes_received).await;
+    let cause = match stop {
+        Stop::Closed(reason) => ClientError::ConnectionClosed { broker, reason },
+        Stop::Invalid(reason) => ClientError::InvalidFrame { broker, reason },
+    };
+    lock(&shared).close(cause);
+}
+
 async fn read_loop(
-    read_half: &mut tokio::net::tcp::OwnedReadHalf,
-    pending: &Pending,
+    read_half: &mut OwnedReadHalf,
+    shared: &Mutex<Shared>,
     max_frame: usize,
     bytes_received: &AtomicU64,
 ) -> Stop {
@@ -226,11 +366,7 @@ async fn read_loop(
                     let Some(correlation_id) = peek_correlation_id(&frame) else {
                         return Stop::Invalid("response frame shorter than its header".to_owned());
                     };
-                    let waiter = pending
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .waiters
-                        .remove(&correlation_id);
+                    let waiter = lock(shared).waiters.remove(&correlation_id);
                     // A response nobody waits for (its request timed out) is dropped.
                     if let Some(waiter) = waiter {
                         let _ = waiter.send(Ok(frame));
@@ -253,5 +389,190 @@ async fn read_loop(
             }
             Err(e) => return Stop::Closed(format!("read failed: {e}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    use super::{Connection, State};
+    use crate::client::error::{BrokerRef, ClientError};
+    use crate::client::sync::lock;
+    use crate::protocol::ApiKey;
+
+    const METADATA: ApiKey = ApiKey(3);
+
+    /// A request frame: size, api key 3, version 0, the correlation id, then `payload_len`
+    /// bytes counting up (so a frame cut short or spliced into another is visible).
+    fn frame(correlation_id: i32, payload_len: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(12 + payload_len);
+        out.extend_from_slice(&(8 + payload_len as i32).to_be_bytes());
+        out.extend_from_slice(&3i16.to_be_bytes());
+        out.extend_from_slice(&0i16.to_be_bytes());
+        out.extend_from_slice(&correlation_id.to_be_bytes());
+        out.extend((0..payload_len).map(|i| i as u8));
+        out
+    }
+
+    /// Reads one request frame as a broker would: returns its correlation id and payload.
+    async fn read_request(socket: &mut TcpStream) -> (i32, Vec<u8>) {
+        let size = socket.read_i32().await.expect("size prefix") as usize;
+        let mut body = vec![0; size];
+        socket.read_exact(&mut body).await.expect("whole frame");
+        let correlation_id = i32::from_be_bytes([body[4], body[5], body[6], body[7]]);
+        (correlation_id, body.split_off(8))
+    }
+
+    async fn answer(socket: &mut TcpStream, correlation_id: i32, body: &[u8]) {
+        let mut out = Vec::new();
+        out.extend_from_slice(&(4 + body.len() as i32).to_be_bytes());
+        out.extend_from_slice(&correlation_id.to_be_bytes());
+        out.extend_from_slice(body);
+        socket.write_all(&out).await.expect("answer");
+    }
+
+    async fn broker() -> (TcpListener, BrokerRef) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        (listener, BrokerRef { node_id: Some(1), addr })
+    }
+
+    #[tokio::test]
+    async fn a_caller_dropped_in_the_middle_of_a_large_write_leaves_no_half_frame_on_the_socket() {
+        let (listener, broker) = broker().await;
+        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        // 32 MiB cannot fit in the socket buffers of a peer that is not reading yet, so the
+        // caller is dropped while its frame is only partly written.
+        let big = 32 << 20;
+        let mut big_id = None;
+        let dropped = tokio::time::timeout(
+            Duration::from_millis(200),
+            connection.round_trip(
+                METADATA,
+                |id| {
+                    big_id = Some(id);
+                    Ok(frame(id, big))
+                },
+                Duration::from_secs(30),
+            ),
+        )
+        .await;
+        assert!(dropped.is_err(), "the large request cannot have been answered");
+        let big_id = big_id.expect("the encoder ran");
+
+        let broker_side = tokio::spawn(async move {
+            let (first, payload) = read_request(&mut socket).await;
+            assert_eq!(first, big_id);
+            assert_eq!(payload.len(), big);
+            assert!(payload.iter().enumerate().all(|(i, b)| *b == i as u8), "the large frame arrived intact");
+            let (second, payload) = read_request(&mut socket).await;
+            assert_eq!(payload, (0..10u8).collect::<Vec<_>>());
+            answer(&mut socket, second, b"ok").await;
+            (second, socket)
+        });
+        let response = connection
+            .round_trip(METADATA, |id| Ok(frame(id, 10)), Duration::from_secs(30))
+            .await
+            .expect("the next request is answered on the same connection");
+        let (answered_id, _socket_kept_open) = broker_side.await.expect("broker side");
+        assert_eq!(response.correlation_id, answered_id);
+        assert_eq!(&response.frame[4..], b"ok");
+        assert!(!connection.is_closed());
+    }
+
+    #[tokio::test]
+    async fn correlation_ids_are_the_connections_and_responses_find_their_callers_out_of_order() {
+        let (listener, broker) = broker().await;
+        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let broker_side = tokio::spawn(async move {
+            let (a, _) = read_request(&mut socket).await;
+            let (b, _) = read_request(&mut socket).await;
+            assert_ne!(a, b, "two requests in flight never share a correlation id");
+            // Answered in the reverse order.
+            answer(&mut socket, b, &b.to_be_bytes()).await;
+            answer(&mut socket, a, &a.to_be_bytes()).await;
+        });
+        let timeout = Duration::from_secs(10);
+        let (first, second) = tokio::join!(
+            connection.round_trip(METADATA, |id| Ok(frame(id, 1)), timeout),
+            connection.round_trip(METADATA, |id| Ok(frame(id, 2)), timeout),
+        );
+        broker_side.await.expect("broker side");
+        for response in [first.expect("first"), second.expect("second")] {
+            assert_eq!(response.frame[4..], response.correlation_id.to_be_bytes());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_broker_that_hangs_up_fails_the_request_in_flight_and_every_later_one() {
+        let (listener, broker) = broker().await;
+        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let broker_side = tokio::spawn(async move {
+            read_request(&mut socket).await;
+            drop(socket);
+        });
+        let error = connection
+            .round_trip(METADATA, |id| Ok(frame(id, 4)), Duration::from_secs(10))
+            .await
+            .expect_err("no answer comes");
+        broker_side.await.expect("broker side");
+        assert!(matches!(error, ClientError::ConnectionClosed { .. }), "{error}");
+        assert!(connection.is_closed());
+        let later = connection
+            .round_trip(METADATA, |id| Ok(frame(id, 4)), Duration::from_secs(10))
+            .await
+            .expect_err("a closed connection takes no request");
+        assert_eq!(later.to_string(), error.to_string(), "the first cause is kept");
+        assert!(lock(&connection.shared).waiters.is_empty(), "no waiter leaks");
+    }
+
+    #[tokio::test]
+    async fn a_retired_connection_still_delivers_what_is_in_flight_but_takes_nothing_new() {
+        let (listener, broker) = broker().await;
+        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let (asked_tx, asked_rx) = tokio::sync::oneshot::channel();
+        let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
+        let broker_side = tokio::spawn(async move {
+            let (id, _) = read_request(&mut socket).await;
+            asked_tx.send(()).expect("test waits");
+            go_rx.await.expect("test says go");
+            answer(&mut socket, id, b"late").await;
+            socket
+        });
+        let in_flight = connection.round_trip(METADATA, |id| Ok(frame(id, 4)), Duration::from_secs(10));
+        let retire = async {
+            asked_rx.await.expect("request arrived");
+            connection.retire();
+            assert!(connection.is_closed());
+            let refused = connection
+                .round_trip(METADATA, |id| Ok(frame(id, 4)), Duration::from_secs(10))
+                .await
+                .expect_err("retired");
+            assert!(refused.to_string().contains("retired"), "{refused}");
+            go_tx.send(()).expect("broker waits");
+        };
+        let (answered, ()) = tokio::join!(in_flight, retire);
+        assert_eq!(&answered.expect("answered after retirement").frame[4..], b"late");
+        let _socket_kept_open = broker_side.await.expect("broker side");
+        assert!(matches!(lock(&connection.shared).state, State::Retired));
+    }
+
+    #[tokio::test]
+    async fn a_request_nobody_answers_is_done_once_written() {
+        let (listener, broker) = broker().await;
+        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let id = connection.send_only(METADATA, |id| Ok(frame(id, 3))).await.expect("written");
+        assert_eq!(read_request(&mut socket).await, (id, vec![0, 1, 2]));
+        assert_eq!(connection.requests_sent(), 1);
+        assert!(lock(&connection.shared).waiters.is_empty());
     }
 }

@@ -16,6 +16,7 @@ pub mod partitioner;
 pub mod produce;
 pub mod retry;
 pub mod router;
+mod sync;
 pub mod trace;
 
 pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};
