@@ -263,6 +263,10 @@ pub struct ResetArgs {
     /// Write even if the group has active members.
     #[arg(long)]
     pub force: bool,
+    /// With --to file:CSV: list rows for topics not named in --topic, or for partitions that
+    /// do not exist, as skipped instead of refusing the file.
+    #[arg(long)]
+    pub skip_unknown: bool,
     #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
     pub isolation: IsolationArg,
 }

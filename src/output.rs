@@ -47,12 +47,14 @@ pub fn escape_text(text: &str) -> Cow<'_, str> {
 /// bidirectional overrides) written as `\uXXXX` escapes. They can only occur inside strings,
 /// where the escape means the same character, so the document's value is unchanged.
 pub fn json_safe(json: &str) -> Cow<'_, str> {
-    if !json.chars().any(acts_on_terminal) {
+    // Below U+0020 only JSON's own whitespace can occur raw (a serializer escapes the rest).
+    let unsafe_in_json = |c: char| acts_on_terminal(c) && c >= ' ';
+    if !json.chars().any(unsafe_in_json) {
         return Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 8);
     for c in json.chars() {
-        if acts_on_terminal(c) {
+        if unsafe_in_json(c) {
             // All such characters are in the Basic Multilingual Plane: one `\uXXXX` each.
             let _ = write!(out, "\\u{:04x}", u32::from(c));
         } else {
@@ -71,7 +73,10 @@ pub struct Table {
 
 impl Table {
     pub fn new<S: Into<String>>(header: impl IntoIterator<Item = S>) -> Self {
-        Self { header: header.into_iter().map(Into::into).collect(), rows: Vec::new() }
+        Self {
+            header: header.into_iter().map(|h| escape(&h.into()).into_owned()).collect(),
+            rows: Vec::new(),
+        }
     }
 
     /// Adds a row; each cell is [`escape`]d, so a name cannot break the table or the terminal.
@@ -207,10 +212,11 @@ mod tests {
 
     #[test]
     fn json_keeps_its_value_while_terminal_controls_become_escapes() {
-        let value = serde_json::json!({"topic": "t\u{9b}\u{7f}\u{202e}\u{1b}", "n": 1});
-        let text = serde_json::to_string(&value).unwrap();
+        let value = serde_json::json!({"topic": "t\u{9b}\u{7f}\u{202e}\u{1b}\n", "n": [1, 2]});
+        let text = serde_json::to_string_pretty(&value).unwrap();
         let safe = json_safe(&text);
-        assert!(!safe.chars().any(acts_on_terminal), "{safe}");
+        assert!(!safe.chars().any(|c| acts_on_terminal(c) && c != '\n'), "{safe}");
+        assert_eq!(safe.lines().count(), text.lines().count(), "the layout is kept: {safe}");
         assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).unwrap(), value);
     }
 

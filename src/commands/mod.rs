@@ -12,6 +12,7 @@ mod plan;
 mod produce;
 mod reset;
 mod topic;
+mod written;
 
 use std::io::Write as _;
 use std::sync::Arc;

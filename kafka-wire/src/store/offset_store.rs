@@ -41,8 +41,9 @@ pub trait OffsetStore: Send + Sync + fmt::Debug {
 
     /// Stores `offsets` (at most one per partition) for `group`. Partitions not named keep what
     /// they have. The file and ZooKeeper stores write the whole set atomically; the Kafka store
-    /// commits it in one OffsetCommit request and reports the first partition the coordinator
-    /// refused. Monotonicity is the caller's decision (the engine's `merge_commit`): a store
+    /// commits it in one OffsetCommit request, which the coordinator answers per partition:
+    /// [`StoreError::CommitRefused`] (the first refused) when it took none,
+    /// [`StoreError::PartlyWritten`] (each taken and each refused) when it took some. Monotonicity is the caller's decision (the engine's `merge_commit`): a store
     /// writes what it is given.
     fn save<'a>(&'a self, group: &'a str, offsets: &'a [StoredOffset]) -> StoreFuture<'a, ()>;
 }
@@ -83,14 +84,27 @@ impl<S: OffsetStore + ?Sized> OffsetStore for Box<S> {
     }
 }
 
+/// One partition of a batch that a store refused, and why.
+#[derive(Debug)]
+pub struct RefusedPartition {
+    pub topic: String,
+    pub partition: i32,
+    pub reason: BoxError,
+}
+
 /// Why a store could not load or save.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum StoreError {
     /// Talking to the Kafka cluster failed (coordinator lookup, OffsetFetch, DescribeGroups).
     Kafka(ClientError),
-    /// The group coordinator refused the commit of this partition.
+    /// The group coordinator refused the commit of this partition; nothing of the batch was
+    /// written.
     CommitRefused { topic: String, partition: i32, source: ClientError },
+    /// The store took some partitions of the batch and refused the others (a store that is not
+    /// atomic, such as Kafka's: the coordinator answers per partition). What is in `written`
+    /// stays written; load again before the next save.
+    PartlyWritten { store: &'static str, written: Vec<(String, i32)>, refused: Vec<RefusedPartition> },
     /// The group has active members: a non-member commit would fight their commits (the rule
     /// kafka-consumer-groups applies). Stop the consumers, or build the store with `force`.
     GroupActive { group: String, state: String, members: usize },
@@ -132,6 +146,7 @@ impl StoreError {
                 | Self::Unavailable { outcome_unknown: true, .. }
                 | Self::ReadBackMismatch { .. }
                 | Self::CommitRefused { .. }
+                | Self::PartlyWritten { .. }
         )
     }
 }
@@ -142,6 +157,16 @@ impl fmt::Display for StoreError {
             Self::Kafka(e) => write!(f, "kafka offset store: {e}"),
             Self::CommitRefused { topic, partition, source } => {
                 write!(f, "kafka offset store: commit of {topic}:{partition} refused: {source}")
+            }
+            Self::PartlyWritten { store, written, refused } => {
+                write!(f, "{store} offset store: partly written: {} partition(s) written, refused: ", written.len())?;
+                for (i, r) in refused.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{}:{} ({})", r.topic, r.partition, r.reason)?;
+                }
+                Ok(())
             }
             Self::GroupActive { group, state, members } => write!(
                 f,
