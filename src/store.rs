@@ -174,11 +174,12 @@ fn failure(e: StoreError) -> Failure {
     let exit = match &e {
         StoreError::GroupActive { .. } => Exit::REFUSED,
         StoreError::PartlyWritten { .. } => Exit::PARTIAL,
-        StoreError::Kafka(kafka_wire::client::ClientError::InvalidName(_)) => Exit::USAGE,
+        StoreError::Kafka(kafka_wire::client::ClientError::InvalidName(_)) | StoreError::Invalid { .. } => {
+            Exit::USAGE
+        }
         StoreError::Kafka(_) | StoreError::CommitRefused { .. } | StoreError::Unavailable { .. } => {
             Exit::CLUSTER
         }
-        StoreError::Invalid { .. } => Exit::USAGE,
         _ => Exit::STORE,
     };
     let message = match &e {
