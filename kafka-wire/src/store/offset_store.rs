@@ -17,6 +17,7 @@ use std::sync::Arc;
 use super::file::{FileStore, FileStoreError};
 use super::StoredOffset;
 use crate::client::ClientError;
+use crate::protocol::names::validate_topic;
 
 /// What every store method returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -228,14 +229,18 @@ impl From<FileStoreError> for StoreError {
     }
 }
 
-/// Checks a batch before any store writes it: offsets and partitions `>= 0`, topics named,
-/// each partition once. Stores call it so a bad batch is the same error everywhere.
+/// Checks a batch before any store writes it: offsets and partitions `>= 0`, topic names
+/// Kafka can take, each partition once. Stores call it so a bad batch is the same error
+/// everywhere.
 pub fn validate_batch(store: &'static str, offsets: &[StoredOffset]) -> Result<(), StoreError> {
     let mut seen = std::collections::HashSet::new();
     for o in offsets {
         let invalid = |message: String| StoreError::Invalid { store, message };
         if o.topic.is_empty() {
             return Err(invalid(format!("empty topic name for partition {}", o.partition)));
+        }
+        if let Err(e) = validate_topic(&o.topic) {
+            return Err(invalid(e.to_string()));
         }
         if o.partition < 0 {
             return Err(invalid(format!("{}:{} has a negative partition", o.topic, o.partition)));
@@ -338,9 +343,13 @@ mod tests {
     async fn a_bad_batch_is_refused_before_anything_is_written() {
         let path = temp_file("invalid");
         let store = FileStore::new(&path);
-        for batch in
-            [vec![offset("a", 0, -1)], vec![offset("a", -1, 0)], vec![offset("a", 0, 1), offset("a", 0, 2)]]
-        {
+        for batch in [
+            vec![offset("a", 0, -1)],
+            vec![offset("a", -1, 0)],
+            vec![offset("a", 0, 1), offset("a", 0, 2)],
+            vec![offset("a", 0, 1), offset(&"t".repeat(250), 0, 1)],
+            vec![offset("bad\u{1b}[2Jname", 0, 1)],
+        ] {
             let err = OffsetStore::save(&store, "g", &batch).await.unwrap_err();
             assert!(matches!(err, StoreError::Invalid { store: "file", .. }), "{err}");
         }
