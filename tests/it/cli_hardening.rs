@@ -143,6 +143,44 @@ fn the_library_refuses_an_illegal_name_before_sending_it() {
 }
 
 #[test]
+fn the_library_takes_a_timeout_of_any_size_without_overflowing_the_clock() {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = topic_with_records(&cluster, "hardening-duration-max", 1, "a\nb\n");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        use kafka_wire::client::{FetchOptions, FetchRange, Isolation, OffsetQuery, TopicPartition};
+        let mut config = kafka_wire::client::ClientConfig::new(&cluster.bootstrap).unwrap();
+        config.request_timeout = Duration::MAX;
+        let client = kafka_wire::client::Client::connect(config).await.unwrap();
+        let tp = TopicPartition::new(topic.as_str(), 0);
+        // Each of these added the timeout to `Instant::now()` and panicked.
+        let listed = client
+            .list_offsets(
+                std::slice::from_ref(&tp),
+                OffsetQuery::Latest,
+                Isolation::ReadUncommitted,
+                Duration::MAX,
+            )
+            .await;
+        assert_eq!(listed[&tp].as_ref().unwrap().offset, Some(2));
+        let options = FetchOptions { timeout: Duration::MAX, ..FetchOptions::default() };
+        let fetched = client.fetch_range(&[FetchRange::new(tp.clone(), 0, 2)], &options).await;
+        assert_eq!(fetched[&tp].as_ref().unwrap().records.len(), 2);
+        let group = unique("hardening-duration-max-group");
+        let err = client.describe_group(&group, Duration::MAX).await.map(|d| d.state);
+        assert!(err.is_ok(), "{err:?}");
+        let none = client.committed_offsets(&group, None, Duration::MAX).await.unwrap();
+        assert!(none.is_empty());
+        let gone = unique("hardening-never-created");
+        let deleted = client.delete_topics(&[gone.clone()], Duration::from_secs(2)).await;
+        assert!(deleted[&gone].is_err(), "an unknown topic is an error, not a panic");
+        let created =
+            client.create_topics(&[kafka_wire::client::NewTopic::new(&gone, 1, 3)], Duration::MAX).await;
+        assert!(created[&gone].is_ok(), "{:?}", created[&gone]);
+    });
+}
+
+#[test]
 fn migrate_with_one_refused_topic_reports_exactly_what_was_written() {
     let Some(cluster) = support::cluster() else { return };
     let topic = topic_with_records(&cluster, "hardening-migrate", 2, "a\nb\nc\nd\ne\nf\n");
