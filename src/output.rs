@@ -132,10 +132,11 @@ macro_rules! out {
     ($($arg:tt)*) => { $crate::output::emit(&$crate::output::escape_text(&format!($($arg)*))) };
 }
 
-/// `println!` to stdout through [`emit`], [`escape_text`]ed.
+/// `println!` of one line to stdout through [`emit`], [`escape`]d whole: a name holding a
+/// newline cannot start a line of its own (a forged row). Multi-line text goes through [`out!`].
 macro_rules! outln {
     ($($arg:tt)*) => {
-        $crate::output::emit(&$crate::output::escape_text(&format!("{}\n", format_args!($($arg)*))))
+        $crate::output::emit(&($crate::output::escape(&format!($($arg)*)).into_owned() + "\n"))
     };
 }
 

@@ -329,7 +329,7 @@ fn control_characters_from_arguments_and_brokers_reach_the_terminal_escaped() {
     // coordinator returns.
     let Some(cluster) = support::cluster() else { return };
     let topic = topic_with_records(&cluster, "hardening-escape", 1, "a\n");
-    let group = format!("{}\u{1b}[31mred\u{202e}", unique("hardening-escape"));
+    let group = format!("{}\u{1b}[31mred\u{202e}\nforged line", unique("hardening-escape"));
     let committed = kwire(&cluster, &["commit", "--group", &group, &format!("{topic}:0=1")]);
     assert!(committed.status.success(), "{}", stderr(&committed));
     for args in [vec!["group", "list"], vec!["group", "describe", group.as_str()]] {
@@ -337,7 +337,14 @@ fn control_characters_from_arguments_and_brokers_reach_the_terminal_escaped() {
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
         let text = stdout(&out);
         assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}'), "{args:?}: {text:?}");
-        assert!(text.contains("[31mred\\u{202e}") && text.contains("\\u{1b}"), "{args:?}: {text}");
+        assert!(
+            text.contains("[31mred\\u{202e}\\nforged line") && text.contains("\\u{1b}"),
+            "{args:?}: {text}"
+        );
+        assert!(
+            !text.lines().any(|l| l.starts_with("forged line")),
+            "{args:?}: a name cannot start a line: {text}"
+        );
     }
     // JSON keeps the exact name (a JSON escape means the same character).
     let doc = json(&kwire(&cluster, &["group", "describe", &group, "--format", "json"]));
