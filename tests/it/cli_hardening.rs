@@ -172,7 +172,7 @@ fn the_library_takes_a_timeout_of_any_size_without_overflowing_the_clock() {
         let none = client.committed_offsets(&group, None, Duration::MAX).await.unwrap();
         assert!(none.is_empty());
         let gone = unique("hardening-never-created");
-        let deleted = client.delete_topics(&[gone.clone()], Duration::from_secs(2)).await;
+        let deleted = client.delete_topics(std::slice::from_ref(&gone), Duration::from_secs(2)).await;
         assert!(deleted[&gone].is_err(), "an unknown topic is an error, not a panic");
         let created =
             client.create_topics(&[kafka_wire::client::NewTopic::new(&gone, 1, 3)], Duration::MAX).await;
