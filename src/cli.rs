@@ -18,16 +18,22 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct Global {
     /// Bootstrap brokers, comma-separated host:port.
-    #[arg(short = 'b', long = "bootstrap-server", env = "KWIRE_BOOTSTRAP", global = true)]
+    #[arg(
+        short = 'b',
+        long = "bootstrap-server",
+        env = "KWIRE_BOOTSTRAP",
+        hide_env_values = true,
+        global = true
+    )]
     pub bootstrap: Option<String>,
     /// ZooKeeper connect string host:port[,host:port][/chroot] (for the ZooKeeper offset store).
-    #[arg(long, env = "KWIRE_ZOOKEEPER", global = true)]
+    #[arg(long, env = "KWIRE_ZOOKEEPER", hide_env_values = true, global = true)]
     pub zookeeper: Option<String>,
     /// Output format: aligned text tables, or one JSON document on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text, global = true)]
     pub format: Format,
-    /// Timeout for each request, e.g. 30s, 500ms, 2m (a bare number is seconds).
-    #[arg(long, value_parser = parse_duration, default_value = "30s", global = true)]
+    /// Timeout for each request, e.g. 30s, 500ms, 2m (a bare number is seconds); at most 24h.
+    #[arg(long, value_parser = parse_timeout, default_value = "30s", global = true)]
     pub timeout: Duration,
     /// Print every request and response frame, decoded and as hex, on stderr.
     #[arg(long, global = true)]
@@ -257,6 +263,10 @@ pub struct ResetArgs {
     /// Write even if the group has active members.
     #[arg(long)]
     pub force: bool,
+    /// With --to file:CSV: list rows for topics not named in --topic, or for partitions that
+    /// do not exist, as skipped instead of refusing the file.
+    #[arg(long)]
+    pub skip_unknown: bool,
     #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
     pub isolation: IsolationArg,
 }
@@ -456,6 +466,19 @@ pub struct MetadataArgs {
     pub topics: Vec<String>,
 }
 
+/// The largest `--timeout`: a day. Every deadline is computed without overflow whatever the
+/// value, but a timeout beyond a day is a typo, not a wish (README, "The command line").
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
+
+/// Parses `--timeout`: a duration above zero and at most [`MAX_TIMEOUT`].
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d > MAX_TIMEOUT {
+        return Err("longer than the maximum timeout of 24h".to_owned());
+    }
+    Ok(d)
+}
+
 /// Parses `30s`, `500ms`, `2m`, `3h`, `1d` or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -463,7 +486,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         Some(i) => text.split_at(i),
         None => (text, "s"),
     };
-    let n: u64 = number.parse().map_err(|_| format!("`{text}` is not a duration like 30s, 500ms or 2m"))?;
+    let n: u64 = number.parse().map_err(|_| {
+        if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
+            format!("`{text}` is too large a duration")
+        } else {
+            format!("`{text}` is not a duration like 30s, 500ms or 2m")
+        }
+    })?;
     let d = match unit {
         "ms" => Duration::from_millis(n),
         "s" => Duration::from_secs(n),
@@ -480,12 +509,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// Parses the command line; on error prints clap's message and returns the usage exit code
 /// (help and version requests return OK).
+/// The message echoes what was typed, so it is escaped like every other error.
 pub fn parse() -> Result<Cli, Exit> {
     Cli::try_parse().map_err(|e| {
-        let _ = e.print();
         if e.use_stderr() {
+            let mut text = e.render().to_string();
+            // A refused value is said in one line; the "try --help" tip adds nothing to it.
+            if e.kind() == clap::error::ErrorKind::ValueValidation {
+                text = text.lines().next().unwrap_or_default().to_owned() + "\n";
+            }
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                crate::output::escape_text(&text).as_bytes(),
+            );
             Exit::USAGE
         } else {
+            let _ = e.print();
             Exit::OK
         }
     })
@@ -503,5 +542,17 @@ mod tests {
         assert!(parse_duration("5w").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("abc").is_err());
         assert!(parse_duration("0s").is_err());
+    }
+
+    #[test]
+    fn absurd_timeouts_are_refused_with_the_maximum_named() {
+        assert_eq!(parse_timeout("24h").unwrap(), MAX_TIMEOUT);
+        for absurd in
+            ["18446744073709551615", "200000000000000d", "9300000000000000000", "7000000000000000000", "25h"]
+        {
+            let err = parse_timeout(absurd).unwrap_err();
+            assert!(err.contains("maximum timeout of 24h"), "{absurd}: {err}");
+        }
+        assert!(parse_timeout("99999999999999999999999").unwrap_err().contains("too large"));
     }
 }

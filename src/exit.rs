@@ -21,6 +21,9 @@ impl Exit {
     pub const REFUSED: Exit = Exit(5);
     /// The offset store is unreadable, corrupt, or did not read back what was written.
     pub const STORE: Exit = Exit(6);
+    /// Partly written: the store took some partitions of the batch and refused others. What
+    /// was written stays written; the output lists each partition as written or refused.
+    pub const PARTIAL: Exit = Exit(7);
 
     pub fn value(self) -> u8 {
         self.0
@@ -51,7 +54,7 @@ impl From<kafka_wire::client::ClientError> for Failure {
         use kafka_wire::client::ClientError;
         let exit = match &e {
             ClientError::UnknownTopic { .. } => Exit::NOT_FOUND,
-            ClientError::InvalidAddress { .. } => Exit::USAGE,
+            ClientError::InvalidAddress { .. } | ClientError::InvalidName(_) => Exit::USAGE,
             _ => Exit::CLUSTER,
         };
         Self::new(exit, e.to_string())

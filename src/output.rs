@@ -1,7 +1,68 @@
-//! Output helpers: aligned text tables and JSON documents.
+//! Output helpers: aligned text tables and JSON documents, and the one place that makes text
+//! from brokers, files and arguments safe for a terminal ([`escape`]).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::Write as _;
+
+/// Characters a terminal acts on instead of showing: C0 and C1 controls and DEL (cursor moves,
+/// colours, title changes via ESC and CSI) and the Unicode bidirectional overrides that make
+/// text display in another order than it is.
+fn acts_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn escape_where(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(|c| acts_on_terminal(c) && !keep(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if !acts_on_terminal(c) || keep(c) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => {
+                let _ = write!(out, "{}", c.escape_unicode());
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `text` with every character a terminal would act on written as an escape (`\n`, `\t`,
+/// `\u{1b}`, `\u{202e}`): for one value (a name, a cell) or one line (an error message).
+pub fn escape(text: &str) -> Cow<'_, str> {
+    escape_where(text, |_| false)
+}
+
+/// [`escape`] for text that is meant to span lines and columns: newlines and tabs are kept.
+pub fn escape_text(text: &str) -> Cow<'_, str> {
+    escape_where(text, |c| c == '\n' || c == '\t')
+}
+
+/// JSON text with the characters a terminal acts on and that JSON leaves raw (DEL, C1, the
+/// bidirectional overrides) written as `\uXXXX` escapes. They can only occur inside strings,
+/// where the escape means the same character, so the document's value is unchanged.
+pub fn json_safe(json: &str) -> Cow<'_, str> {
+    // Below U+0020 only JSON's own whitespace can occur raw (a serializer escapes the rest).
+    let unsafe_in_json = |c: char| acts_on_terminal(c) && c >= ' ';
+    if !json.chars().any(unsafe_in_json) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if unsafe_in_json(c) {
+            // All such characters are in the Basic Multilingual Plane: one `\uXXXX` each.
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
 
 /// A text table whose columns are padded to their widest cell.
 #[derive(Debug, Default)]
@@ -12,11 +73,26 @@ pub struct Table {
 
 impl Table {
     pub fn new<S: Into<String>>(header: impl IntoIterator<Item = S>) -> Self {
-        Self { header: header.into_iter().map(Into::into).collect(), rows: Vec::new() }
+        Self {
+            header: header.into_iter().map(|h| escape(&h.into()).into_owned()).collect(),
+            rows: Vec::new(),
+        }
     }
 
+    /// Adds a row; each cell is [`escape`]d, so a name cannot break the table or the terminal.
     pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
-        self.rows.push(cells.into_iter().map(Into::into).collect());
+        self.rows.push(
+            cells
+                .into_iter()
+                .map(|c| {
+                    let c: String = c.into();
+                    match escape(&c) {
+                        Cow::Borrowed(_) => c,
+                        Cow::Owned(escaped) => escaped,
+                    }
+                })
+                .collect(),
+        );
     }
 
     pub fn render(&self) -> String {
@@ -51,14 +127,17 @@ pub fn emit(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
-/// `print!` to stdout through [`emit`].
+/// `print!` to stdout through [`emit`], [`escape_text`]ed.
 macro_rules! out {
-    ($($arg:tt)*) => { $crate::output::emit(&format!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::output::emit(&$crate::output::escape_text(&format!($($arg)*))) };
 }
 
-/// `println!` to stdout through [`emit`].
+/// `println!` of one line to stdout through [`emit`], [`escape`]d whole: a name holding a
+/// newline cannot start a line of its own (a forged row). Multi-line text goes through [`out!`].
 macro_rules! outln {
-    ($($arg:tt)*) => { $crate::output::emit(&format!("{}\n", format_args!($($arg)*))) };
+    ($($arg:tt)*) => {
+        $crate::output::emit(&($crate::output::escape(&format!($($arg)*)).into_owned() + "\n"))
+    };
 }
 
 pub(crate) use {out, outln};
@@ -78,7 +157,7 @@ impl Progress {
 
     pub fn say(&self, message: &str) {
         if self.enabled {
-            eprint!("\r\x1b[2K{message}");
+            eprint!("\r\x1b[2K{}", escape(message));
         }
     }
 
@@ -100,7 +179,7 @@ impl Drop for Progress {
 /// Prints a JSON document on stdout.
 pub fn print_json(value: &serde_json::Value) {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-    emit(&(text + "\n"));
+    emit(&(json_safe(&text).into_owned() + "\n"));
 }
 
 /// Lists a set of node ids as `1,2,3`.
@@ -120,6 +199,34 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_in_a_name_are_escaped_never_raw() {
+        assert_eq!(escape("plain-topic.1"), "plain-topic.1");
+        assert!(matches!(escape("plain"), Cow::Borrowed(_)));
+        assert_eq!(escape("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(escape("line\nbreak\ttab\r"), "line\\nbreak\\ttab\\r");
+        assert_eq!(escape("x\u{9b}31m\u{7f}"), "x\\u{9b}31m\\u{7f}");
+        assert_eq!(escape("evil\u{202e}gpj.exe"), "evil\\u{202e}gpj.exe");
+        assert_eq!(escape_text("a\tb\nc\u{1b}"), "a\tb\nc\\u{1b}");
+    }
+
+    #[test]
+    fn json_keeps_its_value_while_terminal_controls_become_escapes() {
+        let value = serde_json::json!({"topic": "t\u{9b}\u{7f}\u{202e}\u{1b}\n", "n": [1, 2]});
+        let text = serde_json::to_string_pretty(&value).unwrap();
+        let safe = json_safe(&text);
+        assert!(!safe.chars().any(|c| acts_on_terminal(c) && c != '\n'), "{safe}");
+        assert_eq!(safe.lines().count(), text.lines().count(), "the layout is kept: {safe}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).unwrap(), value);
+    }
+
+    #[test]
+    fn a_table_cell_cannot_break_the_table() {
+        let mut t = Table::new(["a", "b"]);
+        t.row(["x\ny", "\u{1b}[31m"]);
+        assert_eq!(t.render(), "a     b\nx\\ny  \\u{1b}[31m\n");
+    }
 
     #[test]
     fn columns_align_to_the_widest_cell() {

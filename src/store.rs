@@ -100,25 +100,60 @@ pub async fn load(
         .collect())
 }
 
+/// One partition the store refused to write, and why.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    pub tp: TopicPartition,
+    pub reason: String,
+}
+
+/// What a save wrote: everything, or (a store that is not atomic, Kafka's) some partitions.
+#[derive(Debug, Clone)]
+pub enum Saved {
+    All,
+    Partly { written: Vec<TopicPartition>, refused: Vec<Refused> },
+}
+
 /// Writes `offsets` for `group` into `store` (other partitions already stored stay as they
-/// are), then reads them back and fails unless every one reads back equal. The Kafka store
-/// refuses a group with active members unless `force`.
+/// are), then reads back what was written and fails unless every one reads back equal. The
+/// Kafka store refuses a group with active members unless `force`; its coordinator may take
+/// some partitions and refuse others, which is [`Saved::Partly`], not an error: the caller
+/// reports each partition.
 pub async fn save(
     spec: &StoreSpec,
     access: StoreAccess<'_>,
     group: &str,
     offsets: &[StoredOffset],
     force: bool,
-) -> Result<(), Failure> {
+) -> Result<Saved, Failure> {
     let store = open(spec, access, force).await?;
     let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
     topics.sort();
     topics.dedup();
     // The ZooKeeper store checks versions against what it read: read first, then write.
     store.load(group, Some(&topics)).await.map_err(failure)?;
-    store.save(group, offsets).await.map_err(failure)?;
+    let saved = match store.save(group, offsets).await {
+        Ok(()) => Saved::All,
+        Err(StoreError::PartlyWritten { written, refused, .. }) => Saved::Partly {
+            written: written.into_iter().map(|(t, p)| TopicPartition::new(t, p)).collect(),
+            refused: refused
+                .into_iter()
+                .map(|r| Refused {
+                    tp: TopicPartition::new(r.topic, r.partition),
+                    reason: r.reason.to_string(),
+                })
+                .collect(),
+        },
+        Err(e) => return Err(failure(e)),
+    };
     let now = store.load(group, Some(&topics)).await.map_err(failure)?;
-    for o in offsets {
+    let was_written = |o: &StoredOffset| match &saved {
+        Saved::All => true,
+        Saved::Partly { written, .. } => {
+            written.iter().any(|tp| tp.topic == o.topic && tp.partition == o.partition)
+        }
+    };
+    for o in offsets.iter().filter(|o| was_written(o)) {
         let read = now.iter().find(|n| n.topic == o.topic && n.partition == o.partition).map(|n| n.offset);
         if read != Some(o.offset) {
             return Err(Failure::new(
@@ -130,7 +165,7 @@ pub async fn save(
             ));
         }
     }
-    Ok(())
+    Ok(saved)
 }
 
 /// A store error as a one-line failure with the exit code its kind calls for.
@@ -138,10 +173,13 @@ pub async fn save(
 fn failure(e: StoreError) -> Failure {
     let exit = match &e {
         StoreError::GroupActive { .. } => Exit::REFUSED,
+        StoreError::PartlyWritten { .. } => Exit::PARTIAL,
+        StoreError::Kafka(kafka_wire::client::ClientError::InvalidName(_)) | StoreError::Invalid { .. } => {
+            Exit::USAGE
+        }
         StoreError::Kafka(_) | StoreError::CommitRefused { .. } | StoreError::Unavailable { .. } => {
             Exit::CLUSTER
         }
-        StoreError::Invalid { .. } => Exit::USAGE,
         _ => Exit::STORE,
     };
     let message = match &e {

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::Context;
 use crate::cli::Format;
 use crate::exit::Failure;
-use crate::output::{outln, print_json, Table};
+use crate::output::{out, print_json, Table};
 
 pub async fn run(ctx: &Context) -> Result<(), Failure> {
     let client = ctx.client().await?;
@@ -60,7 +60,7 @@ pub async fn run(ctx: &Context) -> Result<(), Failure> {
     }
     match ctx.format() {
         Format::Json => print_json(&json!({ "brokers": json_brokers })),
-        Format::Text => outln!("{}", text.trim_end_matches('\n')),
+        Format::Text => out!("{}\n", text.trim_end_matches('\n')),
     }
     Ok(())
 }

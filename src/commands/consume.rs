@@ -8,7 +8,7 @@ use serde_json::json;
 use super::Context;
 use crate::cli::{ConsumeArgs, ConsumeFrom, Format};
 use crate::exit::{Exit, Failure};
-use crate::output::{emit, Progress};
+use crate::output::{emit, escape_text, json_safe, Progress};
 
 pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
@@ -73,7 +73,10 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
                 text.push('\n');
                 remaining = remaining.saturating_sub(1);
             }
-            emit(&text);
+            match ctx.format() {
+                Format::Json => emit(&json_safe(&text)),
+                Format::Text => emit(&escape_text(&text)),
+            }
             if let Some(progress) = &progress {
                 progress.say(&format!("{} of {total} records", total - remaining));
             }

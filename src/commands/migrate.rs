@@ -1,11 +1,12 @@
 //! `kwire migrate --group G --from STORE --to STORE [--execute]`: copy a group's offsets from
 //! one store to another (ZooKeeper → Kafka is the common one). Shows the diff; writes only with
-//! `--execute`, then reads back.
+//! `--execute`, then reads back, and lists each partition as written or refused.
 
 use kafka_wire::protocol::Uuid;
 use kafka_wire::store::StoredOffset;
 use serde_json::json;
 
+use super::written::WriteReport;
 use super::Context;
 use crate::cli::{Format, MigrateArgs};
 use crate::exit::{Exit, Failure};
@@ -32,38 +33,7 @@ pub async fn run(ctx: &Context, args: &MigrateArgs) -> Result<(), Failure> {
     progress.done();
     let diff: Vec<_> = source.iter().map(|(tp, s)| (tp, target.get(tp).map(|t| t.offset.0), s)).collect();
     let changes = diff.iter().filter(|(_, before, s)| *before != Some(s.offset.0)).count();
-    match ctx.format() {
-        Format::Json => print_json(&json!({
-            "group": args.group, "from": args.from.to_string(), "to": args.to.to_string(),
-            "executed": args.execute,
-            "partitions": diff.iter().map(|(tp, before, s)| json!({
-                "topic": tp.topic, "partition": tp.partition, "before": before, "after": s.offset.0,
-            })).collect::<Vec<_>>(),
-        })),
-        Format::Text => {
-            let mut t = Table::new([
-                "TOPIC",
-                "PARTITION",
-                &format!("IN {}", args.to),
-                &format!("FROM {}", args.from),
-                "",
-            ]);
-            for (tp, before, s) in &diff {
-                t.row([
-                    tp.topic.clone(),
-                    tp.partition.to_string(),
-                    before.map_or_else(|| "none".to_owned(), |b| b.to_string()),
-                    s.offset.0.to_string(),
-                    if *before == Some(s.offset.0) { String::new() } else { "changes".to_owned() },
-                ]);
-            }
-            crate::output::emit(&t.render());
-            if !args.execute {
-                outln!("dry run: {changes} partition(s) would change (add --execute to write)");
-            }
-        }
-    }
-    if args.execute {
+    let (report, failure) = if args.execute {
         let offsets: Vec<StoredOffset> = source
             .iter()
             .map(|(tp, s)| StoredOffset {
@@ -80,11 +50,56 @@ pub async fn run(ctx: &Context, args: &MigrateArgs) -> Result<(), Failure> {
             offsets.len(),
             args.to
         ));
-        store::save(&args.to, ctx.store_access(&client), &args.group, &offsets, args.force).await?;
+        let saved = store::save(&args.to, ctx.store_access(&client), &args.group, &offsets, args.force).await;
         progress.done();
-        if ctx.format() == Format::Text {
-            outln!("copied {} offset(s) to the {} store and read them back", offsets.len(), args.to);
+        WriteReport::of(saved)
+    } else {
+        (WriteReport::DryRun, None)
+    };
+    match ctx.format() {
+        Format::Json => print_json(&json!({
+            "group": args.group, "from": args.from.to_string(), "to": args.to.to_string(),
+            "executed": report.wrote(),
+            "partitions": diff.iter().map(|(tp, before, s)| {
+                let (status, error) = report.json(tp);
+                json!({
+                    "topic": tp.topic, "partition": tp.partition, "before": before, "after": s.offset.0,
+                    "status": status, "error": error,
+                })
+            }).collect::<Vec<_>>(),
+        })),
+        Format::Text => {
+            let in_to = format!("IN {}", args.to);
+            let from = format!("FROM {}", args.from);
+            let mut header = vec!["TOPIC", "PARTITION", in_to.as_str(), from.as_str(), ""];
+            if report.has_status() {
+                header.push("STATUS");
+            }
+            let mut t = Table::new(header);
+            for (tp, before, s) in &diff {
+                let mut row = vec![
+                    tp.topic.clone(),
+                    tp.partition.to_string(),
+                    before.map_or_else(|| "none".to_owned(), |b| b.to_string()),
+                    s.offset.0.to_string(),
+                    if *before == Some(s.offset.0) { String::new() } else { "changes".to_owned() },
+                ];
+                if report.has_status() {
+                    row.push(report.cell(tp));
+                }
+                t.row(row);
+            }
+            crate::output::emit(&t.render());
+            match &report {
+                WriteReport::DryRun => {
+                    outln!("dry run: {changes} partition(s) would change (add --execute to write)");
+                }
+                WriteReport::All => {
+                    outln!("copied {} offset(s) to the {} store and read them back", diff.len(), args.to);
+                }
+                WriteReport::Partly { .. } | WriteReport::Failed => {}
+            }
         }
     }
-    Ok(())
+    failure.map_or(Ok(()), Err)
 }

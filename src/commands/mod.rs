@@ -12,6 +12,7 @@ mod plan;
 mod produce;
 mod reset;
 mod topic;
+mod written;
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -87,17 +88,68 @@ fn print_trace(event: &TraceEvent<'_>) {
     let _ = writeln!(
         err,
         "{arrow} {} {} v{} {side} correlation_id={} ({} bytes)\n{}\nhex: {}",
-        event.broker,
+        crate::output::escape(event.broker),
         event.api,
         event.version,
         event.correlation_id,
         event.frame.len(),
-        decode::trace_json(event),
+        crate::output::json_safe(&decode::trace_json(event)),
         hex(event.frame)
     );
 }
 
+/// Every topic name and group id on the command line, checked against Kafka's rules before
+/// anything connects: a bad name is a usage error naming the rule, not a broker hanging up.
+fn check_names(command: &Command) -> Result<(), Failure> {
+    use crate::cli::{GroupCommand, TopicCommand};
+    use kafka_wire::protocol::names::{validate_group, validate_topic};
+    let mut topics: Vec<&str> = Vec::new();
+    let mut groups: Vec<&str> = Vec::new();
+    match command {
+        Command::ApiVersions | Command::Decode(_) | Command::Group(GroupCommand::List) => {}
+        Command::Metadata(a) => topics.extend(a.topics.iter().map(String::as_str)),
+        Command::Offsets(a) => topics.extend(a.topics.iter().map(String::as_str)),
+        Command::Group(GroupCommand::Describe(a)) => {
+            groups.push(&a.group);
+            topics.extend(a.topics.iter().map(String::as_str));
+        }
+        Command::Plan(a) => {
+            groups.push(&a.group);
+            topics.extend(a.topics.iter().map(String::as_str));
+        }
+        Command::Reset(a) => {
+            groups.push(&a.group);
+            topics.extend(a.topics.iter().map(String::as_str));
+        }
+        Command::Commit(a) => {
+            groups.push(&a.group);
+            topics.extend(a.offsets.iter().map(|(tp, _)| tp.topic.as_str()));
+        }
+        Command::Migrate(a) => {
+            groups.push(&a.group);
+            topics.extend(a.topics.iter().map(String::as_str));
+        }
+        Command::Topic(
+            TopicCommand::Create { topic, .. }
+            | TopicCommand::AddPartitions { topic, .. }
+            | TopicCommand::DeleteRecords { topic, .. },
+        ) => topics.push(topic),
+        Command::Topic(TopicCommand::Delete { topics: names }) => {
+            topics.extend(names.iter().map(String::as_str));
+        }
+        Command::Consume(a) => topics.push(&a.topic),
+        Command::Produce(a) => topics.push(&a.topic),
+    }
+    let invalid = |e: kafka_wire::protocol::names::InvalidName| Failure::new(Exit::USAGE, e.to_string());
+    groups.into_iter().try_for_each(|g| validate_group(g).map_err(invalid))?;
+    topics.into_iter().try_for_each(|t| validate_topic(t).map_err(invalid))
+}
+
 pub fn run(cli: Cli) -> Exit {
+    if let Err(failure) = check_names(&cli.command) {
+        print_failure(&failure);
+        return failure.exit;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -125,8 +177,16 @@ pub fn run(cli: Cli) -> Exit {
     match result {
         Ok(()) => Exit::OK,
         Err(failure) => {
-            eprintln!("kwire: {failure}");
+            print_failure(&failure);
             failure.exit
         }
     }
+}
+
+/// The one line on stderr for a failure: control characters escaped, so a name read from a
+/// broker, a file or an argument cannot move the cursor or recolour the terminal, and the
+/// message stays one line.
+fn print_failure(failure: &Failure) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "kwire: {}", crate::output::escape(&failure.message));
 }

@@ -1,6 +1,8 @@
 //! `kwire reset` and `kwire commit`: write a group's offsets — planned with
 //! kafka-consumer-groups semantics and shown before/after/lag as a dry run unless `--execute`,
-//! then written and read back. Nothing is written unless every partition's target is valid.
+//! then written and read back. Nothing is written unless every partition's target is valid; a
+//! store that takes only some partitions (Kafka's coordinator answers per partition) is reported
+//! partition by partition, exit 7.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +17,7 @@ use offset_engine::{
 use serde_json::json;
 
 use super::group::{partition_rows, PartitionRow};
+use super::written::WriteReport;
 use super::Context;
 use crate::cli::{CommitArgs, Format, ResetArgs, ResetTo};
 use crate::exit::{Exit, Failure};
@@ -46,11 +49,15 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
                 .map_err(|e| Failure::new(Exit::USAGE, format!("cannot read {}: {e}", path.display())))?;
             let entries =
                 from_csv(&text).map_err(|e| Failure::new(Exit::USAGE, format!("{}: {e}", path.display())))?;
-            let map: BTreeMap<(String, i32), Offset> =
-                entries.into_iter().map(|(tp, o)| ((tp.topic.to_string(), tp.partition.0), o)).collect();
-            (ResetTarget::FromFile, None, Some(map))
+            let (map, skipped) = split_csv_rows(entries, &args.topics, &rows);
+            if !skipped.is_empty() && !args.skip_unknown {
+                return Err(csv_rows_refused(path, &skipped));
+            }
+            (ResetTarget::FromFile, None, Some((map, skipped)))
         }
     };
+    let skipped: &[SkippedRow] = file.as_ref().map_or(&[], |(_, s)| s.as_slice());
+    let file = file.as_ref().map(|(map, _)| map);
     let inputs: Vec<ResetInput> = rows
         .iter()
         .map(|r| {
@@ -82,38 +89,72 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
         })
         .collect();
 
+    let (report, failure) = if args.execute && errors.is_empty() {
+        let offsets = to_store(&rows, planned.iter().map(|(tp, _, to, _, _)| (tp.clone(), to.0)), now);
+        WriteReport::of(
+            store::save(&args.store, ctx.store_access(&client), &args.group, &offsets, args.force).await,
+        )
+    } else {
+        (WriteReport::DryRun, None)
+    };
+
     if args.export {
         let csv: Vec<(TopicPartition, Offset)> =
             planned.iter().map(|(tp, _, to, _, _)| (engine_tp(tp), *to)).collect();
         out!("{}", to_csv(&csv));
+        for row in skipped {
+            eprintln!("kwire: {}", crate::output::escape(&row.to_string()));
+        }
     } else {
         match ctx.format() {
             Format::Json => print_json(&json!({
                 "group": args.group,
                 "store": args.store.to_string(),
-                "executed": args.execute && errors.is_empty(),
-                "partitions": planned.iter().map(|(tp, before, to, reason, lag)| json!({
-                    "topic": tp.topic, "partition": tp.partition,
-                    "before": before.map(|b| b.0), "after": to.0,
-                    "reason": reason_text(reason), "lag": lag.lag(),
+                "executed": report.wrote(),
+                "partitions": planned.iter().map(|(tp, before, to, reason, lag)| {
+                    let (status, error) = report.json(tp);
+                    json!({
+                        "topic": tp.topic, "partition": tp.partition,
+                        "before": before.map(|b| b.0), "after": to.0,
+                        "reason": reason_text(reason), "lag": lag.lag(),
+                        "status": status, "error": error,
+                    })
+                }).collect::<Vec<_>>(),
+                "skipped": skipped.iter().map(|row| json!({
+                    "topic": row.topic, "partition": row.partition, "offset": row.offset, "reason": row.reason,
                 })).collect::<Vec<_>>(),
                 "errors": errors,
             })),
             Format::Text => {
-                let mut t = Table::new(["TOPIC", "PARTITION", "BEFORE", "AFTER", "LAG_AFTER", "NOTE"]);
+                let mut header = vec!["TOPIC", "PARTITION", "BEFORE", "AFTER", "LAG_AFTER", "NOTE"];
+                if report.has_status() {
+                    header.push("STATUS");
+                }
+                let mut t = Table::new(header);
                 for (tp, before, to, reason, lag) in &planned {
-                    t.row([
+                    let mut row = vec![
                         tp.topic.clone(),
                         tp.partition.to_string(),
                         before.map_or_else(|| "none".to_owned(), |b| b.0.to_string()),
                         to.0.to_string(),
                         lag.lag().map(|l| l.to_string()).unwrap_or_default(),
                         reason_text(reason),
-                    ]);
+                    ];
+                    if report.has_status() {
+                        row.push(report.cell(tp));
+                    }
+                    t.row(row);
                 }
                 out!("{}", t.render());
-                if !args.execute && errors.is_empty() {
-                    outln!("dry run: nothing written (add --execute to write)");
+                for row in skipped {
+                    outln!("{row}");
+                }
+                match report {
+                    WriteReport::DryRun if errors.is_empty() => {
+                        outln!("dry run: nothing written (add --execute to write)");
+                    }
+                    WriteReport::All => outln!("written to the {} store and read back", args.store),
+                    _ => {}
                 }
             }
         }
@@ -121,14 +162,71 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
     if !errors.is_empty() {
         return Err(Failure::new(Exit::REFUSED, format!("nothing written: {}", errors.join("; "))));
     }
-    if args.execute {
-        let offsets = to_store(&rows, planned.iter().map(|(tp, _, to, _, _)| (tp.clone(), to.0)), now);
-        store::save(&args.store, ctx.store_access(&client), &args.group, &offsets, args.force).await?;
-        if ctx.format() == Format::Text && !args.export {
-            outln!("written to the {} store and read back", args.store);
+    failure.map_or(Ok(()), Err)
+}
+
+/// A row of a `--to file:CSV` that names no partition the reset covers.
+#[derive(Debug)]
+struct SkippedRow {
+    topic: String,
+    partition: i32,
+    offset: i64,
+    reason: String,
+    /// The topic is not named in `--topic` (else: the partition does not exist).
+    foreign: bool,
+}
+
+impl std::fmt::Display for SkippedRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "skipped CSV row {},{},{}: {}", self.topic, self.partition, self.offset, self.reason)
+    }
+}
+
+/// Splits a CSV's rows into the offsets for partitions the reset covers (a topic named in
+/// `--topic`, a partition that exists) and the rows that do not apply, each with its reason.
+fn split_csv_rows(
+    entries: Vec<(TopicPartition, Offset)>,
+    topics: &[String],
+    rows: &[PartitionRow],
+) -> (BTreeMap<(String, i32), Offset>, Vec<SkippedRow>) {
+    let mut map = BTreeMap::new();
+    let mut skipped = Vec::new();
+    for (tp, offset) in entries {
+        let (topic, partition) = (tp.topic.to_string(), tp.partition.0);
+        let exists = rows.iter().any(|r| {
+            r.tp.topic == topic && r.tp.partition == partition && matches!(r.log, LogState::Found(_))
+        });
+        let foreign = !topics.contains(&topic);
+        if foreign || !exists {
+            let reason = if foreign {
+                format!("topic `{topic}` is not named in --topic")
+            } else {
+                format!("partition {partition} of `{topic}` does not exist")
+            };
+            skipped.push(SkippedRow { topic, partition, offset: offset.0, reason, foreign });
+        } else {
+            map.insert((topic, partition), offset);
         }
     }
-    Ok(())
+    (map, skipped)
+}
+
+/// The failure for CSV rows that do not apply, without `--skip-unknown`: nothing is written.
+/// A row for a topic not named in `--topic` is a usage error; rows that only name partitions
+/// that do not exist are "not found".
+fn csv_rows_refused(path: &std::path::Path, skipped: &[SkippedRow]) -> Failure {
+    let exit = if skipped.iter().any(|r| r.foreign) { Exit::USAGE } else { Exit::NOT_FOUND };
+    let rows: Vec<String> =
+        skipped.iter().map(|r| format!("{},{},{} ({})", r.topic, r.partition, r.offset, r.reason)).collect();
+    Failure::new(
+        exit,
+        format!(
+            "{}: {} row(s) do not apply, nothing written (pass --skip-unknown to skip them): {}",
+            path.display(),
+            skipped.len(),
+            rows.join("; ")
+        ),
+    )
 }
 
 pub async fn commit(ctx: &Context, args: &CommitArgs) -> Result<(), Failure> {
@@ -167,22 +265,38 @@ pub async fn commit(ctx: &Context, args: &CommitArgs) -> Result<(), Failure> {
         return Err(Failure::new(Exit::REFUSED, format!("nothing written: {}", problems.join("; "))));
     }
     let offsets = to_store(&rows, args.offsets.iter().cloned(), crate::time::now_ms());
-    store::save(&args.store, ctx.store_access(&client), &args.group, &offsets, args.force).await?;
+    let (report, failure) = WriteReport::of(
+        store::save(&args.store, ctx.store_access(&client), &args.group, &offsets, args.force).await,
+    );
+    if let WriteReport::Failed = report {
+        // Nothing was written; the failure says why.
+        return failure.map_or(Ok(()), Err);
+    }
     match ctx.format() {
         Format::Json => print_json(&json!({
             "group": args.group, "store": args.store.to_string(),
-            "committed": args.offsets.iter().map(|(tp, o)| json!({
-                "topic": tp.topic, "partition": tp.partition, "committed": o,
-            })).collect::<Vec<_>>(),
+            "committed": args.offsets.iter().map(|(tp, o)| {
+                let (status, error) = report.json(tp);
+                json!({ "topic": tp.topic, "partition": tp.partition, "committed": o, "status": status, "error": error })
+            }).collect::<Vec<_>>(),
         })),
-        Format::Text => outln!(
-            "committed {} offset(s) for group {} in the {} store",
-            args.offsets.len(),
-            args.group,
-            args.store
-        ),
+        Format::Text => match report {
+            WriteReport::All => outln!(
+                "committed {} offset(s) for group {} in the {} store",
+                args.offsets.len(),
+                args.group,
+                args.store
+            ),
+            _ => {
+                let mut t = Table::new(["TOPIC", "PARTITION", "OFFSET", "STATUS"]);
+                for (tp, o) in &args.offsets {
+                    t.row([tp.topic.clone(), tp.partition.to_string(), o.to_string(), report.cell(tp)]);
+                }
+                out!("{}", t.render());
+            }
+        },
     }
-    Ok(())
+    failure.map_or(Ok(()), Err)
 }
 
 /// Store entries for `offsets`, carrying each partition's live topic id so a later

@@ -96,6 +96,9 @@ pub fn store_error(e: kwire_zk::Error) -> StoreError {
         E::DeadlineExceeded { outcome_unknown, .. } => {
             StoreError::Unavailable { store: KIND, outcome_unknown, source: Box::new(e) }
         }
+        E::Unreachable { .. } => {
+            StoreError::Unavailable { store: KIND, outcome_unknown: false, source: Box::new(e) }
+        }
         E::CorruptOffset { .. } | E::CorruptMetadata { .. } | E::UnexpectedChild { .. } => {
             StoreError::Corrupt { store: KIND, source: Box::new(e) }
         }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::layout::{NameError, OffsetTextError};
 use crate::meta::MetaError;
+use crate::probe::Probe;
 
 /// The ZooKeeper client's own error, re-exported so callers can match on it.
 pub use zookeeper_client::Error as ZooKeeperError;
@@ -50,6 +51,14 @@ pub enum Error {
         last_error: Option<ZooKeeperError>,
         outcome_unknown: bool,
     },
+    /// No session could be opened within `budget`. `probes` says what each server did when
+    /// probed beside the connect (refused, silent, answered garbage, answered as ZooKeeper).
+    Unreachable {
+        servers: String,
+        budget: Duration,
+        last_error: Option<ZooKeeperError>,
+        probes: Vec<(String, Probe)>,
+    },
     /// A ZooKeeper error that retrying does not fix (no authorization, quota, bad arguments...).
     ZooKeeper { operation: &'static str, path: String, source: ZooKeeperError },
 }
@@ -58,7 +67,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidConnectString { connect_string, reason } => {
-                write!(f, "invalid ZooKeeper connect string {connect_string:?}: {reason}")
+                write!(f, "invalid ZooKeeper connect string {:?}: {reason}", redacted(connect_string))
             }
             Error::InvalidGroup { group, reason } => write!(f, "invalid group id {group:?}: {reason}"),
             Error::InvalidTopic { topic, reason } => write!(f, "invalid topic name {topic:?}: {reason}"),
@@ -86,12 +95,24 @@ impl fmt::Display for Error {
                  since it was read; nothing in the batch was written"
             ),
             Error::DeadlineExceeded { operation, target, budget, last_error, outcome_unknown } => {
-                write!(f, "ZooKeeper {operation} of {target} did not succeed within {budget:?}")?;
+                write!(f, "ZooKeeper {operation} of {} did not succeed within {budget:?}", redacted(target))?;
                 if let Some(e) = last_error {
                     write!(f, " (last error: {e})")?;
                 }
                 if *outcome_unknown {
                     f.write_str("; the last write attempt may or may not have been applied")?;
+                }
+                Ok(())
+            }
+            Error::Unreachable { servers, budget, last_error, probes } => {
+                write!(f, "no ZooKeeper session with {} within {budget:?}", redacted(servers))?;
+                let mut separator = ": ";
+                for (server, probe) in probes {
+                    write!(f, "{separator}{} {probe}", redacted(server))?;
+                    separator = "; ";
+                }
+                if let Some(e) = last_error {
+                    write!(f, " (client: {e})")?;
                 }
                 Ok(())
             }
@@ -106,10 +127,30 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::ZooKeeper { source, .. } => Some(source),
-            Error::DeadlineExceeded { last_error: Some(e), .. } => Some(e),
+            Error::DeadlineExceeded { last_error: Some(e), .. }
+            | Error::Unreachable { last_error: Some(e), .. } => Some(e),
             _ => None,
         }
     }
+}
+
+/// `servers` with the password of any `user:password@` replaced by `***`: ZooKeeper connect
+/// strings carry no user info, but an error must not echo a secret someone pasted into one.
+/// (kafka-wire's `redact_credentials` applies the same rule to broker addresses.)
+fn redacted(servers: &str) -> String {
+    servers
+        .split(',')
+        .map(|addr| {
+            let Some(at) = addr.rfind('@') else { return addr.to_owned() };
+            let (user_info, host) = addr.split_at(at);
+            let start = user_info.find("://").map_or(0, |i| i + 3);
+            match user_info[start..].find(':') {
+                Some(colon) => format!("{}:***{host}", &user_info[..start + colon]),
+                None => addr.to_owned(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// A node value as quoted text, escaped, cut after 64 bytes (a corrupt node can be 1 MiB).
@@ -154,6 +195,19 @@ mod tests {
         let text = e.to_string();
         assert!(text.ends_with("... (1000 bytes))"), "{text}");
         assert!(text.len() < 200, "{text}");
+    }
+
+    #[test]
+    fn a_password_in_the_connect_string_is_not_echoed() {
+        let e = Error::DeadlineExceeded {
+            operation: "connect",
+            target: "zk1:2181,admin:SECRETPASS@zk2:2181".into(),
+            budget: Duration::from_secs(1),
+            last_error: None,
+            outcome_unknown: false,
+        };
+        let text = e.to_string();
+        assert!(!text.contains("SECRETPASS") && text.contains("zk1:2181,admin:***@zk2:2181"), "{text}");
     }
 
     #[test]

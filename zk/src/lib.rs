@@ -3,6 +3,7 @@
 pub mod error;
 pub mod layout;
 pub mod meta;
+pub mod probe;
 pub mod store;
 pub mod stored;
 

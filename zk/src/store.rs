@@ -31,10 +31,16 @@ use zookeeper_client::{Acls, Client, CreateMode, MultiWriteError, SessionState};
 use crate::error::{Error, Result, ZooKeeperError};
 use crate::layout::{self, ConnectString, Layout};
 use crate::meta::Meta;
+use crate::probe::probe_servers;
 use crate::stored::StoredOffset;
 
 /// How long a read or write keeps retrying unless told otherwise.
 pub const DEFAULT_RETRY_BUDGET: Duration = Duration::from_secs(30);
+
+/// The longest session timeout asked of ZooKeeper. Servers cap it anyway (`maxSessionTimeout`,
+/// 40 s by default); the cap keeps `zookeeper-client`'s own `Instant + timeout` arithmetic far
+/// from overflowing whatever timeout the caller passes.
+pub const MAX_SESSION_TIMEOUT: Duration = Duration::from_secs(60);
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
@@ -259,42 +265,35 @@ enum Target<'a> {
 impl ZkOffsetStore {
     /// Opens a session to `connect_string` (`host:port[,host:port...][/chroot]`, as for Kafka
     /// 0.8's `zookeeper.connect`). The chroot need not exist: writes create it. Waits at most
-    /// `session_timeout` (at least 1 s) for the first session.
+    /// `session_timeout` (at least 1 s) for the first session. The session timeout asked of the
+    /// server is `session_timeout` capped at [`MAX_SESSION_TIMEOUT`]; the wait is not capped.
     pub async fn connect(connect_string: &str, session_timeout: Duration) -> Result<ZkOffsetStore> {
         let ConnectString { servers, layout } = ConnectString::parse(connect_string).map_err(|reason| {
             Error::InvalidConnectString { connect_string: connect_string.to_owned(), reason }
         })?;
         let wait = session_timeout.max(Duration::from_secs(1));
+        let session_timeout = session_timeout.min(MAX_SESSION_TIMEOUT);
         let connecting = Client::connector().with_session_timeout(session_timeout).connect(&servers);
-        let client = match tokio::time::timeout(wait, connecting).await {
-            Ok(Ok(client)) => client,
-            Ok(Err(e)) => {
-                return Err(Error::DeadlineExceeded {
-                    operation: "connect",
-                    target: servers,
-                    budget: wait,
-                    last_error: Some(e),
-                    outcome_unknown: false,
-                })
+        // The probe runs beside the connect, so naming the cause of a failure costs no time;
+        // it is dropped unread when the session opens.
+        let probing = tokio::spawn(probe_servers(servers.clone(), wait));
+        let last_error = match tokio::time::timeout(wait, connecting).await {
+            Ok(Ok(client)) => {
+                probing.abort();
+                return Ok(ZkOffsetStore {
+                    servers,
+                    layout,
+                    session_timeout,
+                    retry_budget: DEFAULT_RETRY_BUDGET,
+                    client: Mutex::new(client),
+                    seen: Mutex::new(HashMap::new()),
+                });
             }
-            Err(_) => {
-                return Err(Error::DeadlineExceeded {
-                    operation: "connect",
-                    target: servers,
-                    budget: wait,
-                    last_error: None,
-                    outcome_unknown: false,
-                })
-            }
+            Ok(Err(e)) => Some(e),
+            Err(_) => None,
         };
-        Ok(ZkOffsetStore {
-            servers,
-            layout,
-            session_timeout,
-            retry_budget: DEFAULT_RETRY_BUDGET,
-            client: Mutex::new(client),
-            seen: Mutex::new(HashMap::new()),
-        })
+        let probes = probing.await.unwrap_or_default();
+        Err(Error::Unreachable { servers, budget: wait, last_error, probes })
     }
 
     /// How long each later call keeps retrying through connection loss and session expiry

@@ -270,6 +270,40 @@ async fn bad_input_is_refused_before_anything_is_written() {
 }
 
 #[tokio::test]
+async fn an_absurd_session_timeout_opens_a_session_instead_of_overflowing_the_clock() {
+    let Some(zk) = zookeeper("absurd timeout").await else { return };
+    // 7,000,000,000,000,000,000 s panicked inside zookeeper-client's `Instant + timeout`.
+    let store = ZkOffsetStore::connect(&zk, Duration::from_secs(7_000_000_000_000_000_000))
+        .await
+        .unwrap()
+        .with_retry_budget(Duration::MAX);
+    let group = unique_group("absurd-timeout");
+    store.write(&group, &[StoredOffset::new("t", 0, 5)]).await.unwrap();
+    assert_eq!(store.read(&group, None).await.unwrap()[0].offset, 5);
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_or_answers_garbage_is_named_when_no_session_opens() {
+    let garbage = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let garbage_addr = garbage.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = garbage.accept().await {
+            use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+            let mut buf = [0u8; 64];
+            let _ = stream.read(&mut buf).await;
+            let _ = stream.write_all(b"SSH-2.0-OpenSSH_9.6\r\n").await;
+        }
+    });
+    let started = Instant::now();
+    let err = ZkOffsetStore::connect(&garbage_addr, Duration::from_secs(2)).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(4), "the probe adds no time: {:?}", started.elapsed());
+    let Error::Unreachable { probes, .. } = &err else { panic!("{err}") };
+    assert_eq!(probes.len(), 1, "{err}");
+    let text = err.to_string();
+    assert!(text.contains("not ZooKeeper's") && text.contains("SSH-2.0-OpenSSH"), "{text}");
+}
+
+#[tokio::test]
 async fn writes_survive_connection_loss_and_session_expiry() {
     let Some(zk) = zookeeper("connection loss").await else { return };
     let proxy = Proxy::start(&zk).await;

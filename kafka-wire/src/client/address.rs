@@ -1,6 +1,31 @@
-//! Parsing `host:port` lists, so a typo is reported before anything connects.
+//! Parsing `host:port` lists, so a typo is reported before anything connects, and keeping
+//! passwords typed into an address out of messages.
+
+use std::borrow::Cow;
 
 use super::error::ClientError;
+
+/// `addresses` (one address or a comma-separated list) with the password of any user info
+/// replaced: `user:SECRET@host:9092` becomes `user:***@host:9092`, also after a `scheme://`.
+/// Kafka addresses carry no user info, but people paste URLs; an error must not echo a secret.
+pub fn redact_credentials(addresses: &str) -> Cow<'_, str> {
+    if !addresses.contains('@') {
+        return Cow::Borrowed(addresses);
+    }
+    let redacted: Vec<String> = addresses
+        .split(',')
+        .map(|addr| {
+            let Some(at) = addr.rfind('@') else { return addr.to_owned() };
+            let (user_info, host) = addr.split_at(at);
+            let start = user_info.find("://").map_or(0, |i| i + 3);
+            match user_info[start..].find(':') {
+                Some(colon) => format!("{}:***{host}", &user_info[..start + colon]),
+                None => addr.to_owned(),
+            }
+        })
+        .collect();
+    Cow::Owned(redacted.join(","))
+}
 
 /// Splits a comma-separated `host:port` list. Hosts may be names, IPv4, or `[IPv6]`.
 pub fn parse_bootstrap(list: &str) -> Result<Vec<String>, ClientError> {
@@ -39,6 +64,16 @@ mod tests {
     #[test]
     fn accepts_lists_of_names_ipv4_and_bracketed_ipv6() {
         assert_eq!(parse_bootstrap("a:1, 127.0.0.1:9092,[::1]:9093").unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_password_in_an_address_never_reaches_a_message() {
+        assert_eq!(redact_credentials("user:SECRETPASS@host:9092"), "user:***@host:9092");
+        assert_eq!(redact_credentials("kafka://u:p@ss@h:1,b:2"), "kafka://u:***@h:1,b:2");
+        assert_eq!(redact_credentials("user@host:9092"), "user@host:9092");
+        assert_eq!(redact_credentials("h:1,h:2"), "h:1,h:2");
+        let err = parse_bootstrap("a:1,user:SECRETPASS@host:9092").unwrap_err().to_string();
+        assert!(!err.contains("SECRETPASS") && err.contains("user:***@host:9092"), "{err}");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use super::cluster::Client;
+use super::deadline::{deadline_after, fits_before};
 use super::error::{BrokerRef, ClientError};
 use super::metadata::{ClusterMetadata, TopicInfo};
 use super::offsets::{Isolation, OffsetQuery};
@@ -22,6 +23,7 @@ use crate::protocol::messages::{
     DeleteRecordsPartition, DeleteRecordsRequest, DeleteRecordsTopic, DeleteTopicState, DeleteTopicsRequest,
     MetadataRequest, OffsetForLeaderEpochRequest, OffsetForLeaderPartition, OffsetForLeaderTopic,
 };
+use crate::protocol::names::validate_topic;
 use crate::protocol::{ApiKey, ErrorCode, Recovery, Request, TaggedFields, Uuid};
 
 /// One result per topic named in a call.
@@ -80,8 +82,8 @@ impl Client {
     /// every partition. One result per topic; a topic that exists already is
     /// TOPIC_ALREADY_EXISTS, with the broker's message.
     pub async fn create_topics(&self, topics: &[NewTopic], timeout: Duration) -> TopicResults<CreatedTopic> {
-        let deadline = Instant::now() + timeout;
-        let (topics, mut results) = unique_names(topics, |t| &t.name);
+        let deadline = deadline_after(timeout);
+        let (topics, mut results) = checked_names(topics, |t| &t.name);
         let by_name: HashMap<&str, &NewTopic> = topics.iter().map(|t| (t.name.as_str(), *t)).collect();
         let names: Vec<String> = by_name.keys().map(|n| (*n).to_owned()).collect();
         let answered = self
@@ -165,8 +167,8 @@ impl Client {
     /// Deletes `names` and waits until no reachable broker shows them. One result per topic;
     /// an unknown topic is UNKNOWN_TOPIC_OR_PARTITION.
     pub async fn delete_topics(&self, names: &[String], timeout: Duration) -> TopicResults<()> {
-        let deadline = Instant::now() + timeout;
-        let (names, mut results) = unique_names(names, |n| n);
+        let deadline = deadline_after(timeout);
+        let (names, mut results) = checked_names(names, |n| n);
         let names: Vec<String> = names.into_iter().cloned().collect();
         let answered = self
             .per_topic(
@@ -219,8 +221,8 @@ impl Client {
     /// broker shows the new partitions with leaders; the count seen. Asking for fewer
     /// partitions than a topic has is Kafka's INVALID_PARTITIONS.
     pub async fn create_partitions(&self, totals: &[(String, i32)], timeout: Duration) -> TopicResults<i32> {
-        let deadline = Instant::now() + timeout;
-        let (totals, mut results) = unique_names(totals, |(n, _)| n);
+        let deadline = deadline_after(timeout);
+        let (totals, mut results) = checked_names(totals, |(n, _)| n);
         let by_name: HashMap<String, i32> = totals.iter().map(|(n, c)| (n.clone(), *c)).collect();
         let names: Vec<String> = by_name.keys().cloned().collect();
         let answered = self
@@ -583,7 +585,7 @@ impl Client {
                 let last = last.or_else(|| views.pop());
                 return names.iter().map(|n| (n.clone(), Ok(last.clone()))).collect();
             }
-            if Instant::now() + Duration::from_millis(100) >= deadline {
+            if !fits_before(Duration::from_millis(100), deadline) {
                 for name in names {
                     let err = if not_ready.contains(&name) {
                         Err(ClientError::DeadlineExceeded {
@@ -624,8 +626,9 @@ fn accepted<X, T>(answered: TopicResults<X>, results: &mut TopicResults<T>) -> V
     ok
 }
 
-/// Splits off names given more than once: each gets an error; the rest are kept once.
-fn unique_names<'a, T, U>(
+/// Splits off names breaking Kafka's rules and names given more than once: each gets an error;
+/// the rest are kept once.
+fn checked_names<'a, T, U>(
     items: &'a [T],
     name: impl Fn(&'a T) -> &'a String,
 ) -> (Vec<&'a T>, TopicResults<U>) {
@@ -637,7 +640,9 @@ fn unique_names<'a, T, U>(
     let mut errors = BTreeMap::new();
     for item in items {
         let n = name(item);
-        if counts.get(n).copied().unwrap_or(0) > 1 {
+        if let Err(e) = validate_topic(n) {
+            errors.insert(n.clone(), Err(e.into()));
+        } else if counts.get(n).copied().unwrap_or(0) > 1 {
             errors.insert(
                 n.clone(),
                 Err(ClientError::InvalidArgument { message: format!("topic {n} is named more than once") }),
@@ -656,7 +661,8 @@ mod tests {
     #[test]
     fn a_topic_named_twice_in_one_call_is_refused_and_the_others_kept() {
         let topics = vec![NewTopic::new("a", 1, 1), NewTopic::new("b", 1, 1), NewTopic::new("a", 2, 1)];
-        let (kept, errors): (Vec<&NewTopic>, TopicResults<CreatedTopic>) = unique_names(&topics, |t| &t.name);
+        let (kept, errors): (Vec<&NewTopic>, TopicResults<CreatedTopic>) =
+            checked_names(&topics, |t| &t.name);
         assert_eq!(kept.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), vec!["b"]);
         let err = errors["a"].as_ref().unwrap_err();
         assert!(matches!(err, ClientError::InvalidArgument { .. }), "{err}");

@@ -17,6 +17,7 @@ use super::sync::lock;
 use super::trace::{Direction, TraceEvent, TraceHook};
 use crate::protocol::frame::{decode_response, encode_request, DEFAULT_MAX_FRAME};
 use crate::protocol::messages::{api_versions, ApiVersionsRequest, MetadataRequest};
+use crate::protocol::names::validate_topics;
 use crate::protocol::{Body, ErrorCode, Request, Throttled as _};
 
 /// How to reach and talk to a cluster.
@@ -428,7 +429,9 @@ impl Client {
     }
 
     /// Fetches metadata for `topics` (all topics when empty) and makes it the cached snapshot.
+    /// A name breaking Kafka's rules is refused before anything is sent.
     pub async fn refresh_metadata(&self, topics: &[String]) -> Result<Arc<ClusterMetadata>, ClientError> {
+        validate_topics(topics.iter().map(String::as_str))?;
         let request = MetadataRequest::for_topics(topics);
         let (_, response) = self.send_any(&request).await?;
         if let Some(code) = response.error_code.filter(|c| !c.is_ok()) {

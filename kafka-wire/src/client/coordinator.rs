@@ -3,12 +3,14 @@
 //! connection to it failed, and retried in place while it loads (COORDINATOR_LOAD_IN_PROGRESS).
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::cluster::Client;
+use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
 use super::retry::Backoff;
 use crate::protocol::messages::{find_coordinator, FindCoordinatorRequest};
+use crate::protocol::names::validate_group;
 use crate::protocol::{ErrorCode, Recovery};
 
 impl Client {
@@ -18,7 +20,8 @@ impl Client {
     /// created `__consumer_offsets`; such retriable answers are retried with backoff for up to
     /// the client's request timeout.
     pub async fn coordinator(&self, group: &str) -> Result<BrokerRef, ClientError> {
-        let deadline = Instant::now() + self.config().request_timeout;
+        validate_group(group)?;
+        let deadline = deadline_after(self.config().request_timeout);
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
         loop {
             match self.find_coordinator_once(group).await {
@@ -75,7 +78,8 @@ impl Client {
     }
 
     /// Runs `call` against the coordinator of `group`, finding it again and retrying as the
-    /// errors call for, until `timeout` has passed.
+    /// errors call for, until `timeout` has passed. A group id breaking Kafka's rules is refused
+    /// before anything is sent.
     pub async fn with_coordinator<T, F, Fut>(
         &self,
         group: &str,
@@ -86,7 +90,8 @@ impl Client {
         F: Fn(BrokerRef) -> Fut,
         Fut: Future<Output = Result<T, ClientError>>,
     {
-        let deadline = Instant::now() + timeout;
+        validate_group(group)?;
+        let deadline = deadline_after(timeout);
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
         let mut last: Option<ClientError> = None;
         loop {

@@ -4,7 +4,9 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
+use super::address::redact_credentials;
 use super::router::TopicPartition;
+use crate::protocol::names::InvalidName;
 use crate::protocol::records::RecordEncodeError;
 use crate::protocol::{ApiKey, DecodeError, EncodeError, ErrorCode, VersionRange};
 
@@ -18,8 +20,8 @@ pub struct BrokerRef {
 impl fmt::Display for BrokerRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.node_id {
-            Some(id) => write!(f, "broker {id} ({})", self.addr),
-            None => write!(f, "{}", self.addr),
+            Some(id) => write!(f, "broker {id} ({})", redact_credentials(&self.addr)),
+            None => write!(f, "{}", redact_credentials(&self.addr)),
         }
     }
 }
@@ -70,12 +72,16 @@ pub enum ClientError {
     },
     /// The caller's arguments cannot make a valid request (an empty range, acks 2, ...).
     InvalidArgument { message: String },
+    /// A topic name or group id breaks Kafka's rules: refused before anything was sent.
+    InvalidName(InvalidName),
 }
 
 impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::InvalidAddress { addr, reason } => write!(f, "invalid broker address `{addr}`: {reason}"),
+            Self::InvalidAddress { addr, reason } => {
+                write!(f, "invalid broker address `{}`: {reason}", redact_credentials(addr))
+            }
             Self::Connect { broker, source } => write!(f, "cannot connect to {broker}: {source}"),
             Self::NoBrokerReachable { attempts } => {
                 f.write_str("no bootstrap broker reachable: ")?;
@@ -83,7 +89,7 @@ impl fmt::Display for ClientError {
                     if i > 0 {
                         f.write_str("; ")?;
                     }
-                    write!(f, "{addr}: {err}")?;
+                    write!(f, "{}: {err}", redact_credentials(addr))?;
                 }
                 Ok(())
             }
@@ -133,6 +139,7 @@ impl fmt::Display for ClientError {
                 }
             }
             Self::InvalidArgument { message } => write!(f, "invalid argument: {message}"),
+            Self::InvalidName(e) => e.fmt(f),
         }
     }
 }
@@ -145,8 +152,15 @@ impl std::error::Error for ClientError {
             Self::Encode { source, .. } => Some(source),
             Self::RecordEncode { source, .. } => Some(source),
             Self::DeadlineExceeded { last_error, .. } => Some(last_error.as_ref()),
+            Self::InvalidName(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+impl From<InvalidName> for ClientError {
+    fn from(e: InvalidName) -> Self {
+        Self::InvalidName(e)
     }
 }
 

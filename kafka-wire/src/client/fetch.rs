@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::cluster::Client;
+use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
 use super::offsets::Isolation;
 use super::produce::{topic_ids, topic_name};
@@ -179,7 +180,7 @@ impl Client {
         ranges: &[FetchRange],
         options: &FetchOptions,
     ) -> PartitionResults<FetchedPartition> {
-        let deadline = Instant::now() + options.timeout;
+        let deadline = deadline_after(options.timeout);
         let mut results: PartitionResults<FetchedPartition> = BTreeMap::new();
         let mut progress: BTreeMap<TopicPartition, Progress> = BTreeMap::new();
         for range in ranges {

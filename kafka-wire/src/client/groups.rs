@@ -14,6 +14,7 @@ use crate::protocol::messages::{
     OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetFetchRequest,
     OffsetFetchRequestTopic, OffsetFetchResponseTopic,
 };
+use crate::protocol::names::validate_topics;
 use crate::protocol::{ErrorCode, TaggedFields};
 
 /// A group's committed position for one partition. `offset` is the next offset to read
@@ -176,6 +177,8 @@ impl Client {
         offsets: &[OffsetToCommit],
         timeout: Duration,
     ) -> Result<PartitionResults<()>, ClientError> {
+        // A bad name refuses the whole batch: nothing is half-committed over a caller's typo.
+        validate_topics(offsets.iter().map(|o| o.tp.topic.as_str()))?;
         let mut by_topic: BTreeMap<&str, Vec<&OffsetToCommit>> = BTreeMap::new();
         for o in offsets {
             by_topic.entry(o.tp.topic.as_str()).or_default().push(o);

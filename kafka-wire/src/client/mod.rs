@@ -6,6 +6,7 @@ pub mod admin;
 pub mod cluster;
 pub mod connection;
 pub mod coordinator;
+pub mod deadline;
 pub mod error;
 pub mod fetch;
 pub mod groups;

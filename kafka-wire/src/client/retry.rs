@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::deadline::fits_before;
+
 /// Exponential backoff with jitter, bounded by a deadline.
 #[derive(Debug, Clone)]
 pub struct Backoff {
@@ -33,7 +35,7 @@ impl Backoff {
         let jitter =
             Duration::from_nanos(self.seed % (u64::try_from(half.as_nanos()).unwrap_or(u64::MAX).max(1)));
         let wait = half + jitter;
-        (Instant::now() + wait < self.deadline).then_some(wait)
+        fits_before(wait, self.deadline).then_some(wait)
     }
 
     pub fn deadline(&self) -> Instant {

@@ -5,13 +5,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::future::join_all;
 
 use super::cluster::Client;
+use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
 use super::retry::Backoff;
+use crate::protocol::names::validate_topic;
 use crate::protocol::{ApiKey, ErrorCode, Recovery};
 
 /// A topic and partition.
@@ -66,12 +68,23 @@ impl Client {
         F: Fn(LeaderTarget, LeaderBatch) -> Fut,
         Fut: Future<Output = Result<Vec<(TopicPartition, LeaderAnswer<T>)>, ClientError>>,
     {
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
         let mut results: PartitionResults<T> = BTreeMap::new();
         let mut pending: Vec<TopicPartition> = partitions.to_vec();
         pending.sort();
         pending.dedup();
+        // A topic name breaking Kafka's rules is that partition's answer, before anything is sent.
+        pending.retain(|tp| match validate_topic(&tp.topic) {
+            Ok(()) => true,
+            Err(e) => {
+                results.insert(tp.clone(), Err(e.into()));
+                false
+            }
+        });
+        if pending.is_empty() {
+            return results;
+        }
         let topics: Vec<String> = {
             let mut t: Vec<String> = pending.iter().map(|tp| tp.topic.clone()).collect();
             t.dedup();

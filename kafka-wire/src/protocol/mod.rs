@@ -11,6 +11,7 @@ pub mod header;
 #[cfg(feature = "json")]
 pub mod json;
 pub mod messages;
+pub mod names;
 pub mod records;
 pub mod registry;
 pub mod tagged;

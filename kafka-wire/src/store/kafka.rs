@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::offset_store::{validate_batch, OffsetStore, StoreError, StoreFuture};
+use super::offset_store::{validate_batch, OffsetStore, RefusedPartition, StoreError, StoreFuture};
 use super::StoredOffset;
 use crate::client::{Client, CommittedOffset, OffsetToCommit, TopicPartition};
 use crate::protocol::Uuid;
@@ -135,15 +135,23 @@ impl OffsetStore for KafkaGroupStore {
                 })
                 .collect();
             let results = self.client.commit_offsets(group, &to_commit, self.timeout).await?;
+            let mut written = Vec::new();
+            let mut refused = Vec::new();
             for (tp, result) in results {
-                if let Err(source) = result {
-                    return Err(StoreError::CommitRefused {
-                        topic: tp.topic,
-                        partition: tp.partition,
-                        source,
-                    });
+                match result {
+                    Ok(()) => written.push((tp.topic, tp.partition)),
+                    Err(source) => refused.push((tp, source)),
                 }
             }
+            if written.is_empty() && !refused.is_empty() {
+                let (tp, source) = refused.swap_remove(0);
+                return Err(StoreError::CommitRefused { topic: tp.topic, partition: tp.partition, source });
+            }
+            // What the coordinator took is read back even when it refused the rest.
+            let offsets: Vec<&StoredOffset> = offsets
+                .iter()
+                .filter(|o| written.iter().any(|(t, p)| *t == o.topic && *p == o.partition))
+                .collect();
             if self.verify {
                 let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
                 topics.sort();
@@ -154,7 +162,7 @@ impl OffsetStore for KafkaGroupStore {
                     .into_iter()
                     .map(|o| ((o.topic, o.partition), o.offset))
                     .collect();
-                for o in offsets {
+                for o in &offsets {
                     let read = now.get(&(o.topic.clone(), o.partition)).copied();
                     if read != Some(o.offset) {
                         return Err(StoreError::ReadBackMismatch {
@@ -167,7 +175,21 @@ impl OffsetStore for KafkaGroupStore {
                     }
                 }
             }
-            Ok(())
+            if refused.is_empty() {
+                return Ok(());
+            }
+            Err(StoreError::PartlyWritten {
+                store: "kafka",
+                written,
+                refused: refused
+                    .into_iter()
+                    .map(|(tp, source)| RefusedPartition {
+                        topic: tp.topic,
+                        partition: tp.partition,
+                        reason: Box::new(source),
+                    })
+                    .collect(),
+            })
         })
     }
 }

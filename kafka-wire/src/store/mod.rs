@@ -11,7 +11,7 @@ pub mod kafka;
 pub mod offset_store;
 
 pub use kafka::KafkaGroupStore;
-pub use offset_store::{validate_batch, BoxError, OffsetStore, StoreError, StoreFuture};
+pub use offset_store::{validate_batch, BoxError, OffsetStore, RefusedPartition, StoreError, StoreFuture};
 
 use crate::protocol::Uuid;
 

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use super::file::{FileStore, FileStoreError};
 use super::StoredOffset;
 use crate::client::ClientError;
+use crate::protocol::names::validate_topic;
 
 /// What every store method returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -41,8 +42,9 @@ pub trait OffsetStore: Send + Sync + fmt::Debug {
 
     /// Stores `offsets` (at most one per partition) for `group`. Partitions not named keep what
     /// they have. The file and ZooKeeper stores write the whole set atomically; the Kafka store
-    /// commits it in one OffsetCommit request and reports the first partition the coordinator
-    /// refused. Monotonicity is the caller's decision (the engine's `merge_commit`): a store
+    /// commits it in one OffsetCommit request, which the coordinator answers per partition:
+    /// [`StoreError::CommitRefused`] (the first refused) when it took none,
+    /// [`StoreError::PartlyWritten`] (each taken and each refused) when it took some. Monotonicity is the caller's decision (the engine's `merge_commit`): a store
     /// writes what it is given.
     fn save<'a>(&'a self, group: &'a str, offsets: &'a [StoredOffset]) -> StoreFuture<'a, ()>;
 }
@@ -83,14 +85,27 @@ impl<S: OffsetStore + ?Sized> OffsetStore for Box<S> {
     }
 }
 
+/// One partition of a batch that a store refused, and why.
+#[derive(Debug)]
+pub struct RefusedPartition {
+    pub topic: String,
+    pub partition: i32,
+    pub reason: BoxError,
+}
+
 /// Why a store could not load or save.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum StoreError {
     /// Talking to the Kafka cluster failed (coordinator lookup, OffsetFetch, DescribeGroups).
     Kafka(ClientError),
-    /// The group coordinator refused the commit of this partition.
+    /// The group coordinator refused the commit of this partition; nothing of the batch was
+    /// written.
     CommitRefused { topic: String, partition: i32, source: ClientError },
+    /// The store took some partitions of the batch and refused the others (a store that is not
+    /// atomic, such as Kafka's: the coordinator answers per partition). What is in `written`
+    /// stays written; load again before the next save.
+    PartlyWritten { store: &'static str, written: Vec<(String, i32)>, refused: Vec<RefusedPartition> },
     /// The group has active members: a non-member commit would fight their commits (the rule
     /// kafka-consumer-groups applies). Stop the consumers, or build the store with `force`.
     GroupActive { group: String, state: String, members: usize },
@@ -132,6 +147,7 @@ impl StoreError {
                 | Self::Unavailable { outcome_unknown: true, .. }
                 | Self::ReadBackMismatch { .. }
                 | Self::CommitRefused { .. }
+                | Self::PartlyWritten { .. }
         )
     }
 }
@@ -142,6 +158,16 @@ impl fmt::Display for StoreError {
             Self::Kafka(e) => write!(f, "kafka offset store: {e}"),
             Self::CommitRefused { topic, partition, source } => {
                 write!(f, "kafka offset store: commit of {topic}:{partition} refused: {source}")
+            }
+            Self::PartlyWritten { store, written, refused } => {
+                write!(f, "{store} offset store: partly written: {} partition(s) written, refused: ", written.len())?;
+                for (i, r) in refused.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{}:{} ({})", r.topic, r.partition, r.reason)?;
+                }
+                Ok(())
             }
             Self::GroupActive { group, state, members } => write!(
                 f,
@@ -203,14 +229,18 @@ impl From<FileStoreError> for StoreError {
     }
 }
 
-/// Checks a batch before any store writes it: offsets and partitions `>= 0`, topics named,
-/// each partition once. Stores call it so a bad batch is the same error everywhere.
+/// Checks a batch before any store writes it: offsets and partitions `>= 0`, topic names
+/// Kafka can take, each partition once. Stores call it so a bad batch is the same error
+/// everywhere.
 pub fn validate_batch(store: &'static str, offsets: &[StoredOffset]) -> Result<(), StoreError> {
     let mut seen = std::collections::HashSet::new();
     for o in offsets {
         let invalid = |message: String| StoreError::Invalid { store, message };
         if o.topic.is_empty() {
             return Err(invalid(format!("empty topic name for partition {}", o.partition)));
+        }
+        if let Err(e) = validate_topic(&o.topic) {
+            return Err(invalid(e.to_string()));
         }
         if o.partition < 0 {
             return Err(invalid(format!("{}:{} has a negative partition", o.topic, o.partition)));
@@ -313,9 +343,13 @@ mod tests {
     async fn a_bad_batch_is_refused_before_anything_is_written() {
         let path = temp_file("invalid");
         let store = FileStore::new(&path);
-        for batch in
-            [vec![offset("a", 0, -1)], vec![offset("a", -1, 0)], vec![offset("a", 0, 1), offset("a", 0, 2)]]
-        {
+        for batch in [
+            vec![offset("a", 0, -1)],
+            vec![offset("a", -1, 0)],
+            vec![offset("a", 0, 1), offset("a", 0, 2)],
+            vec![offset("a", 0, 1), offset(&"t".repeat(250), 0, 1)],
+            vec![offset("bad\u{1b}[2Jname", 0, 1)],
+        ] {
             let err = OffsetStore::save(&store, "g", &batch).await.unwrap_err();
             assert!(matches!(err, StoreError::Invalid { store: "file", .. }), "{err}");
         }
