@@ -4,6 +4,7 @@
 mod api_versions;
 mod consume;
 mod decode;
+mod docs;
 mod group;
 mod metadata;
 mod migrate;
@@ -120,6 +121,11 @@ pub fn run(cli: Cli) -> Exit {
             Command::Consume(args) => consume::run(&ctx, &args).await,
             Command::Produce(args) => produce::run(&ctx, &args).await,
             Command::Decode(args) => decode::run(&args),
+            Command::Completions { shell } => {
+                docs::completions(shell);
+                Ok(())
+            }
+            Command::Man { out_dir } => docs::man(out_dir.as_deref()),
         }
     });
     match result {

@@ -12,6 +12,7 @@ mod cli_decode;
 mod cli_offsets;
 mod cli_records;
 mod cli_reset_plan;
+mod cli_spellings;
 mod cli_stores;
 mod client_admin;
 mod client_differential;
