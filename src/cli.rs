@@ -7,7 +7,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::exit::Exit;
 
 #[derive(Debug, Parser)]
-#[command(name = "kwire", version, about = "Kafka offsets, lag and protocol debugging, at the wire level")]
+#[command(
+    name = "kwire",
+    version,
+    about = "Kafka offsets, lag and protocol debugging, at the wire level",
+    after_help = Exit::help_table()
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -77,6 +82,24 @@ pub enum Command {
     /// Print a request or response (body or whole frame) given in hex as JSON, with Kafka's
     /// field names in snake_case. Needs no cluster.
     Decode(DecodeArgs),
+    /// Print a shell completion script (generated from these options).
+    ///
+    /// e.g. `kwire completions bash > ~/.local/share/bash-completion/completions/kwire`,
+    /// `kwire completions zsh > ~/.zfunc/_kwire`,
+    /// `kwire completions fish > ~/.config/fish/completions/kwire.fish`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff, generated from these options).
+    ///
+    /// e.g. `kwire man | man -l -`.
+    Man {
+        /// Write kwire.1 and one page per subcommand (kwire-offsets.1, ...) into this directory
+        /// instead.
+        #[arg(long)]
+        out_dir: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -175,8 +198,8 @@ Exit 1 for bad arguments or hex, 2 for bytes that do not decode (the error names
 and its byte offset)."
 )]
 pub struct DecodeArgs {
-    /// The API: Kafka's name (ListOffsets, any case) or its numeric key. A request frame's
-    /// header names it.
+    /// The API: its name as ListOffsets, list-offsets, list_offsets or LIST_OFFSETS (any case),
+    /// or its numeric key. A request frame's header names it.
     #[arg(long)]
     pub api: Option<String>,
     /// The API version. A request frame's header names it.
@@ -444,10 +467,14 @@ fn parse_at(text: &str) -> Result<At, String> {
     }
 }
 
+/// `--isolation`: Kafka's spelling (`isolation.level=read_committed`); the kebab-case form
+/// is an alias.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum IsolationArg {
     #[default]
+    #[value(name = "read_uncommitted", alias = "read-uncommitted")]
     ReadUncommitted,
+    #[value(name = "read_committed", alias = "read-committed")]
     ReadCommitted,
 }
 

@@ -1,32 +1,71 @@
 //! Exit codes: documented constants, the same for every command (see README, "Exit codes").
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exit(u8);
 
-impl Exit {
-    /// Success.
-    pub const OK: Exit = Exit(0);
-    /// A wrong flag, a malformed value, or a missing argument.
-    pub const USAGE: Exit = Exit(1);
-    /// The cluster could not be reached, or answered with an error or malformed bytes.
-    pub const CLUSTER: Exit = Exit(2);
-    /// An offset anomaly met a `fail` policy.
-    pub const ANOMALY: Exit = Exit(3);
-    /// A named topic, partition or group does not exist.
-    pub const NOT_FOUND: Exit = Exit(4);
-    /// A write was refused: the group has active members (pass `--force`), or a value was
-    /// outside what the log allows.
-    pub const REFUSED: Exit = Exit(5);
-    /// The offset store is unreadable, corrupt, or did not read back what was written.
-    pub const STORE: Exit = Exit(6);
-    /// Partly written: the store took some partitions of the batch and refused others. What
-    /// was written stays written; the output lists each partition as written or refused.
-    pub const PARTIAL: Exit = Exit(7);
+/// Declares each exit code once: its constant, and its line in [`Exit::ALL`], which `--help`
+/// prints and the README's table must equal (a test compares them).
+macro_rules! exit_codes {
+    ($($name:ident = $value:literal, $meaning:literal;)*) => {
+        impl Exit {
+            $(
+                #[doc = $meaning]
+                pub const $name: Exit = Exit($value);
+            )*
 
+            /// Every exit code with its meaning, in order.
+            pub const ALL: &[(Exit, &str)] = &[$((Exit::$name, $meaning)),*];
+        }
+    };
+}
+
+exit_codes! {
+    OK = 0, "success";
+    USAGE = 1, "usage: a wrong flag, a malformed value (`host:port`, duration, offset, time), a missing argument";
+    CLUSTER = 2, "the cluster could not be reached, or answered with an error or malformed bytes";
+    ANOMALY = 3, "an offset anomaly met a `fail` policy (`kwire plan`)";
+    NOT_FOUND = 4, "a named topic, partition or group does not exist";
+    REFUSED = 5, "a write was refused: the group has active members (`--force` overrides) or an offset is outside the log; nothing was written";
+    STORE = 6, "the offset store is unreadable or corrupt, or did not read back what was written";
+    PARTIAL = 7, "partly written: the store took some partitions and refused others (each listed as written or refused; what was written stays written and was read back)";
+}
+
+impl Exit {
     pub fn value(self) -> u8 {
         self.0
+    }
+
+    /// The exit-code table as `--help` prints it (and `kwire man`, in its own section): one
+    /// code a line, long meanings wrapped under themselves.
+    pub fn help_table() -> String {
+        const WIDTH: usize = 96;
+        let mut out = String::from("Exit codes (the same for every command):");
+        for (exit, meaning) in Exit::ALL {
+            // "  1 meaning...", continued lines indented under the meaning.
+            let _ = write!(out, "\n  {}", exit.0);
+            let mut column = 3;
+            for word in meaning.replace('`', "").split(' ') {
+                if column > 4 && column + 1 + word.len() > WIDTH {
+                    out.push_str("\n   ");
+                    column = 3;
+                }
+                let _ = write!(out, " {word}");
+                column += 1 + word.len();
+            }
+        }
+        out
+    }
+
+    /// The exit-code table as README.md writes it (Markdown).
+    #[cfg(test)]
+    fn markdown_table() -> String {
+        let mut out = String::from("| code | meaning |\n|---|---|\n");
+        for (exit, meaning) in Exit::ALL {
+            let _ = writeln!(out, "| {} | {meaning} |", exit.0);
+        }
+        out
     }
 }
 
@@ -58,5 +97,29 @@ impl From<kafka_wire::client::ClientError> for Failure {
             _ => Exit::CLUSTER,
         };
         Self::new(exit, e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Exit;
+
+    #[test]
+    fn the_readme_lists_every_exit_code_as_the_code_defines_it() {
+        let readme = include_str!("../README.md");
+        let table = Exit::markdown_table();
+        assert!(
+            readme.contains(&table),
+            "README.md's exit-code table differs from src/exit.rs; it should read:\n{table}"
+        );
+    }
+
+    #[test]
+    fn help_lists_every_exit_code() {
+        let help = Exit::help_table();
+        for (exit, _) in Exit::ALL {
+            assert!(help.contains(&format!("\n  {} ", exit.value())), "{help}");
+        }
+        assert!(!help.contains('`'));
     }
 }

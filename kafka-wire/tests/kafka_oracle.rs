@@ -275,62 +275,35 @@ trait KwireValues: Body + Sized {
     fn kwire_values() -> Vec<Self>;
 }
 
-macro_rules! default_values {
-    ($($ty:ty),*) => {$(
-        impl KwireValues for $ty {
+/// kwire's own values of one message type: its default, except where a type has none.
+macro_rules! kwire_values {
+    (MetadataRequest) => {
+        vec![
+            MetadataRequest::for_topics(&[]),
+            MetadataRequest::for_topics(&["topic-1".to_owned(), "é".to_owned()]),
+        ]
+    };
+    ($ty:ident) => {
+        vec![<$ty>::default()]
+    };
+}
+
+macro_rules! impl_kwire_values {
+    ($(($key:literal, $name:ident, $req:ident, $resp:ident)),* $(,)?) => {$(
+        impl KwireValues for $req {
             fn kwire_values() -> Vec<Self> {
-                vec![<$ty>::default()]
+                kwire_values!($req)
+            }
+        }
+        impl KwireValues for $resp {
+            fn kwire_values() -> Vec<Self> {
+                kwire_values!($resp)
             }
         }
     )*};
 }
 
-default_values!(
-    ApiVersionsRequest,
-    ApiVersionsResponse,
-    MetadataResponse,
-    FetchRequest,
-    FetchResponse,
-    ProduceRequest,
-    ProduceResponse,
-    ListOffsetsRequest,
-    ListOffsetsResponse,
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-    OffsetFetchRequest,
-    OffsetFetchResponse,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    ListGroupsRequest,
-    ListGroupsResponse,
-    DescribeGroupsRequest,
-    DescribeGroupsResponse,
-    CreateTopicsRequest,
-    CreateTopicsResponse,
-    DeleteTopicsRequest,
-    DeleteTopicsResponse,
-    CreatePartitionsRequest,
-    CreatePartitionsResponse,
-    DeleteRecordsRequest,
-    DeleteRecordsResponse,
-    OffsetForLeaderEpochRequest,
-    OffsetForLeaderEpochResponse,
-    OffsetDeleteRequest,
-    OffsetDeleteResponse,
-    SaslHandshakeRequest,
-    SaslHandshakeResponse,
-    SaslAuthenticateRequest,
-    SaslAuthenticateResponse
-);
-
-impl KwireValues for MetadataRequest {
-    fn kwire_values() -> Vec<Self> {
-        vec![
-            MetadataRequest::for_topics(&[]),
-            MetadataRequest::for_topics(&["topic-1".to_owned(), "é".to_owned()]),
-        ]
-    }
-}
+kafka_wire::for_each_api!(impl_kwire_values);
 
 fn encode_values<T: KwireValues>(version: i16) -> Vec<Vec<u8>> {
     // A value a version cannot express (OffsetFetch v0-1 "all topics") is refused by kwire; skip it.
@@ -347,9 +320,9 @@ struct Api {
 const DIRECTIONS: [&str; 2] = ["request", "response"];
 
 macro_rules! apis {
-    ($($name:literal => $req:ty, $resp:ty;)*) => {
+    ($(($key:literal, $name:ident, $req:ident, $resp:ident)),* $(,)?) => {
         vec![$(Api {
-            name: $name,
+            name: stringify!($name),
             versions: <$req as Body>::SPEC.versions,
             reencode: [reencode::<$req>, reencode::<$resp>],
             values: [encode_values::<$req>, encode_values::<$resp>],
@@ -357,27 +330,9 @@ macro_rules! apis {
     };
 }
 
+/// Every API kwire implements (the one list, `kafka_wire::for_each_api!`).
 fn apis() -> Vec<Api> {
-    apis! {
-        "ApiVersions" => ApiVersionsRequest, ApiVersionsResponse;
-        "Metadata" => MetadataRequest, MetadataResponse;
-        "Fetch" => FetchRequest, FetchResponse;
-        "Produce" => ProduceRequest, ProduceResponse;
-        "ListOffsets" => ListOffsetsRequest, ListOffsetsResponse;
-        "FindCoordinator" => FindCoordinatorRequest, FindCoordinatorResponse;
-        "OffsetFetch" => OffsetFetchRequest, OffsetFetchResponse;
-        "OffsetCommit" => OffsetCommitRequest, OffsetCommitResponse;
-        "ListGroups" => ListGroupsRequest, ListGroupsResponse;
-        "DescribeGroups" => DescribeGroupsRequest, DescribeGroupsResponse;
-        "CreateTopics" => CreateTopicsRequest, CreateTopicsResponse;
-        "DeleteTopics" => DeleteTopicsRequest, DeleteTopicsResponse;
-        "CreatePartitions" => CreatePartitionsRequest, CreatePartitionsResponse;
-        "DeleteRecords" => DeleteRecordsRequest, DeleteRecordsResponse;
-        "OffsetForLeaderEpoch" => OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse;
-        "OffsetDelete" => OffsetDeleteRequest, OffsetDeleteResponse;
-        "SaslHandshake" => SaslHandshakeRequest, SaslHandshakeResponse;
-        "SaslAuthenticate" => SaslAuthenticateRequest, SaslAuthenticateResponse;
-    }
+    kafka_wire::for_each_api!(apis)
 }
 
 /// `(api, direction, version, hex)` of one body.

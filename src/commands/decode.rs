@@ -7,7 +7,7 @@ use std::io::Read as _;
 use bytes::Bytes;
 use kafka_wire::client::{Direction, TraceEvent};
 use kafka_wire::protocol::json::{self, JsonError, Kind};
-use kafka_wire::protocol::registry::{spec_for, supported_apis};
+use kafka_wire::protocol::registry::{name_forms, spec_by_name, spec_for, SUPPORTED_APIS};
 use kafka_wire::protocol::{ApiKey, ApiSpec, DecodeErrorKind};
 use serde_json::{json, Value};
 
@@ -103,24 +103,33 @@ fn api_and_version(spec: Option<ApiSpec>, version: Option<i16>) -> Result<(ApiSp
     Ok((spec, version))
 }
 
-/// An API by Kafka's name (any case) or numeric key.
+/// An API by name — `ListOffsets`, `list-offsets`, `list_offsets` or `LIST_OFFSETS`, in any
+/// case — or by numeric key. The names are those of kafka-wire's one list of APIs.
 pub fn parse_api(text: &str) -> Result<ApiSpec, Failure> {
-    let found = match text.trim().parse::<i16>() {
-        Ok(key) => match spec_for(ApiKey(key)) {
-            Some(spec) => Some(spec),
-            None => {
-                return Err(Failure::new(
-                    Exit::USAGE,
-                    format!("kwire cannot decode {} (API key {key})", ApiKey(key)),
-                ))
-            }
-        },
-        Err(_) => supported_apis().into_iter().find(|s| s.name.eq_ignore_ascii_case(text.trim())),
-    };
-    found.ok_or_else(|| {
-        let names: Vec<&str> = supported_apis().iter().map(|s| s.name).collect();
-        Failure::new(Exit::USAGE, format!("unknown API `{text}`: kwire decodes {}", names.join(", ")))
-    })
+    if let Ok(key) = text.trim().parse::<i16>() {
+        return spec_for(ApiKey(key)).ok_or_else(|| {
+            Failure::new(
+                Exit::USAGE,
+                format!("kwire cannot decode {} (API key {key}); {}", ApiKey(key), valid_apis()),
+            )
+        });
+    }
+    spec_by_name(text)
+        .ok_or_else(|| Failure::new(Exit::USAGE, format!("unknown API `{text}`: {}", valid_apis())))
+}
+
+/// What `--api` accepts: every API kwire decodes with its key, and the spellings of a name.
+fn valid_apis() -> String {
+    let apis: Vec<String> = SUPPORTED_APIS.iter().map(|s| format!("{} ({})", s.name, s.key.0)).collect();
+    let forms = name_forms("ListOffsets");
+    format!(
+        "kwire decodes {}. Give the name as {}, {}, {} or {} (any case), or the numeric key",
+        apis.join(", "),
+        forms[0],
+        forms[1],
+        forms[2],
+        forms[3]
+    )
 }
 
 /// Hex digits, whitespace ignored anywhere, an optional `0x` prefix. No digits at all is an
@@ -178,11 +187,31 @@ mod tests {
     }
 
     #[test]
-    fn apis_by_name_in_any_case_or_by_key() {
-        assert_eq!(parse_api("ListOffsets").unwrap().key, ApiKey::LIST_OFFSETS);
-        assert_eq!(parse_api("listoffsets").unwrap().key, ApiKey::LIST_OFFSETS);
+    fn apis_by_name_in_every_spelling_and_any_case_or_by_key() {
+        for text in [
+            "ListOffsets",
+            "listoffsets",
+            "list-offsets",
+            "list_offsets",
+            "LIST_OFFSETS",
+            "List-Offsets",
+            "2",
+        ] {
+            assert_eq!(parse_api(text).unwrap().key, ApiKey::LIST_OFFSETS, "{text}");
+        }
         assert_eq!(parse_api("3").unwrap().key, ApiKey::METADATA);
-        assert!(parse_api("JoinGroup").unwrap_err().message.contains("unknown API `JoinGroup`"));
+        assert_eq!(parse_api("offset_for_leader_epoch").unwrap().key, ApiKey::OFFSET_FOR_LEADER_EPOCH);
+        let unknown = parse_api("JoinGroup").unwrap_err();
+        assert_eq!(unknown.exit, Exit::USAGE);
+        assert!(unknown.message.contains("unknown API `JoinGroup`"), "{}", unknown.message);
+        assert!(unknown.message.contains("ListOffsets (2)"), "{}", unknown.message);
+        assert!(
+            unknown.message.contains(
+                "ListOffsets, list-offsets, list_offsets or LIST_OFFSETS (any case), or the numeric key"
+            ),
+            "{}",
+            unknown.message
+        );
         assert!(parse_api("11").unwrap_err().message.contains("cannot decode JoinGroup (API key 11)"));
     }
 }

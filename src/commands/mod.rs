@@ -4,6 +4,7 @@
 mod api_versions;
 mod consume;
 mod decode;
+mod docs;
 mod group;
 mod metadata;
 mod migrate;
@@ -106,7 +107,11 @@ fn check_names(command: &Command) -> Result<(), Failure> {
     let mut topics: Vec<&str> = Vec::new();
     let mut groups: Vec<&str> = Vec::new();
     match command {
-        Command::ApiVersions | Command::Decode(_) | Command::Group(GroupCommand::List) => {}
+        Command::ApiVersions
+        | Command::Decode(_)
+        | Command::Group(GroupCommand::List)
+        | Command::Completions { .. }
+        | Command::Man { .. } => {}
         Command::Metadata(a) => topics.extend(a.topics.iter().map(String::as_str)),
         Command::Offsets(a) => topics.extend(a.topics.iter().map(String::as_str)),
         Command::Group(GroupCommand::Describe(a)) => {
@@ -172,6 +177,11 @@ pub fn run(cli: Cli) -> Exit {
             Command::Consume(args) => consume::run(&ctx, &args).await,
             Command::Produce(args) => produce::run(&ctx, &args).await,
             Command::Decode(args) => decode::run(&args),
+            Command::Completions { shell } => {
+                docs::completions(shell);
+                Ok(())
+            }
+            Command::Man { out_dir } => docs::man(out_dir.as_deref()),
         }
     });
     match result {

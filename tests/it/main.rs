@@ -13,6 +13,7 @@ mod cli_hardening;
 mod cli_offsets;
 mod cli_records;
 mod cli_reset_plan;
+mod cli_spellings;
 mod cli_stores;
 mod client_admin;
 mod client_differential;

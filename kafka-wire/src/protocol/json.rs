@@ -356,7 +356,7 @@ pub fn to_json<T: Serialize>(body: &T, version: i16, records: bool) -> Result<Va
         .map_err(|e| JsonError::Serialize(e.to_string()))
 }
 
-fn request_body<R: Body + Serialize>(body: Bytes, version: i16, records: bool) -> Result<Value, JsonError> {
+fn body<R: Body + Serialize>(body: Bytes, version: i16, records: bool) -> Result<Value, JsonError> {
     to_json(&R::decode_body(body, version)?, version, records)
 }
 
@@ -380,45 +380,32 @@ where
     Ok(FrameJson { api: R::SPEC.key, version, json })
 }
 
-/// Runs `$f::<RequestType>($args)` for the request type of `$api`, or returns
-/// [`JsonError::UnknownApi`].
-macro_rules! for_api {
-    ($api:expr, $f:ident, $wrap:ident ($($arg:expr),*)) => {
-        match $api {
-            ApiKey::PRODUCE => $f::<$wrap!(ProduceRequest)>($($arg),*),
-            ApiKey::FETCH => $f::<$wrap!(FetchRequest)>($($arg),*),
-            ApiKey::LIST_OFFSETS => $f::<$wrap!(ListOffsetsRequest)>($($arg),*),
-            ApiKey::METADATA => $f::<$wrap!(MetadataRequest)>($($arg),*),
-            ApiKey::OFFSET_COMMIT => $f::<$wrap!(OffsetCommitRequest)>($($arg),*),
-            ApiKey::OFFSET_FETCH => $f::<$wrap!(OffsetFetchRequest)>($($arg),*),
-            ApiKey::FIND_COORDINATOR => $f::<$wrap!(FindCoordinatorRequest)>($($arg),*),
-            ApiKey::DESCRIBE_GROUPS => $f::<$wrap!(DescribeGroupsRequest)>($($arg),*),
-            ApiKey::LIST_GROUPS => $f::<$wrap!(ListGroupsRequest)>($($arg),*),
-            ApiKey::SASL_HANDSHAKE => $f::<$wrap!(SaslHandshakeRequest)>($($arg),*),
-            ApiKey::API_VERSIONS => $f::<$wrap!(ApiVersionsRequest)>($($arg),*),
-            ApiKey::CREATE_TOPICS => $f::<$wrap!(CreateTopicsRequest)>($($arg),*),
-            ApiKey::DELETE_TOPICS => $f::<$wrap!(DeleteTopicsRequest)>($($arg),*),
-            ApiKey::DELETE_RECORDS => $f::<$wrap!(DeleteRecordsRequest)>($($arg),*),
-            ApiKey::OFFSET_FOR_LEADER_EPOCH => $f::<$wrap!(OffsetForLeaderEpochRequest)>($($arg),*),
-            ApiKey::SASL_AUTHENTICATE => $f::<$wrap!(SaslAuthenticateRequest)>($($arg),*),
-            ApiKey::CREATE_PARTITIONS => $f::<$wrap!(CreatePartitionsRequest)>($($arg),*),
-            ApiKey::OFFSET_DELETE => $f::<$wrap!(OffsetDeleteRequest)>($($arg),*),
-            other => Err(JsonError::UnknownApi(other)),
+/// The renderers of one API, instantiated for its request and response types.
+struct Renderers {
+    request_body: fn(Bytes, i16, bool) -> Result<Value, JsonError>,
+    response_body: fn(Bytes, i16, bool) -> Result<Value, JsonError>,
+    request_frame: fn(Bytes, bool) -> Result<FrameJson, JsonError>,
+    response_frame: fn(Bytes, i16, bool) -> Result<FrameJson, JsonError>,
+}
+
+macro_rules! renderers {
+    ($(($key:literal, $name:ident, $req:ident, $resp:ident)),* $(,)?) => {
+        /// The renderers of `api`, or [`JsonError::UnknownApi`].
+        fn renderers(api: ApiKey) -> Result<Renderers, JsonError> {
+            match api.0 {
+                $($key => Ok(Renderers {
+                    request_body: body::<$req>,
+                    response_body: body::<$resp>,
+                    request_frame: request_frame::<$req>,
+                    response_frame: response_frame::<$req>,
+                }),)*
+                _ => Err(JsonError::UnknownApi(api)),
+            }
         }
     };
 }
 
-macro_rules! request_type {
-    ($t:ty) => {
-        $t
-    };
-}
-
-macro_rules! response_type {
-    ($t:ty) => {
-        <$t as Request>::Response
-    };
-}
+crate::for_each_api!(renderers);
 
 /// Decodes a request or response body of `api` at `version` and renders it.
 pub fn body_to_json(
@@ -428,9 +415,10 @@ pub fn body_to_json(
     body: Bytes,
     records: bool,
 ) -> Result<Value, JsonError> {
+    let r = renderers(api)?;
     match kind {
-        Kind::Request => for_api!(api, request_body, request_type(body, version, records)),
-        Kind::Response => for_api!(api, request_body, response_type(body, version, records)),
+        Kind::Request => (r.request_body)(body, version, records),
+        Kind::Response => (r.response_body)(body, version, records),
     }
 }
 
@@ -439,7 +427,7 @@ pub fn body_to_json(
 pub fn request_frame_to_json(frame: Bytes, records: bool) -> Result<FrameJson, JsonError> {
     let mut peek = Decoder::new(frame.clone());
     let api = ApiKey(peek.i16("api_key")?);
-    for_api!(api, request_frame, request_type(frame, records))
+    (renderers(api)?.request_frame)(frame, records)
 }
 
 /// Decodes a response frame (without its size prefix) of `api` at `version` (a response
@@ -450,7 +438,7 @@ pub fn response_frame_to_json(
     frame: Bytes,
     records: bool,
 ) -> Result<FrameJson, JsonError> {
-    for_api!(api, response_frame, request_type(frame, version, records))
+    (renderers(api)?.response_frame)(frame, version, records)
 }
 
 /// Takes the size prefix off a whole frame; the size must match the bytes that follow.

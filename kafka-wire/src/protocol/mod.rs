@@ -1,6 +1,7 @@
 //! The sans-IO codec: bytes in, typed messages out, and back. No sockets, no clock.
 
 pub mod api;
+mod apis;
 pub mod broker_ids;
 pub mod decoder;
 pub mod encoder;
@@ -19,6 +20,8 @@ pub mod throttle;
 pub mod uuid;
 
 pub use api::{ApiKey, ApiSpec, Body, Request, VersionRange};
+// The one list of implemented APIs, also here (it is defined at the crate root).
+pub use crate::for_each_api;
 pub use broker_ids::BrokerIds;
 pub use decoder::{DecodeResult, Decoder};
 pub use encoder::{EncodeResult, Encoder};

@@ -1,13 +1,11 @@
 //! Broker throttling (KIP-219): a response's `throttle_time_ms` says how long the broker wants
-//! the client to hold back before its next request on that connection. Every response type
-//! declares where its throttle time is, so the client can honour it for any call.
+//! the client to hold back before its next request on that connection. Every response of the
+//! API list ([`for_each_api!`](crate::for_each_api)) implements [`Throttled`] from its
+//! `throttle_time_ms` field, so the client can honour it for any call; a new API gets it with
+//! no edit here (an API whose response has no such field is named below).
 
-use super::messages::{
-    ApiVersionsResponse, CreatePartitionsResponse, CreateTopicsResponse, DeleteRecordsResponse,
-    DeleteTopicsResponse, DescribeGroupsResponse, FetchResponse, FindCoordinatorResponse, ListGroupsResponse,
-    ListOffsetsResponse, MetadataResponse, OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse,
-    OffsetForLeaderEpochResponse, ProduceResponse, SaslAuthenticateResponse, SaslHandshakeResponse,
-};
+#[allow(clippy::wildcard_imports)] // every message type, as the list names them
+use super::messages::*;
 
 /// A response that may ask the client to hold back.
 pub trait Throttled {
@@ -15,54 +13,59 @@ pub trait Throttled {
     fn throttle_time_ms(&self) -> i32;
 }
 
-macro_rules! optional_throttle {
-    ($($t:ty),* $(,)?) => {$(
-        impl Throttled for $t {
-            fn throttle_time_ms(&self) -> i32 {
-                self.throttle_time_ms.unwrap_or(0).max(0)
-            }
-        }
-    )*};
+/// A response's `throttle_time_ms` field: `i32`, or `Option<i32>` where early versions lack it.
+/// Absent or negative means no wait.
+trait ThrottleField {
+    fn wait_ms(&self) -> i32;
 }
 
-macro_rules! plain_throttle {
-    ($($t:ty),* $(,)?) => {$(
-        impl Throttled for $t {
+impl ThrottleField for i32 {
+    fn wait_ms(&self) -> i32 {
+        (*self).max(0)
+    }
+}
+
+impl ThrottleField for Option<i32> {
+    fn wait_ms(&self) -> i32 {
+        self.unwrap_or(0).max(0)
+    }
+}
+
+/// `Throttled` for one response type: its `throttle_time_ms` field, whichever type it has.
+macro_rules! throttled {
+    // Neither SASL response has a throttle field: authentication is not quota-managed.
+    (SaslHandshakeResponse) => {
+        never_throttled!(SaslHandshakeResponse);
+    };
+    (SaslAuthenticateResponse) => {
+        never_throttled!(SaslAuthenticateResponse);
+    };
+    ($resp:ident) => {
+        impl Throttled for $resp {
             fn throttle_time_ms(&self) -> i32 {
-                self.throttle_time_ms.max(0)
+                self.throttle_time_ms.wait_ms()
             }
         }
-    )*};
+    };
 }
 
 macro_rules! never_throttled {
-    ($($t:ty),* $(,)?) => {$(
-        impl Throttled for $t {
+    ($resp:ident) => {
+        impl Throttled for $resp {
             fn throttle_time_ms(&self) -> i32 {
                 0
             }
         }
-    )*};
+    };
 }
 
-optional_throttle!(
-    ApiVersionsResponse,
-    CreateTopicsResponse,
-    DeleteTopicsResponse,
-    DescribeGroupsResponse,
-    FetchResponse,
-    FindCoordinatorResponse,
-    ListGroupsResponse,
-    ListOffsetsResponse,
-    MetadataResponse,
-    OffsetCommitResponse,
-    OffsetFetchResponse,
-    OffsetForLeaderEpochResponse,
-    ProduceResponse,
-);
-plain_throttle!(CreatePartitionsResponse, DeleteRecordsResponse, OffsetDeleteResponse);
-// Neither SASL response has a throttle field: authentication is not quota-managed.
-never_throttled!(SaslAuthenticateResponse, SaslHandshakeResponse);
+macro_rules! every_response {
+    ($(($key:literal, $name:ident, $req:ident, $resp:ident)),* $(,)?) => {
+        $(throttled!($resp);)*
+    };
+}
+
+crate::for_each_api!(every_response);
 
 #[cfg(test)]
 mod tests {
@@ -76,5 +79,9 @@ mod tests {
         assert_eq!(r.throttle_time_ms(), 250);
         r.throttle_time_ms = Some(-5);
         assert_eq!(r.throttle_time_ms(), 0);
+        let plain = |ms| DeleteRecordsResponse { throttle_time_ms: ms, ..DeleteRecordsResponse::default() };
+        assert_eq!(plain(-1).throttle_time_ms(), 0);
+        assert_eq!(plain(30).throttle_time_ms(), 30);
+        assert_eq!(SaslHandshakeResponse::default().throttle_time_ms(), 0);
     }
 }

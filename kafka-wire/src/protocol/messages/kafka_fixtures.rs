@@ -91,28 +91,41 @@ where
     }
 }
 
-macro_rules! dispatch_frames {
-    ($api:expr, $dir:expr, $hex:expr, $version:expr; $($name:literal => $req:ty;)*) => {
-        match ($api, $dir) {
-            $(
-                ($name, "request") => same_request_frame::<$req>($hex, $version),
-                ($name, "response") => same_response_frame::<$req>($hex, $version),
-            )*
-            _ => Err("unknown API".to_owned()),
+/// One check of a hex line at a version (see [`same_bytes`]).
+type Check = fn(&str, i16) -> Result<bool, String>;
+
+/// The checks of one API: `[request, response]` for bodies, and for whole captured frames.
+struct Checks {
+    bodies: [Check; 2],
+    frames: [Check; 2],
+}
+
+macro_rules! checks {
+    ($(($key:literal, $name:ident, $req:ident, $resp:ident)),* $(,)?) => {
+        /// The checks of the API named `name` (Kafka's name, as the fixture lines write it).
+        fn checks(name: &str) -> Option<Checks> {
+            $(if name == stringify!($name) {
+                return Some(Checks {
+                    bodies: [same_bytes::<$req>, same_bytes::<$resp>],
+                    frames: [same_request_frame::<$req>, same_response_frame::<$req>],
+                });
+            })*
+            None
         }
     };
 }
 
-macro_rules! dispatch {
-    ($api:expr, $dir:expr, $hex:expr, $version:expr; $($name:literal => $req:ty, $resp:ty;)*) => {
-        match ($api, $dir) {
-            $(
-                ($name, "request") => same_bytes::<$req>($hex, $version),
-                ($name, "response") => same_bytes::<$resp>($hex, $version),
-            )*
-            _ => Err("unknown API".to_owned()),
-        }
-    };
+crate::for_each_api!(checks);
+
+/// Runs the body or frame check of `api` in direction `dir` (`request` or `response`).
+fn check_line(api: &str, dir: &str, hex: &str, version: i16, frames: bool) -> Result<bool, String> {
+    let checks = checks(api).ok_or("unknown API")?;
+    let pair = if frames { checks.frames } else { checks.bodies };
+    match dir {
+        "request" => pair[0](hex, version),
+        "response" => pair[1](hex, version),
+        _ => Err(format!("unknown direction `{dir}`")),
+    }
 }
 
 /// Checks every line; returns how many bodies were checked.
@@ -122,26 +135,7 @@ fn check_all(lines: &str) -> usize {
         let fields: Vec<&str> = line.split(' ').collect();
         let [api, dir, version, hex] = fields[..] else { panic!("malformed line: {line}") };
         let version: i16 = version.parse().unwrap_or_else(|e| panic!("{line}: {e}"));
-        let result = dispatch!(api, dir, hex, version;
-            "ListOffsets" => ListOffsetsRequest, ListOffsetsResponse;
-            "FindCoordinator" => FindCoordinatorRequest, FindCoordinatorResponse;
-            "OffsetFetch" => OffsetFetchRequest, OffsetFetchResponse;
-            "OffsetCommit" => OffsetCommitRequest, OffsetCommitResponse;
-            "ListGroups" => ListGroupsRequest, ListGroupsResponse;
-            "DescribeGroups" => DescribeGroupsRequest, DescribeGroupsResponse;
-            "CreateTopics" => CreateTopicsRequest, CreateTopicsResponse;
-            "DeleteTopics" => DeleteTopicsRequest, DeleteTopicsResponse;
-            "CreatePartitions" => CreatePartitionsRequest, CreatePartitionsResponse;
-            "DeleteRecords" => DeleteRecordsRequest, DeleteRecordsResponse;
-            "OffsetForLeaderEpoch" => OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse;
-            "OffsetDelete" => OffsetDeleteRequest, OffsetDeleteResponse;
-            "SaslHandshake" => SaslHandshakeRequest, SaslHandshakeResponse;
-            "SaslAuthenticate" => SaslAuthenticateRequest, SaslAuthenticateResponse;
-            "ApiVersions" => ApiVersionsRequest, ApiVersionsResponse;
-            "Metadata" => MetadataRequest, MetadataResponse;
-            "Fetch" => FetchRequest, FetchResponse;
-            "Produce" => ProduceRequest, ProduceResponse;
-        );
+        let result = check_line(api, dir, hex, version, false);
         match result {
             Ok(true) => checked += 1,
             Ok(false) => {}
@@ -158,22 +152,7 @@ fn frames_captured_from_a_real_cluster_decode_and_re_encode() {
         let fields: Vec<&str> = line.split(' ').collect();
         let [api, dir, version, hex] = fields[..] else { panic!("malformed line: {line}") };
         let version: i16 = version.parse().unwrap_or_else(|e| panic!("{line}: {e}"));
-        let result = dispatch_frames!(api, dir, hex, version;
-            "ApiVersions" => ApiVersionsRequest;
-            "Metadata" => MetadataRequest;
-            "Produce" => ProduceRequest;
-            "Fetch" => FetchRequest;
-            "ListOffsets" => ListOffsetsRequest;
-            "OffsetCommit" => OffsetCommitRequest;
-            "OffsetFetch" => OffsetFetchRequest;
-            "FindCoordinator" => FindCoordinatorRequest;
-            "ListGroups" => ListGroupsRequest;
-            "DescribeGroups" => DescribeGroupsRequest;
-            "CreateTopics" => CreateTopicsRequest;
-            "DeleteTopics" => DeleteTopicsRequest;
-            "CreatePartitions" => CreatePartitionsRequest;
-            "DeleteRecords" => DeleteRecordsRequest;
-        );
+        let result = check_line(api, dir, hex, version, true);
         match result {
             Ok(true) => checked += 1,
             Ok(false) => {}

@@ -122,34 +122,23 @@ pub fn tagged(flexible: bool) -> BoxedStrategy<TaggedFields> {
 
 #[cfg(test)]
 mod tests {
-    use super::garbage_never_panics;
-    use crate::protocol::messages::*;
-
+    /// One module per API (`tests::ListOffsets::decoders_survive_garbage`), so each API is its
+    /// own test.
     macro_rules! garbage_tests {
-        ($($name:ident: $($ty:ty),+;)*) => {$(
-            #[test]
-            fn $name() {
-                $(garbage_never_panics::<$ty>(file!());)+
+        ($(($key:literal, $name:ident, $req:ident, $resp:ident)),* $(,)?) => {$(
+            #[allow(non_snake_case)]
+            mod $name {
+                use crate::protocol::messages::test_util::garbage_never_panics;
+                use crate::protocol::messages::{$req, $resp};
+
+                #[test]
+                fn decoders_survive_garbage() {
+                    garbage_never_panics::<$req>(file!());
+                    garbage_never_panics::<$resp>(file!());
+                }
             }
         )*};
     }
 
-    garbage_tests! {
-        api_versions_decoders_survive_garbage: ApiVersionsRequest, ApiVersionsResponse;
-        metadata_decoders_survive_garbage: MetadataRequest, MetadataResponse;
-        list_offsets_decoders_survive_garbage: ListOffsetsRequest, ListOffsetsResponse;
-        find_coordinator_decoders_survive_garbage: FindCoordinatorRequest, FindCoordinatorResponse;
-        offset_fetch_decoders_survive_garbage: OffsetFetchRequest, OffsetFetchResponse;
-        offset_commit_decoders_survive_garbage: OffsetCommitRequest, OffsetCommitResponse;
-        list_groups_decoders_survive_garbage: ListGroupsRequest, ListGroupsResponse;
-        describe_groups_decoders_survive_garbage: DescribeGroupsRequest, DescribeGroupsResponse;
-        create_topics_decoders_survive_garbage: CreateTopicsRequest, CreateTopicsResponse;
-        delete_topics_decoders_survive_garbage: DeleteTopicsRequest, DeleteTopicsResponse;
-        create_partitions_decoders_survive_garbage: CreatePartitionsRequest, CreatePartitionsResponse;
-        delete_records_decoders_survive_garbage: DeleteRecordsRequest, DeleteRecordsResponse;
-        offset_for_leader_epoch_decoders_survive_garbage: OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse;
-        offset_delete_decoders_survive_garbage: OffsetDeleteRequest, OffsetDeleteResponse;
-        sasl_decoders_survive_garbage: SaslHandshakeRequest, SaslHandshakeResponse, SaslAuthenticateRequest,
-            SaslAuthenticateResponse;
-    }
+    crate::for_each_api!(garbage_tests);
 }
