@@ -420,3 +420,17 @@ fn duplicates_are_found_among_many_entries() {
     let err = FileStore::new(&path).load("g").unwrap_err();
     assert!(err.to_string().contains("topic-3:7 appears twice"), "{err}");
 }
+
+#[test]
+fn a_batch_that_would_make_the_file_unreadable_is_refused_and_nothing_written() {
+    let dir = temp_dir("invalid");
+    let path = dir.join("offsets.json");
+    FileStore::new(&path).merge("g", &[offset("t", 0, 1)]).unwrap();
+    for batch in
+        [vec![offset("t", 1, 1), offset("t", 1, 2)], vec![offset("t", 2, -1)], vec![offset("", 0, 1)]]
+    {
+        let err = FileStore::new(&path).merge("g", &batch).unwrap_err();
+        assert!(matches!(err, FileStoreError::Invalid { .. }), "{err}");
+    }
+    assert_eq!(FileStore::new(&path).load("g").unwrap(), vec![offset("t", 0, 1)]);
+}

@@ -81,6 +81,9 @@ pub enum FileStoreError {
     TooLarge { path: PathBuf, size: u64, max: u64 },
     /// Another writer held the lock for the whole timeout; nothing was written.
     Locked { lock: PathBuf, timeout: Duration },
+    /// What was to be written is not a valid set of entries (a partition given twice, a
+    /// negative offset or partition, an empty topic); nothing was written.
+    Invalid { path: PathBuf, reason: String },
     /// Reading the file took longer than the timeout.
     TimedOut { path: PathBuf, timeout: Duration },
     /// After writing, the file does not hold what this writer wrote for this partition.
@@ -124,6 +127,9 @@ impl fmt::Display for FileStoreError {
                  written",
                 lock.display()
             ),
+            Self::Invalid { path, reason } => {
+                write!(f, "nothing written to offset file {}: {reason}", path.display())
+            }
             Self::TimedOut { path, timeout } => {
                 write!(f, "reading offset file {} took longer than the timeout ({timeout:?})", path.display())
             }
@@ -307,6 +313,10 @@ impl FileStore {
             None => Vec::new(),
         };
         let all = update(stored);
+        document::check(&all, &|| false).map_err(|reason| FileStoreError::Invalid {
+            path: target.path.clone(),
+            reason: reason.unwrap_or_default(),
+        })?;
         let bytes = document::encode(group, &all)
             .map_err(|e| FileStoreError::Corrupt { path: target.path.clone(), reason: e.to_string() })?;
         if bytes.len() as u64 > MAX_FILE_SIZE {

@@ -84,24 +84,11 @@ pub(super) fn decode(
     if doc.group != group {
         return Err(Problem::WrongGroup(doc.group));
     }
-    let mut seen = HashSet::with_capacity(doc.offsets.len());
-    for (i, e) in doc.offsets.iter().enumerate() {
+    let mut out = Vec::with_capacity(doc.offsets.len());
+    for (i, e) in doc.offsets.into_iter().enumerate() {
         if i % DEADLINE_STRIDE == 0 && passed() {
             return Err(Problem::TimedOut);
         }
-        if e.offset < 0 || e.partition < 0 || e.topic.is_empty() {
-            return Err(Problem::Corrupt(format!(
-                "entry {i} ({}:{}) has a negative offset or partition or an empty topic",
-                e.topic, e.partition
-            )));
-        }
-        if !seen.insert((e.topic.as_str(), e.partition)) {
-            return Err(Problem::Corrupt(format!("{}:{} appears twice", e.topic, e.partition)));
-        }
-    }
-    drop(seen);
-    let mut out = Vec::with_capacity(doc.offsets.len());
-    for (i, e) in doc.offsets.into_iter().enumerate() {
         let topic_id =
             match e.topic_id {
                 None => None,
@@ -118,7 +105,33 @@ pub(super) fn decode(
             commit_timestamp_ms: e.commit_timestamp_ms,
         });
     }
+    check(&out, &passed).map_err(|p| match p {
+        Some(reason) => Problem::Corrupt(reason),
+        None => Problem::TimedOut,
+    })?;
     Ok(out)
+}
+
+/// What every stored entry must be, read or about to be written: a named topic, a partition
+/// and offset `>= 0`, each partition once. `Err(None)`: `passed` said the deadline passed.
+/// Linear: the duplicate check is a hash set.
+pub(super) fn check(offsets: &[StoredOffset], passed: &dyn Fn() -> bool) -> Result<(), Option<String>> {
+    let mut seen = HashSet::with_capacity(offsets.len());
+    for (i, o) in offsets.iter().enumerate() {
+        if i % DEADLINE_STRIDE == 0 && passed() {
+            return Err(None);
+        }
+        if o.offset < 0 || o.partition < 0 || o.topic.is_empty() {
+            return Err(Some(format!(
+                "entry {i} ({}:{}) has a negative offset or partition or an empty topic",
+                o.topic, o.partition
+            )));
+        }
+        if !seen.insert((o.topic.as_str(), o.partition)) {
+            return Err(Some(format!("{}:{} appears twice", o.topic, o.partition)));
+        }
+    }
+    Ok(())
 }
 
 /// `offsets` as the document of `group`, sorted by topic and partition, ending in a newline.
