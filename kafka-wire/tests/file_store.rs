@@ -79,6 +79,58 @@ fn a_hundred_concurrent_writers_all_land() {
     concurrent_thread_writers(100);
 }
 
+#[test]
+fn readers_during_concurrent_writes_never_see_a_torn_or_empty_file() {
+    let path = temp_dir("readers").join("offsets.json");
+    FileStore::new(&path).merge("g", &[offset("t", 0, 0)]).unwrap();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (path, done) = (path.clone(), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let mut loads = 0u32;
+                let mut seen = 1;
+                while !done.load(Ordering::SeqCst) || loads == 0 {
+                    let now =
+                        FileStore::new(&path).load("g").expect("every load reads a whole document").len();
+                    assert!(now >= seen, "a partition disappeared: {now} after {seen}");
+                    seen = now;
+                    loads += 1;
+                }
+            })
+        })
+        .collect();
+    let writers: Vec<_> = (1..40)
+        .map(|p| {
+            let path = path.clone();
+            std::thread::spawn(move || FileStore::new(&path).merge("g", &[offset("t", p, 1)]).unwrap())
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    for r in readers {
+        r.join().unwrap();
+    }
+    assert_eq!(FileStore::new(&path).load("g").unwrap().len(), 40);
+}
+
+#[test]
+fn a_folder_where_the_lock_file_cannot_be_created_is_an_error_naming_the_lock_file() {
+    let dir = temp_dir("no-lock");
+    let path = dir.join("offsets.json");
+    // A folder at the lock file's name stands for any lock file that cannot be opened.
+    fs::create_dir(dir.join(".offsets.json.lock")).unwrap();
+    let err = FileStore::new(&path).merge("g", &[offset("t", 0, 1)]).unwrap_err();
+    assert!(matches!(err, FileStoreError::LockIo { .. }), "{err}");
+    assert!(
+        err.to_string().contains("writers' lock file") && err.to_string().contains(".offsets.json.lock"),
+        "{err}"
+    );
+    assert!(!path.exists());
+}
+
 /// Runs this binary as a writer process committing `count` partitions from `first`.
 fn spawn_child(path: &Path, topic: &str, first: i32, count: i32, offset: i64) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())

@@ -79,6 +79,8 @@ pub enum FileStoreError {
     NotRegular { path: PathBuf, kind: &'static str },
     /// The file is larger than [`MAX_FILE_SIZE`] (or a save would make it so).
     TooLarge { path: PathBuf, size: u64, max: u64 },
+    /// The writers' lock file could not be created, opened or locked; nothing was written.
+    LockIo { lock: PathBuf, op: &'static str, source: io::Error },
     /// Another writer held the lock for the whole timeout; nothing was written.
     Locked { lock: PathBuf, timeout: Duration },
     /// What was to be written is not a valid set of entries (a partition given twice, a
@@ -121,6 +123,13 @@ impl fmt::Display for FileStoreError {
                 "offset file {} would be {size} bytes, over the limit of {max} bytes",
                 path.display()
             ),
+            Self::LockIo { lock, op, source } => {
+                write!(
+                    f,
+                    "cannot {op} the writers' lock file {}: {source}; nothing was written",
+                    lock.display()
+                )
+            }
             Self::Locked { lock, timeout } => write!(
                 f,
                 "another writer held the lock {} for the whole timeout ({timeout:?}); nothing was \
@@ -151,7 +160,7 @@ impl fmt::Display for FileStoreError {
 impl std::error::Error for FileStoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Io { source, .. } => Some(source),
+            Self::Io { source, .. } | Self::LockIo { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -120,7 +120,10 @@ impl StoreError {
             Self::Kafka(e) | Self::CommitRefused { source: e, .. } => e.is_retriable(),
             Self::Unavailable { .. }
             | Self::File(
-                FileStoreError::Io { .. } | FileStoreError::Locked { .. } | FileStoreError::TimedOut { .. },
+                FileStoreError::Io { .. }
+                | FileStoreError::LockIo { .. }
+                | FileStoreError::Locked { .. }
+                | FileStoreError::TimedOut { .. },
             ) => true,
             _ => false,
         }

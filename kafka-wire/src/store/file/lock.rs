@@ -51,7 +51,7 @@ pub(super) fn acquire(
             if source.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
                 FileStoreError::Symlink { path: path.to_path_buf() }
             } else {
-                FileStoreError::Io { path: path.to_path_buf(), op, source }
+                FileStoreError::LockIo { lock: path.to_path_buf(), op, source }
             }
         }
     };
@@ -70,10 +70,10 @@ pub(super) fn acquire(
             .read(true)
             .custom_flags(no_follow_flags())
             .open(path)
-            .map_err(io_error("open the lock file"))?,
-        Err(e) => return Err(io_error("create the lock file")(e)),
+            .map_err(io_error("open"))?,
+        Err(e) => return Err(io_error("create")(e)),
     };
-    let meta = file.metadata().map_err(io_error("inspect the lock file"))?;
+    let meta = file.metadata().map_err(io_error("inspect"))?;
     if let Some(kind) = file_kind(meta.file_type()) {
         return Err(FileStoreError::NotRegular { path: path.to_path_buf(), kind });
     }
