@@ -313,8 +313,15 @@ impl FileStore {
         };
         let lock_path = lock::lock_path(&target.dir, &target.name);
         let _lock = lock::acquire(&lock_path, mode, gid, deadline, self.timeout)?;
-        // Under the lock, nothing this store writes can change; check the path again all the same.
-        let target = self.target()?;
+        // Check the path again under the lock: it may have been swapped while this writer
+        // waited. A followed link that now points elsewhere would leave the write unlocked.
+        if self.target()?.path != target.path {
+            return Err(FileStoreError::Io {
+                path: self.path.clone(),
+                op: "use",
+                source: io::Error::other("the link now points to another file than the one locked"),
+            });
+        }
         replace::remove_stale_temps(&target.dir, &target.name);
         let existing = self.read(&target.path, deadline)?;
         let stored = match &existing {
