@@ -187,7 +187,14 @@ fn main() {
         topic_id: Some(Uuid([0x5a; 16])),
         commit_timestamp_ms: Some(1_732_874_400_000),
     };
-    let bare = StoredOffset { topic: "t".into(), partition: 0, offset: 0, leader_epoch: None, topic_id: None, commit_timestamp_ms: None };
+    let bare = StoredOffset {
+        topic: "t".into(),
+        partition: 0,
+        offset: 0,
+        leader_epoch: None,
+        topic_id: None,
+        commit_timestamp_ms: None,
+    };
     let group = kwire_fuzz::FILE_STORE_GROUP;
     write(&corpus, "file_store", "empty", &file::encode(group, &[]));
     write(&corpus, "file_store", "full", &file::encode(group, &[full.clone(), bare.clone()]));
@@ -202,6 +209,11 @@ fn main() {
     );
 
     // kafka-consumer-groups CSV: an export, and one with CRLF, spaces and blank lines.
-    write(&corpus, "consumer_groups_csv", "export", b"orders,0,42\norders,1,7\nclicks.v2,0,9223372036854775807\n");
+    write(
+        &corpus,
+        "consumer_groups_csv",
+        "export",
+        b"orders,0,42\norders,1,7\nclicks.v2,0,9223372036854775807\n",
+    );
     write(&corpus, "consumer_groups_csv", "loose", b"\r\n a_b-c , 2 , 0 \r\n\norders,10,5");
 }
