@@ -8,7 +8,8 @@
 #      if present, for record_set and record_batch;
 #   3. generated seeds (fuzz/examples/seeds.rs): sample bodies of every API and version,
 #      record batches with each codec, control/transactional batches, legacy message sets,
-#      compressed blobs for each decompressor, and frames for the splitter.
+#      compressed blobs for each decompressor, frames for the splitter, offset files for
+#      file_store and CSVs for consumer_groups_csv.
 # Safe to re-run: files are named after their content's origin and overwritten.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"

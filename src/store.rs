@@ -71,7 +71,7 @@ async fn open(
         StoreSpec::Kafka => {
             Box::new(KafkaGroupStore::new(Arc::clone(access.client), access.timeout).force(force))
         }
-        StoreSpec::File(path) => Box::new(FileStore::new(path)),
+        StoreSpec::File(path) => Box::new(FileStore::new(path).timeout(access.timeout)),
         StoreSpec::Zk => {
             let address = access.zookeeper.filter(|a| !a.is_empty()).ok_or_else(|| {
                 Failure::new(
@@ -115,7 +115,8 @@ pub enum Saved {
 }
 
 /// Writes `offsets` for `group` into `store` (other partitions already stored stay as they
-/// are), then reads back what was written and fails unless every one reads back equal. The
+/// are), then reads back what was written and fails unless every one reads back equal (the
+/// file store does both under its writers' lock). The
 /// Kafka store refuses a group with active members unless `force`; its coordinator may take
 /// some partitions and refuse others, which is [`Saved::Partly`], not an error: the caller
 /// reports each partition.
@@ -127,6 +128,11 @@ pub async fn save(
     force: bool,
 ) -> Result<Saved, Failure> {
     let store = open(spec, access, force).await?;
+    if let StoreSpec::File(_) = spec {
+        // The file store reads, merges, writes and reads its own entries back under its
+        // writers' lock: a read-back here, outside the lock, could see a later writer's value.
+        return store.save(group, offsets).await.map(|()| Saved::All).map_err(failure);
+    }
     let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
     topics.sort();
     topics.dedup();

@@ -2,7 +2,8 @@
 //! which also copies the Kafka-written body fixtures): default-valued bodies of every API and
 //! version (with and without a header), record batches with each codec, control and
 //! transactional batches, legacy message sets (plain and compressed wrappers), a cut-short tail,
-//! compressed blobs for each decompressor, and request frames for the frame splitter.
+//! compressed blobs for each decompressor, request frames for the frame splitter, kwire offset
+//! files and kafka-consumer-groups CSVs.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,9 @@ use kafka_wire::protocol::records::{
     LegacyMessage, Record, RecordBatch,
 };
 use kafka_wire::protocol::registry::supported_apis;
+use kafka_wire::protocol::Uuid;
+use kafka_wire::store::file;
+use kafka_wire::store::StoredOffset;
 
 fn write(corpus: &Path, target: &str, name: &str, bytes: &[u8]) {
     let dir = corpus.join(target);
@@ -172,4 +176,44 @@ fn main() {
     write(&corpus, "frame", "two-requests", &prefixed(&[0x80, 0x5a], &frames));
     write(&corpus, "frame", "two-requests-cap64", &prefixed(&[64, 0xc3], &frames));
     write(&corpus, "frame", "cut-short", &prefixed(&[0x80, 0x01], &frames[..frames.len() - 3]));
+
+    // Offset files: kwire's own documents (empty, full entries, bare entries) and hand-written
+    // ones as other tools or people leave them.
+    let full = StoredOffset {
+        topic: "orders".into(),
+        partition: 3,
+        offset: 42,
+        leader_epoch: Some(7),
+        topic_id: Some(Uuid([0x5a; 16])),
+        commit_timestamp_ms: Some(1_732_874_400_000),
+    };
+    let bare = StoredOffset {
+        topic: "t".into(),
+        partition: 0,
+        offset: 0,
+        leader_epoch: None,
+        topic_id: None,
+        commit_timestamp_ms: None,
+    };
+    let group = kwire_fuzz::FILE_STORE_GROUP;
+    write(&corpus, "file_store", "empty", &file::encode(group, &[]));
+    write(&corpus, "file_store", "full", &file::encode(group, &[full.clone(), bare.clone()]));
+    let many: Vec<StoredOffset> =
+        (0..20).map(|p| StoredOffset { partition: p, offset: i64::from(p) * 1000, ..full.clone() }).collect();
+    write(&corpus, "file_store", "many", &file::encode(group, &many));
+    write(
+        &corpus,
+        "file_store",
+        "compact",
+        br#"{"format":"kwire-offsets","version":1,"group":"g","offsets":[{"topic":"a","partition":1,"offset":2}],"extra":[null,{"x":1.5e3}]}"#,
+    );
+
+    // kafka-consumer-groups CSV: an export, and one with CRLF, spaces and blank lines.
+    write(
+        &corpus,
+        "consumer_groups_csv",
+        "export",
+        b"orders,0,42\norders,1,7\nclicks.v2,0,9223372036854775807\n",
+    );
+    write(&corpus, "consumer_groups_csv", "loose", b"\r\n a_b-c , 2 , 0 \r\n\norders,10,5");
 }

@@ -66,7 +66,7 @@ impl StoreSpec {
         Ok(match self {
             Self::Kafka => Box::new(KafkaGroupStore::new(Arc::clone(client), timeout)),
             Self::ZooKeeper(connect) => Box::new(ZkStore::connect(connect, timeout, zk_retry_budget).await?),
-            Self::File(path) => Box::new(FileStore::new(path)),
+            Self::File(path) => Box::new(FileStore::new(path).timeout(timeout)),
         })
     }
 }

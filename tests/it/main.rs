@@ -9,6 +9,7 @@ mod support;
 
 mod cli_basics;
 mod cli_decode;
+mod cli_file_store;
 mod cli_hardening;
 mod cli_offsets;
 mod cli_records;

@@ -133,7 +133,13 @@ impl StoreError {
     pub fn is_retriable(&self) -> bool {
         match self {
             Self::Kafka(e) | Self::CommitRefused { source: e, .. } => e.is_retriable(),
-            Self::Unavailable { .. } | Self::File(FileStoreError::Io { .. }) => true,
+            Self::Unavailable { .. }
+            | Self::File(
+                FileStoreError::Io { .. }
+                | FileStoreError::LockIo { .. }
+                | FileStoreError::Locked { .. }
+                | FileStoreError::TimedOut { .. },
+            ) => true,
             _ => false,
         }
     }
@@ -146,6 +152,7 @@ impl StoreError {
             Self::ConcurrentModification { .. }
                 | Self::Unavailable { outcome_unknown: true, .. }
                 | Self::ReadBackMismatch { .. }
+                | Self::File(FileStoreError::ReadBackMismatch { .. })
                 | Self::CommitRefused { .. }
                 | Self::PartlyWritten { .. }
         )
@@ -255,7 +262,8 @@ pub fn validate_batch(store: &'static str, offsets: &[StoredOffset]) -> Result<(
     Ok(())
 }
 
-/// The file store: the file is read and replaced on a blocking thread (it fsyncs twice).
+/// The file store: the file is read and replaced on a blocking thread (it fsyncs twice). A
+/// save is [`FileStore::merge`]: under the writers' lock, and read back before it returns.
 impl OffsetStore for FileStore {
     fn kind(&self) -> &'static str {
         "file"
@@ -284,13 +292,7 @@ impl OffsetStore for FileStore {
             if offsets.is_empty() {
                 return Ok(());
             }
-            blocking(move || {
-                let mut all = store.load(&group)?;
-                all.retain(|x| !offsets.iter().any(|o| o.topic == x.topic && o.partition == x.partition));
-                all.extend(offsets);
-                store.save(&group, &all)
-            })
-            .await??;
+            blocking(move || store.merge(&group, &offsets)).await??;
             Ok(())
         })
     }
