@@ -4,51 +4,18 @@
 //! names them, opens them, and turns their errors into exit codes.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_wire::client::{Client, TopicPartition};
-use kafka_wire::store::file::FileStore;
-use kafka_wire::store::{KafkaGroupStore, OffsetStore, StoreError, StoredOffset};
+use kwire_stores::OpenOptions;
 use kwire_stream::driver::to_engine;
-use kwire_stream::ZkStore;
 use offset_engine::Stored;
+use offset_store::{OffsetStore, StoreError, StoredOffset};
 
 use crate::exit::{Exit, Failure};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreSpec {
-    Kafka,
-    Zk,
-    File(PathBuf),
-}
-
-impl FromStr for StoreSpec {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "kafka" => Ok(Self::Kafka),
-            "zk" | "zookeeper" => Ok(Self::Zk),
-            _ => match s.strip_prefix("file:") {
-                Some(path) if !path.is_empty() => Ok(Self::File(PathBuf::from(path))),
-                _ => Err(format!("unknown store `{s}`: use kafka, zk or file:PATH")),
-            },
-        }
-    }
-}
-
-impl std::fmt::Display for StoreSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Kafka => f.write_str("kafka"),
-            Self::Zk => f.write_str("zk"),
-            Self::File(p) => write!(f, "file:{}", p.display()),
-        }
-    }
-}
+pub use offset_store::StoreSpec;
 
 /// What a command needs to open a store.
 #[derive(Debug, Clone, Copy)]
@@ -67,21 +34,12 @@ async fn open(
     access: StoreAccess<'_>,
     force: bool,
 ) -> Result<Box<dyn OffsetStore>, Failure> {
-    Ok(match spec {
-        StoreSpec::Kafka => {
-            Box::new(KafkaGroupStore::new(Arc::clone(access.client), access.timeout).force(force))
-        }
-        StoreSpec::File(path) => Box::new(FileStore::new(path).timeout(access.timeout)),
-        StoreSpec::Zk => {
-            let address = access.zookeeper.filter(|a| !a.is_empty()).ok_or_else(|| {
-                Failure::new(
-                    Exit::USAGE,
-                    "the zk store needs --zookeeper HOST:PORT[/chroot] or KWIRE_ZOOKEEPER",
-                )
-            })?;
-            Box::new(ZkStore::connect(address, access.timeout, access.timeout).await.map_err(failure)?)
-        }
-    })
+    let options = OpenOptions {
+        default_zookeeper: access.zookeeper.map(str::to_owned),
+        force,
+        ..OpenOptions::new(Arc::clone(access.client), access.timeout)
+    };
+    kwire_stores::open(spec, &options).await.map_err(failure)
 }
 
 /// Reads `group`'s offsets from `store`, for `topics` (all stored topics when `None`).
@@ -115,11 +73,9 @@ pub enum Saved {
 }
 
 /// Writes `offsets` for `group` into `store` (other partitions already stored stay as they
-/// are), then reads back what was written and fails unless every one reads back equal (the
-/// file store does both under its writers' lock). The
-/// Kafka store refuses a group with active members unless `force`; its coordinator may take
-/// some partitions and refuse others, which is [`Saved::Partly`], not an error: the caller
-/// reports each partition.
+/// are); the store reads back what it wrote before it returns. The Kafka store refuses a group
+/// with active members unless `force`; its coordinator may take some partitions and refuse
+/// others, which is [`Saved::Partly`], not an error: the caller reports each partition.
 pub async fn save(
     spec: &StoreSpec,
     access: StoreAccess<'_>,
@@ -128,19 +84,11 @@ pub async fn save(
     force: bool,
 ) -> Result<Saved, Failure> {
     let store = open(spec, access, force).await?;
-    if let StoreSpec::File(_) = spec {
-        // The file store reads, merges, writes and reads its own entries back under its
-        // writers' lock: a read-back here, outside the lock, could see a later writer's value.
-        return store.save(group, offsets).await.map(|()| Saved::All).map_err(failure);
-    }
-    let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
-    topics.sort();
-    topics.dedup();
-    // The ZooKeeper store checks versions against what it read: read first, then write.
-    store.load(group, Some(&topics)).await.map_err(failure)?;
-    let saved = match store.save(group, offsets).await {
-        Ok(()) => Saved::All,
-        Err(StoreError::PartlyWritten { written, refused, .. }) => Saved::Partly {
+    // Every store reads back what it wrote before `save` returns (the file store under its
+    // writers' lock), so a save that returns is what the store holds.
+    match store.save(group, offsets).await {
+        Ok(()) => Ok(Saved::All),
+        Err(StoreError::PartlyWritten { written, refused, .. }) => Ok(Saved::Partly {
             written: written.into_iter().map(|(t, p)| TopicPartition::new(t, p)).collect(),
             refused: refused
                 .into_iter()
@@ -149,29 +97,9 @@ pub async fn save(
                     reason: r.reason.to_string(),
                 })
                 .collect(),
-        },
-        Err(e) => return Err(failure(e)),
-    };
-    let now = store.load(group, Some(&topics)).await.map_err(failure)?;
-    let was_written = |o: &StoredOffset| match &saved {
-        Saved::All => true,
-        Saved::Partly { written, .. } => {
-            written.iter().any(|tp| tp.topic == o.topic && tp.partition == o.partition)
-        }
-    };
-    for o in offsets.iter().filter(|o| was_written(o)) {
-        let read = now.iter().find(|n| n.topic == o.topic && n.partition == o.partition).map(|n| n.offset);
-        if read != Some(o.offset) {
-            return Err(Failure::new(
-                Exit::STORE,
-                format!(
-                    "read-back mismatch for {}-{} in the {spec} store: wrote {}, read {read:?}",
-                    o.topic, o.partition, o.offset
-                ),
-            ));
-        }
+        }),
+        Err(e) => Err(failure(e)),
     }
-    Ok(saved)
 }
 
 /// A store error as a one-line failure with the exit code its kind calls for.
@@ -180,10 +108,10 @@ fn failure(e: StoreError) -> Failure {
     let exit = match &e {
         StoreError::GroupActive { .. } => Exit::REFUSED,
         StoreError::PartlyWritten { .. } => Exit::PARTIAL,
-        StoreError::Kafka(kafka_wire::client::ClientError::InvalidName(_)) | StoreError::Invalid { .. } => {
-            Exit::USAGE
-        }
-        StoreError::Kafka(_) | StoreError::CommitRefused { .. } | StoreError::Unavailable { .. } => {
+        StoreError::Invalid { .. } => Exit::USAGE,
+        // A file store's backend is the file system: its failures are the store's (exit 6).
+        StoreError::Backend { store: "file", .. } => Exit::STORE,
+        StoreError::Backend { .. } | StoreError::CommitRefused { .. } | StoreError::Unavailable { .. } => {
             Exit::CLUSTER
         }
         _ => Exit::STORE,

@@ -19,8 +19,8 @@ use kafka_wire::protocol::records::{
 };
 use kafka_wire::protocol::registry::supported_apis;
 use kafka_wire::protocol::Uuid;
-use kafka_wire::store::file;
-use kafka_wire::store::StoredOffset;
+use kwire_stores::file;
+use offset_store::StoredOffset;
 
 fn write(corpus: &Path, target: &str, name: &str, bytes: &[u8]) {
     let dir = corpus.join(target);

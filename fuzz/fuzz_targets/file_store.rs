@@ -1,4 +1,4 @@
-//! The file offset store's JSON parser (`kafka_wire::store::file::decode`, what `load` runs on
+//! The file offset store's JSON parser (`kwire_stores::file::decode`, what `load` runs on
 //! the file's bytes), decoded as group `g`: no panic, and whatever it accepts encodes and
 //! decodes back to the same offsets.
 #![no_main]

@@ -196,13 +196,13 @@ pub const FILE_STORE_GROUP: &str = "g";
 /// The file offset store's parser on `data`: no panic, and an accepted document encodes as
 /// kwire writes it and reads back to the same offsets.
 pub fn file_store_document(data: &[u8]) {
-    use kafka_wire::store::file;
+    use kwire_stores::file;
     let path = std::path::Path::new("fuzz-input.json");
     let Ok(offsets) = file::decode(path, data, FILE_STORE_GROUP) else { return };
     let written = file::encode(FILE_STORE_GROUP, &offsets);
     let again = file::decode(path, &written, FILE_STORE_GROUP)
         .unwrap_or_else(|e| panic!("kwire's own document does not decode: {e}"));
-    let key = |o: &kafka_wire::store::StoredOffset| (o.topic.clone(), o.partition);
+    let key = |o: &offset_store::StoredOffset| (o.topic.clone(), o.partition);
     let (mut want, mut got) = (offsets, again);
     want.sort_by_key(key);
     got.sort_by_key(key);

@@ -3,13 +3,10 @@
 //! the right broker.
 //!
 //! With `default-features = false` the crate is the codec alone (bytes and the CRC crates;
-//! nothing async, no serde). Features: `client` (tokio), `store` (the offset stores, implies
-//! `client`), `json` (`protocol::json`, serde_json), and one per compression codec (`gzip`,
+//! nothing async, no serde). Features: `client` (tokio), `json` (`protocol::json`, serde_json), and one per compression codec (`gzip`,
 //! `snappy`, `lz4`, `zstd`; `compression` turns on all four). Default: `client` and
 //! `compression`.
 
 #[cfg(feature = "client")]
 pub mod client;
 pub mod protocol;
-#[cfg(feature = "store")]
-pub mod store;

@@ -3,7 +3,7 @@
 //! `--execute`, then reads back, and lists each partition as written or refused.
 
 use kafka_wire::protocol::Uuid;
-use kafka_wire::store::StoredOffset;
+use offset_store::StoredOffset;
 use serde_json::json;
 
 use super::written::WriteReport;

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 
 use kafka_wire::client::{Isolation as WireIsolation, OffsetQuery, TopicPartition as WireTp};
 use kafka_wire::protocol::Uuid;
-use kafka_wire::store::StoredOffset;
 use offset_engine::formats::{from_csv, to_csv};
 use offset_engine::policy::timestamp_before;
 use offset_engine::{
     plan_reset, LogState, Offset, ResetInput, ResetReason, ResetTarget, TimeLookup, TopicPartition,
 };
+use offset_store::StoredOffset;
 use serde_json::json;
 
 use super::group::{partition_rows, PartitionRow};

@@ -10,12 +10,12 @@ use kafka_wire::client::{
     Client, FetchRange, FetchedPartition, Isolation as WireIsolation, OffsetQuery, TopicPartition as WireTp,
 };
 use kafka_wire::protocol::Uuid;
-use kafka_wire::store::{BoxError, OffsetStore, StoredOffset};
 use offset_engine::{
     merge_commits, plan, Anomaly, Commit, CommitDecision, CommitRejection, FromReason, Isolation,
     LeaderEpoch, LogState, LogView, Offset, OutOfRangePolicy, Outcome, PartitionInput, Plan, PlanEntry,
     PlanRequest, RateCarry, SkipReason, StartPolicy, Stored, TimeLookup, TopicId, TopicPartition,
 };
+use offset_store::{BoxError, OffsetStore, StoredOffset};
 
 use crate::batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
 use crate::config::StreamConfig;
@@ -629,7 +629,7 @@ mod tests {
         client.produce(&topic, 0, records, &kafka_wire::client::ProduceOptions::default()).await.unwrap();
         let dir = std::env::temp_dir().join(format!("kwire-stream-end-backwards-{nanos:x}"));
         std::fs::create_dir_all(&dir).unwrap();
-        let store = kafka_wire::store::file::FileStore::new(dir.join("offsets.json"));
+        let store = kwire_stores::FileStore::new(dir.join("offsets.json"));
         let config = StreamConfig::new("g", [topic.clone()])
             .end_requery(crate::Requery { attempts: 2, backoff: Duration::from_millis(100) });
         let mut stream = DirectStream::new(client.clone(), store, config).unwrap();

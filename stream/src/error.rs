@@ -4,7 +4,7 @@ use std::error::Error;
 use std::fmt;
 
 use kafka_wire::client::{ClientError, TopicPartition};
-use kafka_wire::store::{BoxError, StoreError};
+use offset_store::{BoxError, StoreError};
 
 use crate::batch::Event;
 

@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_wire::client::{Client, ProduceOptions, ProduceRecord};
-use kafka_wire::store::file::FileStore;
-use kafka_wire::store::OffsetStore;
+use kwire_stores::FileStore;
 use kwire_stream::ZkStore;
+use offset_store::OffsetStore;
 
 use support::{cluster, create_topic, tp, unique, Cluster};
 

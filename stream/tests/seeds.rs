@@ -7,13 +7,14 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kafka_wire::store::file::FileStore;
-use kafka_wire::store::{KafkaGroupStore, OffsetStore};
+use kwire_stores::FileStore;
+use kwire_stores::KafkaGroupStore;
 use kwire_stream::{
     Action, Anomaly, Batch, Control, DirectStream, Event, Limits, OutOfRangePolicy, Resume, StreamConfig,
     StreamError, ZkStore,
 };
 use offset_engine::{Offset, TopicId};
+use offset_store::OffsetStore;
 
 use support::{cluster, create_topic, delete_topic, produce, tp, unique, values};
 

@@ -7,8 +7,9 @@ mod support;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kafka_wire::store::{KafkaGroupStore, OffsetStore, StoreError, StoredOffset};
+use kwire_stores::KafkaGroupStore;
 use kwire_stream::{DirectStream, StreamConfig, StreamError};
+use offset_store::{OffsetStore, StoreError, StoredOffset};
 
 use support::{cluster, create_topic, produce, unique, values};
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use kafka_wire::store::file::FileStore;
+use kwire_stores::FileStore;
 
 use crate::support::{self, create_topic, kwire, stderr, unique, Cluster};
 

@@ -102,5 +102,9 @@ fn a_corrupt_offset_file_is_an_error_naming_the_file_never_empty() {
     assert!(err.contains("offsets.json") && err.lines().count() == 1, "{err}");
     let bad_store = kwire(&cluster, &["group", "describe", "g", "--store", "s3://bucket"]);
     assert_eq!(bad_store.status.code(), Some(1));
-    assert!(stderr(&bad_store).contains("use kafka, zk or file:PATH"));
+    let said = stderr(&bad_store);
+    assert!(
+        said.contains("unknown store `s3://bucket`: use kafka, zk") && said.contains("file:PATH"),
+        "{said}"
+    );
 }

@@ -112,11 +112,12 @@ async fn sink(args: Args) -> Result<(), String> {
     append(&mut log, &format!("S {}\n", std::process::id()))?;
     let config = ClientConfig::new(&args.bootstrap).map_err(|e| e.to_string())?;
     let client = Arc::new(Client::connect(config).await.map_err(|e| e.to_string())?);
-    let store: Box<dyn OffsetStore> = args
-        .store
-        .open(&client, Duration::from_secs(10), Duration::from_secs(60))
-        .await
-        .map_err(|e| e.to_string())?;
+    let options = kwire_stream::OpenOptions {
+        zookeeper_retry_budget: Duration::from_secs(60),
+        ..kwire_stream::OpenOptions::new(Arc::clone(&client), Duration::from_secs(10))
+    };
+    let store: Box<dyn OffsetStore> =
+        kwire_stream::open_store(&args.store, &options).await.map_err(|e| e.to_string())?;
     let stream_config = StreamConfig::new(args.group.clone(), args.topics.clone())
         .out_of_range(args.out_of_range)
         .limits(Limits { max_per_partition: args.max_per_partition, ..Limits::default() })

@@ -31,6 +31,7 @@
 
 mod document;
 mod lock;
+mod offset_store;
 mod replace;
 
 use std::ffi::OsString;
@@ -41,9 +42,10 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use offset_store::file_error;
 pub use replace::STALE_TEMP_AGE;
 
-use super::StoredOffset;
+use ::offset_store::StoredOffset;
 use document::Problem;
 
 /// The `format` field every kwire offset file carries.
@@ -504,7 +506,7 @@ pub fn encode(group: &str, offsets: &[StoredOffset]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Uuid;
+    use kafka_wire::protocol::Uuid;
 
     fn temp_path(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("kwire-file-store-{}-{name}", std::process::id()));

@@ -15,10 +15,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::offset_store::{validate_batch, OffsetStore, RefusedPartition, StoreError, StoreFuture};
-use super::StoredOffset;
-use crate::client::{Client, CommittedOffset, OffsetToCommit, TopicPartition};
-use crate::protocol::Uuid;
+use kafka_wire::client::{Client, ClientError, CommittedOffset, OffsetToCommit, TopicPartition};
+use kafka_wire::protocol::Uuid;
+use offset_store::{validate_batch, OffsetStore, RefusedPartition, StoreError, StoreFuture, StoredOffset};
 
 /// The metadata prefix under which the topic id is kept.
 pub const TOPIC_ID_METADATA_PREFIX: &str = "kwire:topic_id=";
@@ -63,7 +62,8 @@ impl KafkaGroupStore {
     ) -> Result<Vec<StoredOffset>, StoreError> {
         // Asking for every topic (not the named ones) keeps a deleted topic from failing the
         // call: its offsets are still stored, and the caller decides what they mean.
-        let committed = self.client.committed_offsets(group, None, self.timeout).await?;
+        let committed =
+            self.client.committed_offsets(group, None, self.timeout).await.map_err(kafka_error)?;
         Ok(committed
             .into_iter()
             .filter(|(tp, _)| topics.is_none_or(|t| t.contains(&tp.topic)))
@@ -116,7 +116,8 @@ impl OffsetStore for KafkaGroupStore {
                 return Ok(());
             }
             if !self.force {
-                let description = self.client.describe_group(group, self.timeout).await?;
+                let description =
+                    self.client.describe_group(group, self.timeout).await.map_err(kafka_error)?;
                 if !description.is_inactive() {
                     return Err(StoreError::GroupActive {
                         group: group.to_owned(),
@@ -134,7 +135,8 @@ impl OffsetStore for KafkaGroupStore {
                     metadata: topic_id_metadata(o.topic_id),
                 })
                 .collect();
-            let results = self.client.commit_offsets(group, &to_commit, self.timeout).await?;
+            let results =
+                self.client.commit_offsets(group, &to_commit, self.timeout).await.map_err(kafka_error)?;
             let mut written = Vec::new();
             let mut refused = Vec::new();
             for (tp, result) in results {
@@ -145,7 +147,13 @@ impl OffsetStore for KafkaGroupStore {
             }
             if written.is_empty() && !refused.is_empty() {
                 let (tp, source) = refused.swap_remove(0);
-                return Err(StoreError::CommitRefused { topic: tp.topic, partition: tp.partition, source });
+                return Err(StoreError::CommitRefused {
+                    store: "kafka",
+                    topic: tp.topic,
+                    partition: tp.partition,
+                    retriable: source.is_retriable(),
+                    source: Box::new(source),
+                });
             }
             // What the coordinator took is read back even when it refused the rest.
             let offsets: Vec<&StoredOffset> = offsets
@@ -191,6 +199,15 @@ impl OffsetStore for KafkaGroupStore {
                     .collect(),
             })
         })
+    }
+}
+
+/// A client failure in the interface's terms: a name Kafka cannot take is the caller's
+/// mistake (`Invalid`); anything else is the cluster (`Backend`), retriable as the client says.
+fn kafka_error(e: ClientError) -> StoreError {
+    match e {
+        ClientError::InvalidName(name) => StoreError::Invalid { store: "kafka", message: name.to_string() },
+        e => StoreError::Backend { store: "kafka", retriable: e.is_retriable(), source: Box::new(e) },
     }
 }
 

@@ -14,8 +14,8 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use kafka_wire::protocol::Uuid;
-use kafka_wire::store::file::{FileStore, FileStoreError, MAX_FILE_SIZE};
-use kafka_wire::store::StoredOffset;
+use kwire_stores::file::{FileStore, FileStoreError, MAX_FILE_SIZE};
+use offset_store::StoredOffset;
 use proptest::prelude::*;
 
 /// Set to `PATH|GROUP|TOPIC|FIRST|COUNT|OFFSET` in a child writer process.

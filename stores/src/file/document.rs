@@ -14,8 +14,8 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde::{Deserialize, Serialize};
 
 use super::{FORMAT, VERSION};
-use crate::protocol::Uuid;
-use crate::store::StoredOffset;
+use kafka_wire::protocol::Uuid;
+use offset_store::StoredOffset;
 
 /// How many entries are decoded or checked between two looks at the clock.
 const DEADLINE_STRIDE: usize = 1024;

@@ -6,7 +6,7 @@
 //! file read included: N = 10k, 20k, 40k, 80k and 1.6 M. Linear means the time per entry stays
 //! flat as N grows. Numbers: kafka-wire/README.md ("File store").
 //!
-//!     cargo bench -p kafka-wire --bench file_store
+//!     cargo bench -p kwire-stores --bench file_store
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use kafka_wire::store::file::FileStore;
+use kwire_stores::FileStore;
 
 fn document(n: usize) -> String {
     let mut s = String::from(r#"{"format":"kwire-offsets","version":1,"group":"g","offsets":["#);

@@ -2,15 +2,14 @@
 //! (`/consumers/<group>/offsets/<topic>/<partition>`, decimal text), with the topic id and leader
 //! epoch in kwire's side nodes, written atomically with version checks.
 //!
-//! It is a thin adapter, and it lives here rather than in `kwire-zk` so that crate stays a
-//! ZooKeeper store with no dependency on the Kafka client; the stream crate depends on both
-//! anyway.
+//! A thin adapter: `kwire-zk` stays a ZooKeeper store of its own, usable without this
+//! interface.
 
 use std::time::Duration;
 
 use kafka_wire::protocol::Uuid;
-use kafka_wire::store::{validate_batch, OffsetStore, StoreError, StoreFuture, StoredOffset};
 use kwire_zk::ZkOffsetStore;
+use offset_store::{validate_batch, OffsetStore, StoreError, StoreFuture, StoredOffset};
 
 const KIND: &str = "zookeeper";
 
@@ -81,7 +80,26 @@ impl OffsetStore for ZkStore {
                     topic_id: o.topic_id.map(|id| id.0),
                 })
                 .collect();
-            self.inner.write(group, &entries).await.map_err(store_error)
+            self.inner.write(group, &entries).await.map_err(store_error)?;
+            // Read back, as the Kafka and file stores do: a save that returns Ok holds.
+            let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
+            topics.sort();
+            topics.dedup();
+            let now = self.inner.read(group, Some(&topics)).await.map_err(store_error)?;
+            for o in offsets {
+                let read =
+                    now.iter().find(|n| n.topic == o.topic && n.partition == o.partition).map(|n| n.offset);
+                if read != Some(o.offset) {
+                    return Err(StoreError::ReadBackMismatch {
+                        store: KIND,
+                        topic: o.topic.clone(),
+                        partition: o.partition,
+                        wrote: o.offset,
+                        read,
+                    });
+                }
+            }
+            Ok(())
         })
     }
 }

@@ -1,0 +1,139 @@
+//! Why a store could not load or save. The variants say what happened, not which store it
+//! happened in: an implementation maps its own errors here and keeps them as the `source`.
+
+use std::error::Error;
+use std::fmt;
+
+use crate::BoxError;
+
+/// One partition of a batch that a store refused, and why.
+#[derive(Debug)]
+pub struct RefusedPartition {
+    pub topic: String,
+    pub partition: i32,
+    pub reason: BoxError,
+}
+
+/// Why a store could not load or save.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Talking to the store's backend failed: the Kafka cluster (coordinator lookup,
+    /// OffsetFetch, DescribeGroups), the file system (an IO error, the writers' lock held past
+    /// the deadline). `retriable`: whether trying again later can help.
+    Backend { store: &'static str, retriable: bool, source: BoxError },
+    /// The group coordinator refused the commit of this partition; nothing of the batch was
+    /// written.
+    CommitRefused { store: &'static str, topic: String, partition: i32, retriable: bool, source: BoxError },
+    /// The store took some partitions of the batch and refused the others (a store that is not
+    /// atomic, such as Kafka's: the coordinator answers per partition). What is in `written`
+    /// stays written; load again before the next save.
+    PartlyWritten { store: &'static str, written: Vec<(String, i32)>, refused: Vec<RefusedPartition> },
+    /// The group has active members: a non-member commit would fight their commits (the rule
+    /// kafka-consumer-groups applies). Stop the consumers, or build the store with `force`.
+    GroupActive { group: String, state: String, members: usize },
+    /// Another writer changed this partition's stored offset since this store last read it;
+    /// nothing of the batch was written. Load again to see the other writer's value.
+    ConcurrentModification { store: &'static str, topic: String, partition: i32, detail: String },
+    /// The store could not be reached within its time budget. `outcome_unknown`: a write may or
+    /// may not have been applied (load again to find out).
+    Unavailable { store: &'static str, outcome_unknown: bool, source: BoxError },
+    /// After writing, the store holds something else than what was written.
+    ReadBackMismatch { store: &'static str, topic: String, partition: i32, wrote: i64, read: Option<i64> },
+    /// The stored data is damaged (an offset that is not a number, a malformed side node).
+    Corrupt { store: &'static str, source: BoxError },
+    /// The request cannot be stored (a bad group or topic name, a negative offset, a partition
+    /// given twice).
+    Invalid { store: &'static str, message: String },
+    /// Any other failure of a store implementation.
+    Other { store: &'static str, source: BoxError },
+}
+
+impl StoreError {
+    /// Whether trying again later can help without anyone changing anything.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            Self::Backend { retriable, .. } | Self::CommitRefused { retriable, .. } => *retriable,
+            Self::Unavailable { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Whether what is stored is uncertain after this error, so the caller should load again
+    /// before its next save.
+    pub fn needs_reload(&self) -> bool {
+        matches!(
+            self,
+            Self::ConcurrentModification { .. }
+                | Self::Unavailable { outcome_unknown: true, .. }
+                | Self::ReadBackMismatch { .. }
+                | Self::CommitRefused { .. }
+                | Self::PartlyWritten { .. }
+        )
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::CommitRefused { store, topic, partition, source, .. } => {
+                write!(f, "{store} offset store: commit of {topic}:{partition} refused: {source}")
+            }
+            Self::PartlyWritten { store, written, refused } => {
+                write!(f, "{store} offset store: partly written: {} partition(s) written, refused: ", written.len())?;
+                for (i, r) in refused.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{}:{} ({})", r.topic, r.partition, r.reason)?;
+                }
+                Ok(())
+            }
+            Self::GroupActive { group, state, members } => write!(
+                f,
+                "group `{group}` has {members} active member(s) (state {state}): offsets can only be \
+                 written while it is inactive; stop its consumers or force the write"
+            ),
+            Self::ConcurrentModification { store, topic, partition, detail } => write!(
+                f,
+                "{store} offset store: {topic}:{partition} was changed by another writer; nothing \
+                 was written ({detail})"
+            ),
+            Self::Unavailable { store, outcome_unknown, source } => {
+                write!(f, "{store} offset store unavailable: {source}")?;
+                if *outcome_unknown {
+                    f.write_str(" (the last write may or may not have been applied)")?;
+                }
+                Ok(())
+            }
+            Self::ReadBackMismatch { store, topic, partition, wrote, read } => match read {
+                Some(read) => write!(
+                    f,
+                    "{store} offset store: read-back mismatch for {topic}:{partition}: wrote {wrote}, read {read}"
+                ),
+                None => write!(
+                    f,
+                    "{store} offset store: read-back mismatch for {topic}:{partition}: wrote {wrote}, read nothing"
+                ),
+            },
+            Self::Corrupt { store, source } => write!(f, "{store} offset store holds damaged data: {source}"),
+            Self::Invalid { store, message } => write!(f, "{store} offset store: {message}"),
+            Self::Backend { store, source, .. } | Self::Other { store, source } => {
+                write!(f, "{store} offset store: {source}")
+            }
+        }
+    }
+}
+
+impl Error for StoreError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            Self::Backend { source, .. }
+            | Self::CommitRefused { source, .. }
+            | Self::Unavailable { source, .. }
+            | Self::Corrupt { source, .. }
+            | Self::Other { source, .. } => Some(source.as_ref()),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! kwire's offset stores, each an [`OffsetStore`](offset_store::OffsetStore):
+//!
+//! - [`KafkaGroupStore`] (feature `kafka`): the group's committed offsets in Kafka, with the
+//!   topic id in each offset's metadata;
+//! - [`FileStore`]: one JSON document per group, safe in a folder other users and processes
+//!   write to (see [`file`]);
+//! - [`ZkStore`] (feature `zookeeper`): the Kafka 0.8 ZooKeeper layout, over `kwire-zk`.
+//!
+//! [`open`] turns a [`StoreSpec`](offset_store::StoreSpec) into one of them, so the CLI, the
+//! stream driver and other front ends name stores the same way.
+
+pub mod file;
+#[cfg(feature = "kafka")]
+pub mod kafka;
+#[cfg(all(feature = "kafka", feature = "zookeeper"))]
+mod open;
+#[cfg(feature = "zookeeper")]
+pub mod zk;
+
+pub use file::{FileStore, FileStoreError};
+#[cfg(feature = "kafka")]
+pub use kafka::KafkaGroupStore;
+#[cfg(all(feature = "kafka", feature = "zookeeper"))]
+pub use open::{open, OpenOptions};
+#[cfg(feature = "zookeeper")]
+pub use zk::ZkStore;

@@ -1,0 +1,54 @@
+//! A store from its name: what every front end (the CLI, the stream driver, bindings) calls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kafka_wire::client::Client;
+use offset_store::{OffsetStore, StoreError, StoreSpec};
+
+use crate::{FileStore, KafkaGroupStore, ZkStore};
+
+/// What opening a store may need besides its name.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// The Kafka client: the Kafka store's coordinator calls go through it.
+    pub client: Arc<Client>,
+    /// Bounds each Kafka store call, the ZooKeeper session set-up, and a file load or lock wait.
+    pub timeout: Duration,
+    /// How long each ZooKeeper call retries through connection loss and session expiry.
+    pub zookeeper_retry_budget: Duration,
+    /// The connect string for a store written `zk` alone (the CLI's `--zookeeper`).
+    pub default_zookeeper: Option<String>,
+    /// Lets the Kafka store write while the group has active members.
+    pub force: bool,
+}
+
+impl OpenOptions {
+    /// Options with `timeout` for every bound, no default ZooKeeper, and no `force`.
+    pub fn new(client: Arc<Client>, timeout: Duration) -> Self {
+        Self { client, timeout, zookeeper_retry_budget: timeout, default_zookeeper: None, force: false }
+    }
+}
+
+/// Opens the store `spec` names. `zk` without a connect string takes
+/// [`OpenOptions::default_zookeeper`]; with neither it is [`StoreError::Invalid`].
+pub async fn open(spec: &StoreSpec, options: &OpenOptions) -> Result<Box<dyn OffsetStore>, StoreError> {
+    Ok(match spec {
+        StoreSpec::Kafka => {
+            Box::new(KafkaGroupStore::new(Arc::clone(&options.client), options.timeout).force(options.force))
+        }
+        StoreSpec::File(path) => Box::new(FileStore::new(path).timeout(options.timeout)),
+        StoreSpec::ZooKeeper(connect) => {
+            let connect = connect
+                .as_deref()
+                .or(options.default_zookeeper.as_deref())
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| StoreError::Invalid {
+                    store: "zookeeper",
+                    message: "the zk store needs a connect string: zk:HOST:PORT[/chroot], or --zookeeper / KWIRE_ZOOKEEPER"
+                        .to_owned(),
+                })?;
+            Box::new(ZkStore::connect(connect, options.timeout, options.zookeeper_retry_budget).await?)
+        }
+    })
+}
