@@ -24,6 +24,9 @@ impl Exit {
     /// Partly written: the store took some partitions of the batch and refused others. What
     /// was written stays written; the output lists each partition as written or refused.
     pub const PARTIAL: Exit = Exit(7);
+    /// The broker is too old for what was asked (an API or API version it lacks); the message
+    /// names the Kafka release that has it: "not supported by this broker (needs Kafka X.Y)".
+    pub const UNSUPPORTED: Exit = Exit(8);
 
     pub fn value(self) -> u8 {
         self.0
@@ -49,12 +52,22 @@ impl fmt::Display for Failure {
     }
 }
 
+impl Failure {
+    /// A client error about `context` (a partition, a topic): exit 8 when the broker is too
+    /// old for the call, else 2.
+    pub fn client(context: impl fmt::Display, e: &kafka_wire::client::ClientError) -> Self {
+        let exit = if e.is_unsupported() { Exit::UNSUPPORTED } else { Exit::CLUSTER };
+        Self::new(exit, format!("{context}: {e}"))
+    }
+}
+
 impl From<kafka_wire::client::ClientError> for Failure {
     fn from(e: kafka_wire::client::ClientError) -> Self {
         use kafka_wire::client::ClientError;
         let exit = match &e {
             ClientError::UnknownTopic { .. } => Exit::NOT_FOUND,
             ClientError::InvalidAddress { .. } | ClientError::InvalidName(_) => Exit::USAGE,
+            e if e.is_unsupported() => Exit::UNSUPPORTED,
             _ => Exit::CLUSTER,
         };
         Self::new(exit, e.to_string())
