@@ -72,7 +72,7 @@ pub async fn run(ctx: &Context, command: &TopicCommand) -> Result<(), Failure> {
             let results = client.delete_records(&wanted, timeout).await;
             let mut rows = Vec::new();
             for (tp, result) in &results {
-                let low = result.as_ref().map_err(|e| Failure::client(&tp, &e))?;
+                let low = result.as_ref().map_err(|e| Failure::client(tp, e))?;
                 rows.push(json!({"topic": tp.topic, "partition": tp.partition, "log_start": low}));
             }
             let text = results

@@ -113,20 +113,16 @@ impl fmt::Display for ClientError {
                 write!(f, "{feature} on {broker}: not supported by this broker (needs Kafka {needs})")
             }
             Self::UnsupportedApi { broker, api, ours, theirs } => {
-                let too_old = theirs.is_none_or(|t| t.max < ours.min);
-                match (too_old, kafka_release::api_introduced_in(*api)) {
-                    (true, Some(needs)) => write!(
+                match (theirs, kafka_release::api_introduced_in(*api)) {
+                    (None, Some(needs)) => write!(
                         f,
-                        "{api} on {broker}: not supported by this broker (needs Kafka {needs}; it has {api} {}, kwire {ours})",
-                        theirs.map_or_else(|| "none".to_owned(), |t| t.to_string())
+                        "{api} on {broker}: not supported by this broker (needs Kafka {needs}): it lacks {api}"
                     ),
-                    _ => match theirs {
-                        Some(theirs) => write!(
-                            f,
-                            "{broker} supports {api} versions {theirs}, kwire supports {ours}: no common version"
-                        ),
-                        None => write!(f, "{broker} does not support {api} (kwire supports {ours})"),
-                    },
+                    (Some(theirs), _) => write!(
+                        f,
+                        "{broker} supports {api} versions {theirs}, kwire supports {ours}: no common version"
+                    ),
+                    (None, None) => write!(f, "{broker} does not support {api} (kwire supports {ours})"),
                 }
             }
             Self::Kafka { broker, api, code, context } => {

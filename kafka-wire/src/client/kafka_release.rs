@@ -33,6 +33,13 @@ impl Feature {
     }
 }
 
+/// Writing record batches (magic 2), the only format kwire produces: Produce v3 (KIP-98).
+pub const PRODUCE_RECORD_BATCHES: Feature = Feature {
+    name: "produce (record batches, magic 2)",
+    api: ApiKey::PRODUCE,
+    min_version: 3,
+    since: "0.11",
+};
 /// Reading only committed transactional data: Fetch v4 (KIP-98).
 pub const READ_COMMITTED_FETCH: Feature =
     Feature { name: "read_committed fetch", api: ApiKey::FETCH, min_version: 4, since: "0.11" };
