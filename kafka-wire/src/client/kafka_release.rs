@@ -131,6 +131,29 @@ mod tests {
     }
 
     #[test]
+    fn an_api_the_broker_lacks_names_the_release_that_added_it() {
+        let broker = BrokerRef { node_id: Some(1), addr: "127.0.0.1:9092".into() };
+        let missing = ClientError::UnsupportedApi {
+            broker: broker.clone(),
+            api: ApiKey::DELETE_RECORDS,
+            ours: crate::protocol::VersionRange::new(0, 2),
+            theirs: None,
+        };
+        assert!(missing.is_unsupported());
+        let text = missing.to_string();
+        assert!(text.contains("DeleteRecords") && text.contains("(needs Kafka 0.11)"), "{text}");
+        // A broker newer than kwire is not "too old": no release to name.
+        let too_new = ClientError::UnsupportedApi {
+            broker,
+            api: ApiKey::METADATA,
+            ours: crate::protocol::VersionRange::new(0, 13),
+            theirs: Some(crate::protocol::VersionRange::new(20, 30)),
+        };
+        assert!(!too_new.is_unsupported());
+        assert!(!too_new.to_string().contains("needs Kafka"), "{too_new}");
+    }
+
+    #[test]
     fn broker_only_apis_have_no_client_release() {
         assert_eq!(api_introduced_in(ApiKey::LEADER_AND_ISR), None);
         assert_eq!(api_introduced_in(ApiKey::VOTE), None);
