@@ -30,6 +30,7 @@ exit_codes! {
     REFUSED = 5, "a write was refused: the group has active members (`--force` overrides) or an offset is outside the log; nothing was written";
     STORE = 6, "the offset store is unreadable or corrupt, did not read back what was written, or (file store) is a link or special file, too large, or locked or too slow to load within `--timeout`";
     PARTIAL = 7, "partly written: the store took some partitions and refused others (each listed as written or refused; what was written stays written and was read back)";
+    UNSUPPORTED = 8, "the broker is too old for what was asked: `... not supported by this broker (needs Kafka X.Y)` names the first release that has it (see \"Kafka versions\")";
 }
 
 impl Exit {
@@ -88,12 +89,22 @@ impl fmt::Display for Failure {
     }
 }
 
+impl Failure {
+    /// A client error about `context` (a partition, a topic): exit 8 when the broker is too
+    /// old for the call, else 2.
+    pub fn client(context: impl fmt::Display, e: &kafka_wire::client::ClientError) -> Self {
+        let exit = if e.is_unsupported() { Exit::UNSUPPORTED } else { Exit::CLUSTER };
+        Self::new(exit, format!("{context}: {e}"))
+    }
+}
+
 impl From<kafka_wire::client::ClientError> for Failure {
     fn from(e: kafka_wire::client::ClientError) -> Self {
         use kafka_wire::client::ClientError;
         let exit = match &e {
             ClientError::UnknownTopic { .. } => Exit::NOT_FOUND,
             ClientError::InvalidAddress { .. } | ClientError::InvalidName(_) => Exit::USAGE,
+            e if e.is_unsupported() => Exit::UNSUPPORTED,
             _ => Exit::CLUSTER,
         };
         Self::new(exit, e.to_string())

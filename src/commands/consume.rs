@@ -44,7 +44,7 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
             .get(&tp)
             .cloned()
             .unwrap_or_else(|| Err(kafka_wire::client::ClientError::UnknownTopic { topic: tp.topic.clone() }))
-            .map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?
+            .map_err(|e| Failure::client(&tp, &e))?
             .offset
             .unwrap_or(0);
         let from = match args.from {
@@ -55,7 +55,7 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
                 .unwrap_or_else(|| {
                     Err(kafka_wire::client::ClientError::UnknownTopic { topic: tp.topic.clone() })
                 })
-                .map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?
+                .map_err(|e| Failure::client(&tp, &e))?
                 .offset
                 .unwrap_or(end),
         };
@@ -66,7 +66,7 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
         let options = FetchOptions { isolation, timeout, ..FetchOptions::default() };
         let fetched = client.fetch_range(&[FetchRange::new(tp.clone(), from, until)], &options).await;
         for (tp, result) in fetched {
-            let part = result.map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?;
+            let part = result.map_err(|e| Failure::client(&tp, &e))?;
             let mut text = String::new();
             for record in part.records.iter().take(usize::try_from(remaining).unwrap_or(usize::MAX)) {
                 text.push_str(&render(&tp, record, ctx.format()));

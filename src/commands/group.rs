@@ -118,9 +118,7 @@ pub async fn partition_rows(
                 view.topic_id = t.topic_id.and_then(|id| offset_engine::TopicId::from_wire(id.0));
                 LogState::Found(view)
             }
-            (Some(_), Some(Err(e))) => {
-                return Err(Failure::new(crate::exit::Exit::CLUSTER, format!("{tp}: {e}")))
-            }
+            (Some(_), Some(Err(e))) => return Err(Failure::client(&tp, e)),
         };
         let s = stored.get(&tp).copied();
         rows.push(PartitionRow {

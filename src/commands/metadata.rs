@@ -77,10 +77,10 @@ pub async fn run(ctx: &Context, args: &MetadataArgs) -> Result<(), Failure> {
                 for p in &t.partitions {
                     parts.row([
                         t.name.clone(),
-                        t.topic_id.map(|id| id.to_string()).unwrap_or_default(),
+                        t.topic_id.map_or_else(|| "-".to_owned(), |id| id.to_string()),
                         p.partition.to_string(),
                         p.leader.map_or_else(|| "none".to_owned(), |l| l.to_string()),
-                        p.leader_epoch.map(|e| e.to_string()).unwrap_or_default(),
+                        p.leader_epoch.map_or_else(|| "-".to_owned(), |e| e.to_string()),
                         ids(&p.replicas),
                         ids(&p.isr),
                         ids(&p.offline),

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::Context;
 use crate::cli::{At, Format, OffsetsArgs};
-use crate::exit::{Exit, Failure};
+use crate::exit::Failure;
 use crate::output::{out, outln, print_json, Table};
 
 pub async fn run(ctx: &Context, args: &OffsetsArgs) -> Result<(), Failure> {
@@ -63,7 +63,7 @@ pub async fn run(ctx: &Context, args: &OffsetsArgs) -> Result<(), Failure> {
                     range.high_watermark.to_string(),
                     range.last_stable.to_string(),
                     range.leader.map_or_else(|| "none".to_owned(), |l| l.to_string()),
-                    range.leader_epoch.map(|e| e.to_string()).unwrap_or_default(),
+                    range.leader_epoch.map_or_else(|| "-".to_owned(), |e| e.to_string()),
                     at.offset.map_or_else(|| "none".to_owned(), |o| o.to_string()),
                 ]);
             }
@@ -82,11 +82,11 @@ fn merge(
 ) -> Result<BTreeMap<TopicPartition, Row>, Failure> {
     let mut rows = BTreeMap::new();
     for (tp, range) in ranges {
-        let range = range.map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?;
+        let range = range.map_err(|e| Failure::client(&tp, &e))?;
         let listed = at
             .remove(&tp)
             .unwrap_or_else(|| Err(ClientError::UnknownTopic { topic: tp.topic.clone() }))
-            .map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?;
+            .map_err(|e| Failure::client(&tp, &e))?;
         rows.insert(tp, (range, listed));
     }
     Ok(rows)

@@ -69,12 +69,12 @@ async fn send(
             client
                 .produce(&args.topic, p, records, options)
                 .await
-                .map_err(|e| Failure::new(Exit::CLUSTER, format!("{}-{p}: {e}", args.topic)))?;
+                .map_err(|e| Failure::client(format!("{}-{p}", args.topic), &e))?;
         }
         None => {
             let produced = client.produce_by_key(&args.topic, records, options).await?;
             for (tp, result) in produced.results {
-                result.map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?;
+                result.map_err(|e| Failure::client(&tp, &e))?;
             }
         }
     }

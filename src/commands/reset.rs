@@ -338,7 +338,7 @@ async fn resolve(
         .await;
     let mut out = BTreeMap::new();
     for (tp, result) in found {
-        let listed = result.map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?;
+        let listed = result.map_err(|e| Failure::client(&tp, &e))?;
         out.insert(
             tp,
             listed.offset.map_or(TimeLookup::NoRecordAtOrAfter, |o| TimeLookup::Offset(Offset(o))),

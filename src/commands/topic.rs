@@ -28,13 +28,13 @@ pub async fn run(ctx: &Context, command: &TopicCommand) -> Result<(), Failure> {
             let created = client.create_topics(&[new], timeout).await;
             let result =
                 created.into_values().next().ok_or_else(|| Failure::new(Exit::CLUSTER, "no answer"))?;
-            let created = result.map_err(|e| Failure::new(Exit::CLUSTER, e.to_string()))?;
+            let created = result.map_err(Failure::from)?;
             report(
                 &format!(
                     "created {topic}: {} partitions, replication {}, id {}",
                     created.partitions,
                     created.replication_factor,
-                    created.topic_id.map(|id| id.to_string()).unwrap_or_default()
+                    created.topic_id.map_or_else(|| "-".to_owned(), |id| id.to_string())
                 ),
                 json!({"topic": topic, "topic_id": created.topic_id.map(|id| id.to_string()),
                        "partitions": created.partitions, "replication_factor": created.replication_factor}),
@@ -72,7 +72,7 @@ pub async fn run(ctx: &Context, command: &TopicCommand) -> Result<(), Failure> {
             let results = client.delete_records(&wanted, timeout).await;
             let mut rows = Vec::new();
             for (tp, result) in &results {
-                let low = result.as_ref().map_err(|e| Failure::new(Exit::CLUSTER, format!("{tp}: {e}")))?;
+                let low = result.as_ref().map_err(|e| Failure::client(tp, e))?;
                 rows.push(json!({"topic": tp.topic, "partition": tp.partition, "log_start": low}));
             }
             let text = results
@@ -93,6 +93,6 @@ fn not_found_or_cluster(topic: &str, e: &kafka_wire::client::ClientError) -> Fai
     {
         Failure::new(Exit::NOT_FOUND, format!("unknown topic `{topic}`"))
     } else {
-        Failure::new(Exit::CLUSTER, format!("{topic}: {text}"))
+        Failure::client(topic, e)
     }
 }

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod broker_matrix;
 mod cli_basics;
 mod cli_decode;
 mod cli_file_store;

@@ -367,7 +367,8 @@ impl Client {
                         tagged_fields: TaggedFields::default(),
                     }
                 };
-                let (_, response) = self.send_built(&target.broker, build).await?;
+                let (version, response) = self.send_built(&target.broker, build).await?;
+                super::kafka_release::LEADER_EPOCH_VALIDATION.check(version, &target.broker)?;
                 let mut answers: Vec<(TopicPartition, LeaderAnswer<EpochEnd>)> = Vec::new();
                 for topic in response.topics {
                     for p in topic.partitions {

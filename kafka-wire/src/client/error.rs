@@ -5,6 +5,7 @@ use std::io;
 use std::sync::Arc;
 
 use super::address::redact_credentials;
+use super::kafka_release;
 use super::router::TopicPartition;
 use crate::protocol::names::InvalidName;
 use crate::protocol::records::RecordEncodeError;
@@ -48,6 +49,9 @@ pub enum ClientError {
     Decode { broker: BrokerRef, api: ApiKey, version: i16, source: DecodeError },
     /// The request could not be encoded at the negotiated version.
     Encode { api: ApiKey, version: i16, source: EncodeError },
+    /// A feature needs a newer API version than the broker has; `needs` is the first Kafka
+    /// release with it (e.g. read_committed: "0.11").
+    NotSupported { broker: BrokerRef, feature: String, needs: &'static str },
     /// kwire and the broker share no version of this API.
     UnsupportedApi { broker: BrokerRef, api: ApiKey, ours: VersionRange, theirs: Option<VersionRange> },
     /// The broker answered with a Kafka error code.
@@ -105,13 +109,22 @@ impl fmt::Display for ClientError {
                 write!(f, "malformed {api} v{version} response from {broker}: {source}")
             }
             Self::Encode { api, version, source } => write!(f, "cannot encode {api} v{version}: {source}"),
-            Self::UnsupportedApi { broker, api, ours, theirs } => match theirs {
-                Some(theirs) => write!(
-                    f,
-                    "{broker} supports {api} versions {theirs}, kwire supports {ours}: no common version"
-                ),
-                None => write!(f, "{broker} does not support {api} (kwire supports {ours})"),
-            },
+            Self::NotSupported { broker, feature, needs } => {
+                write!(f, "{feature} on {broker}: not supported by this broker (needs Kafka {needs})")
+            }
+            Self::UnsupportedApi { broker, api, ours, theirs } => {
+                match (theirs, kafka_release::api_introduced_in(*api)) {
+                    (None, Some(needs)) => write!(
+                        f,
+                        "{api} on {broker}: not supported by this broker (needs Kafka {needs}): it lacks {api}"
+                    ),
+                    (Some(theirs), _) => write!(
+                        f,
+                        "{broker} supports {api} versions {theirs}, kwire supports {ours}: no common version"
+                    ),
+                    (None, None) => write!(f, "{broker} does not support {api} (kwire supports {ours})"),
+                }
+            }
             Self::Kafka { broker, api, code, context } => {
                 if context.is_empty() {
                     write!(f, "{api} on {broker}: {code}")
@@ -165,6 +178,16 @@ impl From<InvalidName> for ClientError {
 }
 
 impl ClientError {
+    /// Whether the broker is too old for the call (an API it lacks or a feature its versions
+    /// lack), as opposed to failing at it.
+    pub fn is_unsupported(&self) -> bool {
+        match self {
+            Self::NotSupported { .. } => true,
+            Self::UnsupportedApi { ours, theirs, .. } => theirs.is_none_or(|t| t.max < ours.min),
+            _ => false,
+        }
+    }
+
     /// Whether trying again (possibly on a new connection or after a metadata refresh) can help.
     pub fn is_retriable(&self) -> bool {
         match self {

@@ -299,11 +299,8 @@ impl Client {
                     build_request(&batch, requested, &ids, options, version)
                 })
                 .await?;
-            if options.isolation == Isolation::ReadCommitted && version < 4 {
-                return Err(ClientError::Protocol {
-                    broker: target.broker.clone(),
-                    message: format!("read_committed needs Fetch v4+, the broker speaks v{version}"),
-                });
+            if options.isolation == Isolation::ReadCommitted {
+                super::kafka_release::READ_COMMITTED_FETCH.check(version, &target.broker)?;
             }
             if let Some(code) = response.error_code.filter(|c| !c.is_ok()) {
                 return Err(ClientError::Kafka {

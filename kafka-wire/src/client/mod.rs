@@ -10,6 +10,7 @@ pub mod deadline;
 pub mod error;
 pub mod fetch;
 pub mod groups;
+pub mod kafka_release;
 pub mod metadata;
 pub mod negotiate;
 pub mod offsets;

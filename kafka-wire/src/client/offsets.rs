@@ -93,13 +93,11 @@ impl Client {
             let (version, response) = self
                 .send_built(&target.broker, |version| build_request(&tps, query, isolation, version))
                 .await?;
-            if query == OffsetQuery::MaxTimestamp && version < 7 {
-                return Err(ClientError::Protocol {
-                    broker: target.broker.clone(),
-                    message: format!(
-                        "max-timestamp offsets need ListOffsets v7+, the broker speaks v{version}"
-                    ),
-                });
+            if query == OffsetQuery::MaxTimestamp {
+                super::kafka_release::MAX_TIMESTAMP_OFFSETS.check(version, &target.broker)?;
+            }
+            if isolation == Isolation::ReadCommitted {
+                super::kafka_release::READ_COMMITTED_OFFSETS.check(version, &target.broker)?;
             }
             let mut answers: Vec<(TopicPartition, LeaderAnswer<ListedOffset>)> = Vec::new();
             for topic in response.topics {
@@ -151,7 +149,13 @@ impl Client {
                 .and_then(|p| p.leader);
             let range = start.and_then(|start| {
                 let end = end?;
-                let lso = lso?;
+                // A broker before 0.11 has no transactions: its last stable offset is the high
+                // watermark, and it cannot answer the read_committed query.
+                let lso = match lso {
+                    Ok(lso) => lso.offset,
+                    Err(e) if e.is_unsupported() => None,
+                    Err(e) => return Err(e),
+                };
                 let (Some(log_start), Some(high_watermark)) = (start.offset, end.offset) else {
                     return Err(ClientError::Protocol {
                         broker: super::error::BrokerRef { node_id: leader, addr: "leader".to_owned() },
@@ -161,7 +165,7 @@ impl Client {
                 Ok(LogRange {
                     log_start,
                     high_watermark,
-                    last_stable: lso.offset.unwrap_or(high_watermark),
+                    last_stable: lso.unwrap_or(high_watermark),
                     leader_epoch: end.leader_epoch,
                     leader,
                 })

@@ -41,10 +41,7 @@ use super::partitioner::partition_for_key;
 use super::router::{LeaderAnswer, PartitionResults, TopicPartition};
 use crate::protocol::messages::{produce, PartitionProduceData, ProduceRequest, TopicProduceData};
 use crate::protocol::records::{Compression, Header, Record, RecordBatch};
-use crate::protocol::{TaggedFields, Uuid, VersionRange};
-
-/// The first Produce version that carries magic-2 batches; kwire writes no older format.
-const FIRST_MAGIC_2_VERSION: i16 = 3;
+use crate::protocol::{TaggedFields, Uuid};
 
 /// How many replicas must have a batch before the leader answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -193,14 +190,7 @@ impl Client {
             .route_by_leader(produce::SPEC.key, &partitions, options.timeout, |target, batch| async move {
                 let conn = self.connection(&target.broker).await?;
                 let version = conn.versions.choose(&produce::SPEC, &target.broker)?;
-                if version < FIRST_MAGIC_2_VERSION {
-                    return Err(ClientError::UnsupportedApi {
-                        broker: target.broker.clone(),
-                        api: produce::SPEC.key,
-                        ours: VersionRange::new(FIRST_MAGIC_2_VERSION, produce::SPEC.versions.max),
-                        theirs: conn.versions.range(produce::SPEC.key),
-                    });
-                }
+                super::kafka_release::PRODUCE_RECORD_BATCHES.check(version, &target.broker)?;
                 let ids = topic_ids(self);
                 let tps: Vec<TopicPartition> = batch.into_iter().map(|(tp, _)| tp).collect();
                 let request = build_request(&tps, encoded, &ids, acks, timeout_ms);
