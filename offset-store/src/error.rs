@@ -9,8 +9,11 @@ use crate::BoxError;
 /// One partition of a batch that a store refused, and why.
 #[derive(Debug)]
 pub struct RefusedPartition {
+    /// The topic of the refused partition.
     pub topic: String,
+    /// The refused partition.
     pub partition: i32,
+    /// Why the store refused it (for Kafka, the coordinator's error for this partition).
     pub reason: BoxError,
 }
 
@@ -21,32 +24,109 @@ pub enum StoreError {
     /// Talking to the store's backend failed: the Kafka cluster (coordinator lookup,
     /// OffsetFetch, DescribeGroups), the file system (an IO error, the writers' lock held past
     /// the deadline). `retriable`: whether trying again later can help.
-    Backend { store: &'static str, retriable: bool, source: BoxError },
+    Backend {
+        /// The store's short name (`kafka`, `file`, `zookeeper`, ...).
+        store: &'static str,
+        /// Whether trying again later can help.
+        retriable: bool,
+        /// The implementation's own error.
+        source: BoxError,
+    },
     /// The group coordinator refused the commit of this partition; nothing of the batch was
-    /// written.
-    CommitRefused { store: &'static str, topic: String, partition: i32, retriable: bool, source: BoxError },
+    /// written. `retriable`: whether the coordinator's error is one that passes.
+    CommitRefused {
+        /// The store's short name (`kafka`, `file`, `zookeeper`, ...).
+        store: &'static str,
+        /// The partition's topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// Whether trying again later can help.
+        retriable: bool,
+        /// The implementation's own error.
+        source: BoxError,
+    },
     /// The store took some partitions of the batch and refused the others (a store that is not
     /// atomic, such as Kafka's: the coordinator answers per partition). What is in `written`
-    /// stays written; load again before the next save.
-    PartlyWritten { store: &'static str, written: Vec<(String, i32)>, refused: Vec<RefusedPartition> },
+    /// (topic, partition) stays written; load again before the next save.
+    PartlyWritten {
+        /// The store's short name (`kafka`, `file`, `zookeeper`, ...).
+        store: &'static str,
+        /// The partitions written, as (topic, partition).
+        written: Vec<(String, i32)>,
+        /// The partitions refused, each with its reason.
+        refused: Vec<RefusedPartition>,
+    },
     /// The group has active members: a non-member commit would fight their commits (the rule
     /// kafka-consumer-groups applies). Stop the consumers, or build the store with `force`.
-    GroupActive { group: String, state: String, members: usize },
+    /// `state` is the group state the coordinator reported, `members` how many it has.
+    GroupActive {
+        /// The group.
+        group: String,
+        /// The group's state as the coordinator reported it.
+        state: String,
+        /// How many members the group has.
+        members: usize,
+    },
     /// Another writer changed this partition's stored offset since this store last read it;
-    /// nothing of the batch was written. Load again to see the other writer's value.
-    ConcurrentModification { store: &'static str, topic: String, partition: i32, detail: String },
+    /// nothing of the batch was written. Load again to see the other writer's value. `detail`
+    /// says where (e.g. the znode).
+    ConcurrentModification {
+        /// The store's short name (`kafka`, `file`, `zookeeper`, ...).
+        store: &'static str,
+        /// The partition's topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// Where the change was seen (e.g. the znode).
+        detail: String,
+    },
     /// The store could not be reached within its time budget. `outcome_unknown`: a write may or
     /// may not have been applied (load again to find out).
-    Unavailable { store: &'static str, outcome_unknown: bool, source: BoxError },
-    /// After writing, the store holds something else than what was written.
-    ReadBackMismatch { store: &'static str, topic: String, partition: i32, wrote: i64, read: Option<i64> },
+    Unavailable {
+        /// The store's short name (`kafka`, `file`, `zookeeper`, ...).
+        store: &'static str,
+        /// Whether a write may or may not have been applied.
+        outcome_unknown: bool,
+        /// The implementation's own error.
+        source: BoxError,
+    },
+    /// After writing, the store holds something else than what was written: `wrote` the offset
+    /// saved, `read` what a load then returned (`None`: nothing stored).
+    ReadBackMismatch {
+        /// The store's short name (`kafka`, `file`, `zookeeper`, ...).
+        store: &'static str,
+        /// The partition's topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The offset saved.
+        wrote: i64,
+        /// What a load returned afterwards (`None`: nothing stored).
+        read: Option<i64>,
+    },
     /// The stored data is damaged (an offset that is not a number, a malformed side node).
-    Corrupt { store: &'static str, source: BoxError },
+    Corrupt {
+        /// The store's short name (`kafka`, `file`, `zookeeper`, ...).
+        store: &'static str,
+        /// The implementation's own error.
+        source: BoxError,
+    },
     /// The request cannot be stored (a bad group or topic name, a negative offset, a partition
-    /// given twice).
-    Invalid { store: &'static str, message: String },
+    /// given twice); `message` says which.
+    Invalid {
+        /// The store's short name (`kafka`, `file`, `zookeeper`, ...).
+        store: &'static str,
+        /// What is wrong with the request.
+        message: String,
+    },
     /// Any other failure of a store implementation.
-    Other { store: &'static str, source: BoxError },
+    Other {
+        /// The store's short name (`kafka`, `file`, `zookeeper`, ...).
+        store: &'static str,
+        /// The implementation's own error.
+        source: BoxError,
+    },
 }
 
 impl StoreError {

@@ -9,11 +9,11 @@
 //! What it guarantees, for a file in a folder other users may write to as well:
 //!
 //! - **No lost update.** Writers serialise on an exclusive `flock` of `.NAME.lock` beside the
-//!   file ([`lock`]); under it they read the file again, merge, replace it and read their own
+//!   file (`file/lock.rs`); under it they read the file again, merge, replace it and read their own
 //!   entries back. Concurrent writers all land, or one waits until its timeout and fails with
 //!   [`FileStoreError::Locked`] naming the lock file, having written nothing.
 //! - **No torn or empty file.** The file is replaced by `rename` from a fully written and
-//!   fsynced temporary file, then the folder is fsynced ([`replace`]); readers take no lock and
+//!   fsynced temporary file, then the folder is fsynced (`file/replace.rs`); readers take no lock and
 //!   see the old document or the new one.
 //! - **No write elsewhere.** The temporary file has an unpredictable name and is created with
 //!   `O_CREAT|O_EXCL|O_NOFOLLOW`; the lock file is opened with `O_NOFOLLOW|O_NONBLOCK` and
@@ -64,34 +64,107 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// [`FileStore::new_file_mode`].
 pub const DEFAULT_NEW_FILE_MODE: u32 = 0o600;
 
+/// Why the file store could not load or save; each names the file (or its lock file).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum FileStoreError {
     /// The file could not be read or written.
-    Io { path: PathBuf, op: &'static str, source: io::Error },
+    Io {
+        /// The store file (or the file the error concerns).
+        path: PathBuf,
+        /// What was being done (`read`, `rename`, ...).
+        op: &'static str,
+        /// The operating system's error.
+        source: io::Error,
+    },
     /// The file is not valid JSON, or not a kwire offset file, or holds an invalid entry.
-    Corrupt { path: PathBuf, reason: String },
+    Corrupt {
+        /// The store file (or the file the error concerns).
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// The file was written by a newer kwire.
-    UnsupportedVersion { path: PathBuf, version: u32 },
+    UnsupportedVersion {
+        /// The store file (or the file the error concerns).
+        path: PathBuf,
+        /// The format version the file declares.
+        version: u32,
+    },
     /// The file holds another group's offsets.
-    WrongGroup { path: PathBuf, expected: String, found: String },
+    WrongGroup {
+        /// The store file (or the file the error concerns).
+        path: PathBuf,
+        /// The group asked for.
+        expected: String,
+        /// The group the file holds.
+        found: String,
+    },
     /// The store path (or the lock file) is a symbolic link, and links are not followed.
-    Symlink { path: PathBuf },
+    Symlink {
+        /// The store file (or the file the error concerns).
+        path: PathBuf,
+    },
     /// The store path (or the lock file) is a FIFO, socket, device or folder.
-    NotRegular { path: PathBuf, kind: &'static str },
+    NotRegular {
+        /// The store file (or the file the error concerns).
+        path: PathBuf,
+        /// What is there instead (`FIFO`, `socket`, `folder`, ...).
+        kind: &'static str,
+    },
     /// The file is larger than [`MAX_FILE_SIZE`] (or a save would make it so).
-    TooLarge { path: PathBuf, size: u64, max: u64 },
+    TooLarge {
+        /// The store file (or the file the error concerns).
+        path: PathBuf,
+        /// The file's size (or the size a save would reach), in bytes.
+        size: u64,
+        /// The limit, in bytes.
+        max: u64,
+    },
     /// The writers' lock file could not be created, opened or locked; nothing was written.
-    LockIo { lock: PathBuf, op: &'static str, source: io::Error },
+    LockIo {
+        /// The writers' lock file.
+        lock: PathBuf,
+        /// What was being done (`read`, `rename`, ...).
+        op: &'static str,
+        /// The operating system's error.
+        source: io::Error,
+    },
     /// Another writer held the lock for the whole timeout; nothing was written.
-    Locked { lock: PathBuf, timeout: Duration },
+    Locked {
+        /// The writers' lock file.
+        lock: PathBuf,
+        /// How long was waited.
+        timeout: Duration,
+    },
     /// What was to be written is not a valid set of entries (a partition given twice, a
     /// negative offset or partition, an empty topic); nothing was written.
-    Invalid { path: PathBuf, reason: String },
+    Invalid {
+        /// The store file (or the file the error concerns).
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// Reading the file took longer than the timeout.
-    TimedOut { path: PathBuf, timeout: Duration },
+    TimedOut {
+        /// The store file (or the file the error concerns).
+        path: PathBuf,
+        /// How long was waited.
+        timeout: Duration,
+    },
     /// After writing, the file does not hold what this writer wrote for this partition.
-    ReadBackMismatch { path: PathBuf, topic: String, partition: i32, wrote: i64, read: Option<i64> },
+    ReadBackMismatch {
+        /// The store file (or the file the error concerns).
+        path: PathBuf,
+        /// The partition's topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The offset written.
+        wrote: i64,
+        /// What the file held afterwards (`None`: nothing).
+        read: Option<i64>,
+    },
 }
 
 impl fmt::Display for FileStoreError {
@@ -223,6 +296,8 @@ struct Existing {
 }
 
 impl FileStore {
+    /// The store at `path`, with the defaults: links refused, new files `0600`,
+    /// [`DEFAULT_TIMEOUT`]. Nothing is opened until a load or save.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self {
             path: path.into(),
@@ -256,6 +331,7 @@ impl FileStore {
         self
     }
 
+    /// The store file's path, as given.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -51,6 +51,7 @@ impl KafkaGroupStore {
         self
     }
 
+    /// The client the store commits and fetches through.
     pub fn client(&self) -> &Arc<Client> {
         &self.client
     }

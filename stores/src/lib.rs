@@ -1,9 +1,11 @@
+#![warn(missing_docs)]
+
 //! kwire's offset stores, each an [`OffsetStore`](offset_store::OffsetStore):
 //!
 //! - [`KafkaGroupStore`] (feature `kafka`): the group's committed offsets in Kafka, with the
 //!   topic id in each offset's metadata;
 //! - [`FileStore`]: one JSON document per group, safe in a folder other users and processes
-//!   write to (see [`file`]);
+//!   write to (see [`file`](mod@file));
 //! - [`ZkStore`] (feature `zookeeper`): the Kafka 0.8 ZooKeeper layout, over `kwire-zk`.
 //!
 //! [`open`] turns a [`StoreSpec`](offset_store::StoreSpec) into one of them, so the CLI, the

@@ -36,6 +36,7 @@ impl ZkStore {
         Ok(Self { inner: inner.with_retry_budget(retry_budget) })
     }
 
+    /// The `kwire-zk` store underneath, for what the interface does not cover.
     pub fn inner(&self) -> &ZkOffsetStore {
         &self.inner
     }

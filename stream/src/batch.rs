@@ -10,7 +10,9 @@ use offset_engine::{Anomaly, Commit, FromReason, Offset, OutOfRangePolicy, Topic
 /// One partition's `[from, until)`: what a Spark `OffsetRange` is, without a cast.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OffsetRange {
+    /// The topic.
     pub topic: String,
+    /// The partition.
     pub partition: i32,
     /// First offset of the range.
     pub from: i64,
@@ -24,6 +26,7 @@ impl OffsetRange {
         Offset(self.from).records_until(Offset(self.until))
     }
 
+    /// Whether the range holds no offset (`from == until`).
     pub fn is_empty(&self) -> bool {
         self.until <= self.from
     }
@@ -38,6 +41,7 @@ impl fmt::Display for OffsetRange {
 /// One partition of a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionBatch {
+    /// The partition's `[from, until)` in this batch.
     pub range: OffsetRange,
     /// The records of `[from, until)` in offset order. Fewer than `until − from` when offsets
     /// were compacted away or hold transaction markers (or aborted records under
@@ -64,7 +68,12 @@ impl PartitionBatch {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     /// The policy chose where to resume; the batch reads from `from`.
-    Resumed { from: i64, policy: Resume },
+    Resumed {
+        /// The offset the partition resumes at.
+        from: i64,
+        /// Why it resumes there.
+        policy: Resume,
+    },
     /// Not read this batch; the stored offset is kept (a gone partition or topic, an end that
     /// went backwards and is being looked at again).
     Skipped,
@@ -86,18 +95,49 @@ pub enum Resume {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// A named situation from the engine, with its numbers, and what was done about it.
-    Anomaly { tp: TopicPartition, anomaly: Anomaly, action: Action },
+    Anomaly {
+        /// The partition.
+        tp: TopicPartition,
+        /// What the engine found.
+        anomaly: Anomaly,
+        /// What the stream did about it.
+        action: Action,
+    },
     /// The partition's end stayed below the previous batch's `until` through every re-query;
     /// it was then planned without that bound (and classified by the stored offset).
-    EndStayedBackwards { tp: TopicPartition, previous_until: i64, end: i64, requeries: u32 },
+    EndStayedBackwards {
+        /// The partition.
+        tp: TopicPartition,
+        /// The `until` of the last batch for this partition.
+        previous_until: i64,
+        /// The end the broker reported, below it.
+        end: i64,
+        /// How many times the end was asked again.
+        requeries: u32,
+    },
     /// The partition's log range could not be read (no leader during an election, ...): it
     /// is left out of this batch and tried again with the next one.
-    PartitionUnavailable { tp: TopicPartition, error: String },
+    PartitionUnavailable {
+        /// The partition.
+        tp: TopicPartition,
+        /// What went wrong, as text.
+        error: String,
+    },
     /// A configured topic does not exist and nothing is stored for it.
-    TopicNotFound { topic: String },
+    TopicNotFound {
+        /// The topic.
+        topic: String,
+    },
     /// The fetch stopped before the planned `until` (the log ended first): the batch's range
     /// ends where reading stopped, and the rest comes with a later batch.
-    RangeShortened { tp: TopicPartition, planned_until: i64, until: i64 },
+    RangeShortened {
+        /// The partition.
+        tp: TopicPartition,
+        /// The `until` the plan had.
+        planned_until: i64,
+        /// The `until` the batch ends at instead.
+        until: i64,
+    },
 }
 
 impl fmt::Display for Event {

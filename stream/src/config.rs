@@ -55,7 +55,9 @@ pub struct ProcessingBudget {
 /// `fetchOffset.retryIntervalMs` (1 s) by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Requery {
+    /// How many times to ask again before giving up.
     pub attempts: u32,
+    /// How long to wait between two asks.
     pub backoff: Duration,
 }
 
@@ -86,42 +88,49 @@ impl StreamConfig {
     }
 
     #[must_use]
+    /// Caps each batch so processing it fits this budget (seed 003).
     pub fn processing_budget(mut self, budget: ProcessingBudget) -> Self {
         self.processing_budget = Some(budget);
         self
     }
 
     #[must_use]
+    /// Where a partition with nothing stored starts (default: earliest).
     pub fn start(mut self, start: StartPolicy) -> Self {
         self.start = start;
         self
     }
 
     #[must_use]
+    /// What to do when a stored offset is outside the log (default: fail).
     pub fn out_of_range(mut self, policy: OutOfRangePolicy) -> Self {
         self.out_of_range = policy;
         self
     }
 
     #[must_use]
+    /// Read committed records only (`ReadCommitted`), or every record.
     pub fn isolation(mut self, isolation: Isolation) -> Self {
         self.isolation = isolation;
         self
     }
 
     #[must_use]
+    /// Caps per partition and per batch.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
     }
 
     #[must_use]
+    /// How long to wait before planning again when a batch was empty.
     pub fn poll_interval(mut self, interval: Duration) -> Self {
         self.poll_interval = interval;
         self
     }
 
     #[must_use]
+    /// How an end that went backwards is asked again (KAFKA-7703).
     pub fn end_requery(mut self, requery: Requery) -> Self {
         self.end_requery = requery;
         self

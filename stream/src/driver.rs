@@ -61,6 +61,7 @@ pub struct DirectStream<S> {
 }
 
 impl<S: OffsetStore> DirectStream<S> {
+    /// A stream over `client`, keeping its offsets in `store`; fails if `config` cannot work.
     pub fn new(client: Arc<Client>, store: S, config: StreamConfig) -> Result<Self, StreamError> {
         config.validate().map_err(StreamError::Config)?;
         Ok(Self {
@@ -75,14 +76,17 @@ impl<S: OffsetStore> DirectStream<S> {
         })
     }
 
+    /// The Kafka client.
     pub fn client(&self) -> &Arc<Client> {
         &self.client
     }
 
+    /// The offset store.
     pub fn store(&self) -> &S {
         &self.store
     }
 
+    /// The configuration.
     pub fn config(&self) -> &StreamConfig {
         &self.config
     }
@@ -93,6 +97,7 @@ impl<S: OffsetStore> DirectStream<S> {
         self.config.out_of_range = policy;
     }
 
+    /// Changes where partitions with nothing stored start, from the next batch on.
     pub fn set_start(&mut self, policy: StartPolicy) {
         self.config.start = policy;
     }

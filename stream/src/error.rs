@@ -10,6 +10,7 @@ use crate::batch::Event;
 
 #[derive(Debug)]
 #[non_exhaustive]
+/// Why a batch could not be planned, read or committed.
 pub enum StreamError {
     /// The configuration cannot work (no group, no topics).
     Config(String),
@@ -19,11 +20,19 @@ pub enum StreamError {
     /// The offset store failed. After a `needs_reload` error the next call loads again.
     Store(Box<StoreError>),
     /// A partition's records could not be fetched after every attempt.
-    Fetch { tp: TopicPartition, source: Box<ClientError> },
+    Fetch {
+        /// The partition.
+        tp: TopicPartition,
+        /// The underlying error.
+        source: Box<ClientError>,
+    },
     /// An anomaly met a `Fail` policy. Nothing was fetched; the events say which partitions and
     /// why. Change the policy ([`crate::DirectStream::set_out_of_range`]) or the stored offsets
     /// to go on.
-    PolicyFailed { events: Vec<Event> },
+    PolicyFailed {
+        /// The events of the plan, the failing ones among them.
+        events: Vec<Event>,
+    },
     /// The application's closure failed; the batch was not committed and will be read again.
     Application(BoxError),
 }

@@ -11,6 +11,7 @@ use crate::probe::Probe;
 /// The ZooKeeper client's own error, re-exported so callers can match on it.
 pub use zookeeper_client::Error as ZooKeeperError;
 
+/// This crate's result.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in the ZooKeeper offset store.
@@ -18,49 +19,124 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// The connect string is not `host:port[,host:port...][/chroot]`.
-    InvalidConnectString { connect_string: String, reason: NameError },
+    InvalidConnectString {
+        /// The connect string as given.
+        connect_string: String,
+        /// What is wrong with it.
+        reason: NameError,
+    },
     /// The group id cannot be a znode name.
-    InvalidGroup { group: String, reason: NameError },
+    InvalidGroup {
+        /// The group.
+        group: String,
+        /// What is wrong with it.
+        reason: NameError,
+    },
     /// The topic name breaks Kafka's naming rule.
-    InvalidTopic { topic: String, reason: NameError },
+    InvalidTopic {
+        /// The topic.
+        topic: String,
+        /// What is wrong with it.
+        reason: NameError,
+    },
     /// A partition number below 0 was given to `write`.
-    InvalidPartition { topic: String, partition: i32 },
+    InvalidPartition {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
     /// A negative offset was given to `write` (the old layout cannot say "no offset").
-    InvalidOffset { topic: String, partition: i32, offset: i64 },
+    InvalidOffset {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The offset given.
+        offset: i64,
+    },
     /// The same partition twice in one `write` batch.
-    DuplicatePartition { topic: String, partition: i32 },
+    DuplicatePartition {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
     /// An offset node whose value is not a non-negative decimal `i64`.
-    CorruptOffset { path: String, value: Vec<u8>, reason: OffsetTextError },
+    CorruptOffset {
+        /// The znode.
+        path: String,
+        /// The node's bytes, as read.
+        value: Vec<u8>,
+        /// What is wrong with it.
+        reason: OffsetTextError,
+    },
     /// A kwire metadata node that is not what kwire writes.
-    CorruptMetadata { path: String, value: Vec<u8>, reason: MetaError },
+    CorruptMetadata {
+        /// The znode.
+        path: String,
+        /// The node's bytes, as read.
+        value: Vec<u8>,
+        /// What is wrong with it.
+        reason: MetaError,
+    },
     /// A child of an `offsets` folder that cannot be a topic (under `.../offsets`) or a
     /// partition (under `.../offsets/<topic>`).
-    UnexpectedChild { parent: String, child: String },
+    UnexpectedChild {
+        /// The znode holding the child.
+        parent: String,
+        /// The unexpected child's name.
+        child: String,
+    },
     /// The partition's offset node changed (or appeared, or vanished) since this store last saw
     /// it: another writer is active. Nothing in the batch was written. Read again to see the
     /// other writer's value before deciding to overwrite it.
-    ConcurrentModification { group: String, topic: String, partition: i32, path: String },
+    ConcurrentModification {
+        /// The group.
+        group: String,
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The znode.
+        path: String,
+    },
     /// The server kept failing (connection loss, session expiry, no server reachable) until the
     /// call's time budget (see `ZkOffsetStore::with_retry_budget`) ran out. For a write, `outcome_unknown` says the last attempt may or
     /// may not have been applied (it is resolved by the next read or write of the store).
     DeadlineExceeded {
+        /// What was being done (`read`, `write`, `connect`).
         operation: &'static str,
         /// `group "<id>"` or the servers of a connect.
         target: String,
+        /// The time budget that ran out.
         budget: Duration,
+        /// The last error ZooKeeper reported, if any.
         last_error: Option<ZooKeeperError>,
+        /// Whether a write may or may not have been applied.
         outcome_unknown: bool,
     },
     /// No session could be opened within `budget`. `probes` says what each server did when
     /// probed beside the connect (refused, silent, answered garbage, answered as ZooKeeper).
     Unreachable {
+        /// The servers of the connect string.
         servers: String,
+        /// The time budget that ran out.
         budget: Duration,
+        /// The last error ZooKeeper reported, if any.
         last_error: Option<ZooKeeperError>,
+        /// What each server did when probed.
         probes: Vec<(String, Probe)>,
     },
     /// A ZooKeeper error that retrying does not fix (no authorization, quota, bad arguments...).
-    ZooKeeper { operation: &'static str, path: String, source: ZooKeeperError },
+    ZooKeeper {
+        /// What was being done (`read`, `write`, `connect`).
+        operation: &'static str,
+        /// The znode.
+        path: String,
+        /// The underlying error.
+        source: ZooKeeperError,
+    },
 }
 
 impl fmt::Display for Error {

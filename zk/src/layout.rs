@@ -29,10 +29,13 @@ pub struct ConnectString {
 /// Why a connect string, group, topic or chroot was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameError {
+    /// Nothing was given.
     Empty,
     /// `.` and `..` are not znode names.
     Dot,
+    /// Longer than ZooKeeper or Kafka allows.
     TooLong {
+        /// The longest allowed, in bytes.
         max: usize,
     },
     /// The character is not allowed here (a `/` inside a name, a topic character outside
@@ -228,9 +231,11 @@ pub fn parse_partition(name: &str) -> Option<i32> {
 /// Why the bytes of an offset node are not an offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OffsetTextError {
+    /// Nothing was given.
     Empty,
     /// A byte that is not an ASCII digit (a sign, a space, a newline, JSON quotes...).
     NotDecimal,
+    /// A leading `-`: offsets are never negative.
     Negative,
     /// More than `i64::MAX`.
     Overflow,

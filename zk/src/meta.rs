@@ -23,7 +23,9 @@ pub const VERSION: i64 = 1;
 pub struct Meta {
     /// The offset this metadata describes.
     pub offset: i64,
+    /// The leader epoch of the last record before the offset, when known.
     pub leader_epoch: Option<i32>,
+    /// The topic's id when the offset was stored, when known.
     pub topic_id: Option<[u8; 16]>,
 }
 

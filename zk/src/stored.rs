@@ -8,7 +8,9 @@
 /// describe `offset` (an old writer moving the offset makes them stale, and they are dropped).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StoredOffset {
+    /// The topic.
     pub topic: String,
+    /// The partition.
     pub partition: i32,
     /// Next offset to read, `>= 0`.
     pub offset: i64,
@@ -26,12 +28,14 @@ impl StoredOffset {
     }
 
     #[must_use]
+    /// With the leader epoch of the last record before the offset.
     pub fn with_leader_epoch(mut self, leader_epoch: i32) -> StoredOffset {
         self.leader_epoch = Some(leader_epoch);
         self
     }
 
     #[must_use]
+    /// With the topic's id.
     pub fn with_topic_id(mut self, topic_id: [u8; 16]) -> StoredOffset {
         self.topic_id = Some(topic_id);
         self
