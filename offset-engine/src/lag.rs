@@ -8,12 +8,26 @@
 //! | `consumable` | `end − max(committed, log_start)`  | records still there to be read            |
 //! | `lost`       | `max(0, log_start − committed)`    | records deleted before they were read     |
 //!
-//! so `lag = consumable + lost` whenever `committed <= end`. A `committed` beyond `end` gives a
-//! negative `lag` and `consumable`; they are reported as they are (never clamped to 0), because
-//! that is the `OffsetAheadOfLog` anomaly and hiding it is how phantom lag starts.
+//! so `lag = consumable + lost` whenever `committed <= end`. [`lag`] is that arithmetic: a
+//! `committed` beyond `end` gives a negative `lag` and `consumable`, reported as they are
+//! (never clamped to 0).
 //! Nothing committed is its own state: there is no `lag` then, only what could be consumed.
+//!
+//! [`stored_lag`] is what plans and `group describe` report for a stored position. It differs
+//! from [`lag`] in the two cases where the arithmetic would describe the wrong log:
+//!
+//! - a position stored for another incarnation of the topic (both topic ids known and
+//!   different) is not committed in this log: [`Lag::NothingCommitted`], never the new log's end
+//!   minus the old topic's offset;
+//! - under read_committed, a position in `(last_stable, high_watermark]` is not ahead of the
+//!   log — it waits for an open transaction to close (the plan skips it as `AwaitingStable`):
+//!   `lag = consumable = lost = 0`, nothing readable yet.
+//!
+//! So a negative [`stored_lag`] means the position is beyond the high watermark: in a plan that
+//! is always reported as an anomaly (`offset_ahead_of_log`, `truncated`, or
+//! `end_went_backwards` for a stale end); hiding it is how phantom lag starts.
 
-use crate::model::{Isolation, LogState, LogView, Offset};
+use crate::model::{Isolation, LogState, LogView, Offset, Stored, TopicId};
 
 /// The lag of one partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -78,6 +92,33 @@ pub fn lag_of(committed: Option<Offset>, log: &LogState, isolation: Isolation) -
     }
 }
 
+/// The lag of a stored position (see the module docs): [`lag_of`], except that a position
+/// stored for another incarnation of the topic (both ids known and different; the all-zero id
+/// is unknown) is [`Lag::NothingCommitted`], and a read_committed position waiting for an open
+/// transaction (`last_stable < committed <= high_watermark`) has lag 0, not a negative one.
+pub fn stored_lag(stored: Option<&Stored>, log: &LogState, isolation: Isolation) -> Lag {
+    let LogState::Found(view) = log else { return Lag::Unknown };
+    let Some(stored) = stored else { return lag(None, view, isolation) };
+    if let (Some(old), Some(new)) = (TopicId::known(stored.topic_id), TopicId::known(view.topic_id)) {
+        if old != new {
+            return lag(None, view, isolation);
+        }
+    }
+    view_lag(stored.offset, view, isolation)
+}
+
+/// [`lag`] of a committed offset, with a read_committed position waiting for an open
+/// transaction at lag 0 (plans use it for every stored offset).
+pub(crate) fn view_lag(committed: Offset, view: &LogView, isolation: Isolation) -> Lag {
+    let l = lag(Some(committed), view, isolation);
+    match l {
+        Lag::Committed { lag, .. } if lag < 0 && committed <= view.high_watermark => {
+            Lag::Committed { lag: 0, consumable: 0, lost: 0 }
+        }
+        _ => l,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +143,40 @@ mod tests {
         assert_eq!(l.lag(), Some(-20));
         assert_eq!(l.consumable(), Some(-20));
         assert_eq!(l.lost(), Some(0));
+    }
+
+    #[test]
+    fn read_committed_waiting_for_a_transaction_is_not_negative_lag() {
+        // Issue 18: last stable 90, high watermark 100, stored 100 gave lag −10 with no anomaly.
+        let mut v = LogView::new(0, 100);
+        v.last_stable = Offset(90);
+        let log = LogState::Found(v);
+        let l = stored_lag(Some(&Stored::at(100)), &log, Isolation::ReadCommitted);
+        assert_eq!(l, Lag::Committed { lag: 0, consumable: 0, lost: 0 });
+        // The arithmetic itself stays as defined.
+        assert_eq!(lag(Some(Offset(100)), &v, Isolation::ReadCommitted).lag(), Some(-10));
+        // Beyond the high watermark it is ahead of the log whatever the isolation.
+        assert_eq!(stored_lag(Some(&Stored::at(101)), &log, Isolation::ReadCommitted).lag(), Some(-11));
+    }
+
+    #[test]
+    fn a_position_of_a_recreated_topic_has_no_lag_in_the_new_one() {
+        let mut v = LogView::new(0, 120);
+        v.topic_id = Some(TopicId([2; 16]));
+        let old = Stored { topic_id: Some(TopicId([1; 16])), ..Stored::at(3_500) };
+        let log = LogState::Found(v);
+        assert_eq!(
+            stored_lag(Some(&old), &log, Isolation::ReadUncommitted),
+            Lag::NothingCommitted { consumable: 120 }
+        );
+        let same = Stored { topic_id: Some(TopicId([2; 16])), ..Stored::at(100) };
+        assert_eq!(stored_lag(Some(&same), &log, Isolation::ReadUncommitted).lag(), Some(20));
+        let zero = Stored { topic_id: Some(TopicId([0; 16])), ..Stored::at(100) };
+        assert_eq!(
+            stored_lag(Some(&zero), &log, Isolation::ReadUncommitted).lag(),
+            Some(20),
+            "zero id is unknown"
+        );
     }
 
     #[test]
