@@ -12,8 +12,11 @@
 //! - the leader epoch never goes backwards ([`CommitRejection::LeaderEpochBackwards`]: leader
 //!   epochs only grow along a log, so a lower one comes from a stale leader or a diverged log);
 //! - a stored topic id never changes: a commit with another id is refused
-//!   ([`CommitRejection::TopicIdChanged`]), a commit without one (or with the all-zero "unknown"
-//!   id) keeps the stored id. A commit may add an id where none was stored.
+//!   ([`CommitRejection::TopicIdChanged`]). A commit may add an id where none was stored.
+//!
+//! And for every commit, resets included: a commit without a topic id (or with the all-zero
+//! "unknown" id) keeps the stored id — only a reset carrying another id replaces it. Dropping
+//! an id would silently switch off the detection of a recreated topic for that partition.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -120,9 +123,11 @@ pub fn merge_commit(stored: Option<&Stored>, commit: &Commit, now_ms: i64) -> Co
     let Some(current) = stored.map(|s| s.normalized()) else {
         return written(proposed_id);
     };
+    // Without an id the commit keeps the stored one: only a reset with another id replaces it.
+    let topic_id = proposed_id.or(current.topic_id);
     if commit.reset {
-        // An explicit reset writes exactly what it says, id included.
-        return written(proposed_id);
+        // An explicit reset may move the offset and the epoch backwards and change the id.
+        return written(topic_id);
     }
     if let (Some(old), Some(new)) = (current.topic_id, proposed_id) {
         if old != new {
@@ -143,8 +148,6 @@ pub fn merge_commit(stored: Option<&Stored>, commit: &Commit, now_ms: i64) -> Co
             });
         }
     }
-    // Without an id the commit keeps the stored one: only a reset changes or drops it.
-    let topic_id = proposed_id.or(current.topic_id);
     let same_epoch = proposed_epoch.is_none() || current.leader_epoch == proposed_epoch;
     if commit.offset == current.offset && topic_id == current.topic_id && same_epoch {
         CommitDecision::Unchanged
@@ -236,11 +239,16 @@ mod tests {
             panic!("a forward commit is written");
         };
         assert_eq!(next.topic_id, Some(TopicId([1; 16])));
-        // A reset writes what it says.
+        // A reset without an id keeps it too; a reset with another id replaces it.
         let CommitDecision::Write(next) = merge_commit(Some(&stored), &commit(5, true), 3) else {
             panic!("a reset is written");
         };
-        assert_eq!(next.topic_id, None);
+        assert_eq!((next.offset, next.topic_id), (Offset(5), Some(TopicId([1; 16]))));
+        let other = Commit { topic_id: Some(TopicId([2; 16])), ..commit(5, true) };
+        let CommitDecision::Write(next) = merge_commit(Some(&stored), &other, 3) else {
+            panic!("a reset is written");
+        };
+        assert_eq!(next.topic_id, Some(TopicId([2; 16])));
     }
 
     #[test]

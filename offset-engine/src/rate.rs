@@ -207,9 +207,10 @@ impl RateCarry {
         self.waiting.remove(tp)
     }
 
-    /// Puts `tp` in the queue, since `since`.
+    /// Puts `tp` in the queue, since `since` (or earlier, if it already waits: a partition
+    /// given twice in one request keeps its older place).
     pub(crate) fn wait(&mut self, tp: TopicPartition, since: u64) {
-        self.waiting.insert(tp, since);
+        self.waiting.entry(tp).and_modify(|s| *s = (*s).min(since)).or_insert(since);
     }
 }
 

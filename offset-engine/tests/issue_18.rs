@@ -375,3 +375,107 @@ fn finding_7_csv_keeps_unicode_whitespace_in_topic_names() {
     let entries = vec![(TopicPartition::new("orders\u{2003}", 0), Offset(1))];
     assert_eq!(from_csv(&to_csv(&entries)), Ok(entries));
 }
+
+// Trying to break the fixes: extremes the findings did not cover.
+
+#[test]
+fn logs_as_long_as_an_offset_allows_share_one_record_without_starving() {
+    // Σ backlogs exceeds u64: the 128-bit path, with the queue.
+    let input = |i: i32, stored: i64| {
+        PartitionInput::new(tp(i), Some(Stored::at(stored)), LogState::Found(LogView::new(0, i64::MAX)))
+    };
+    let mut stored = [0i64; 3];
+    let mut carry = RateCarry::default();
+    let mut last_served = [0usize; 3];
+    for batch in 1..=30 {
+        let p = plan(&PlanRequest {
+            limits: Limits { max_per_batch: Some(1), ..Limits::default() },
+            carry,
+            partitions: (0..3).map(|i| input(i, stored[i as usize])).collect(),
+            ..PlanRequest::default()
+        });
+        assert_eq!(p.records, 1);
+        for e in &p.entries {
+            let r = e.range().expect("in range");
+            let i = e.tp.partition.0 as usize;
+            if r.records() > 0 {
+                assert!(
+                    batch - last_served[i] <= 3,
+                    "partition {i} waited {} batches",
+                    batch - last_served[i]
+                );
+                last_served[i] = batch;
+            }
+            stored[i] = r.until.0;
+        }
+        carry = p.carry;
+    }
+}
+
+#[test]
+fn a_zero_cap_in_between_keeps_every_place_in_the_queue() {
+    let partitions: Vec<PartitionInput> = (0..3)
+        .map(|i| PartitionInput::new(tp(i), Some(Stored::at(0)), LogState::Found(LogView::new(0, 10))))
+        .collect();
+    let with_cap = |cap, carry| {
+        plan(&PlanRequest {
+            limits: Limits { max_per_batch: Some(cap), ..Limits::default() },
+            carry,
+            partitions: partitions.clone(),
+            ..PlanRequest::default()
+        })
+    };
+    let first = with_cap(1, RateCarry::default());
+    let waiting: Vec<Option<u64>> = (0..3).map(|i| first.carry.waiting_since(&tp(i))).collect();
+    assert_eq!(waiting, [None, Some(0), Some(0)]);
+    let zero = with_cap(0, first.carry);
+    assert_eq!(zero.records, 0);
+    let still: Vec<Option<u64>> = (0..3).map(|i| zero.carry.waiting_since(&tp(i))).collect();
+    assert_eq!(still, waiting, "under a zero cap nobody was owed anything, and nobody loses a place");
+    let next = with_cap(1, zero.carry);
+    assert_eq!(next.entries[1].range().map(offset_engine::PlannedRange::records), Some(1));
+}
+
+#[test]
+fn empty_logs_are_never_queued() {
+    let p = plan(&PlanRequest {
+        limits: Limits { max_per_batch: Some(1), max_per_partition: Some(0), time_budget: None },
+        partitions: (0..3)
+            .map(|i| {
+                PartitionInput::new(
+                    tp(i),
+                    Some(Stored::at(5)),
+                    LogState::Found(LogView::new(5, 5 + i64::from(i))),
+                )
+            })
+            .collect(),
+        ..PlanRequest::default()
+    });
+    assert_eq!(p.records, 0);
+    assert!(p.carry.is_empty(), "no backlog after the per-partition cap: nothing is owed");
+}
+
+#[test]
+fn skips_as_large_as_an_offset_allows_are_counted_exactly() {
+    // Retention took everything up to i64::MAX; the latest policy resumes at the end.
+    let input =
+        PartitionInput::new(tp(0), Some(Stored::at(0)), LogState::Found(LogView::new(i64::MAX, i64::MAX)));
+    let p = plan(&PlanRequest {
+        out_of_range: OutOfRangePolicy::Latest,
+        partitions: vec![input],
+        ..PlanRequest::default()
+    });
+    let a = p.entries[0].anomaly.expect("data loss");
+    assert_eq!((a.lost(), a.skipped()), (Some(i64::MAX as u64), i64::MAX as u64));
+    // A recreated topic whose every record was deleted before anyone looked.
+    let mut view = LogView::new(i64::MAX, i64::MAX);
+    view.topic_id = Some(TopicId([2; 16]));
+    let stored = Stored { topic_id: Some(TopicId([1; 16])), ..Stored::at(i64::MAX) };
+    let p = plan(&PlanRequest {
+        out_of_range: OutOfRangePolicy::Clamp,
+        partitions: vec![PartitionInput::new(tp(0), Some(stored), LogState::Found(view))],
+        ..PlanRequest::default()
+    });
+    assert_eq!(p.entries[0].anomaly.map(|a| a.skipped()), Some(i64::MAX as u64));
+    assert_eq!(p.entries[0].lag, Lag::NothingCommitted { consumable: 0 });
+}

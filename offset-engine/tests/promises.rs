@@ -569,6 +569,7 @@ proptest! {
                             "id {old:?} became {:?} by a commit that is not a reset: {c:?}",
                             after.topic_id
                         );
+                        prop_assert!(after.topic_id.is_some(), "a known id is never dropped: {c:?}");
                     }
                     if let (Some(old), Some(new)) = (before.and_then(|b| b.leader_epoch), after.leader_epoch) {
                         prop_assert!(new >= old || c.reset, "epoch {old:?} → {new:?} without a reset: {c:?}");
