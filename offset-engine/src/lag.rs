@@ -32,8 +32,10 @@ use crate::model::{Isolation, LogState, LogView, Offset, Stored, TopicId};
 /// The lag of one partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Lag {
-    /// Something is committed. See the module docs for the definitions.
-    Committed { lag: i64, consumable: i64, lost: u64 },
+    /// Something is committed. See the module docs for the definitions. The third number,
+    /// `lost` ([`Lag::lost`]), is always `lag − consumable` (`max(committed, log_start) −
+    /// committed`), so it is not stored: a plan of a million partitions holds a million of these.
+    Committed { lag: i64, consumable: i64 },
     /// Nothing is committed: `consumable = end − log_start`, all of the log.
     NothingCommitted { consumable: i64 },
     /// No log to compare against (partition or topic not found, or an invalid view).
@@ -57,10 +59,12 @@ impl Lag {
         }
     }
 
-    /// Records deleted before they were read; `None` when nothing is committed or unknown.
+    /// Records deleted before they were read, `max(0, log_start − committed)`; `None` when
+    /// nothing is committed or unknown.
     pub const fn lost(&self) -> Option<u64> {
         match *self {
-            Lag::Committed { lost, .. } => Some(lost),
+            // lag − consumable = max(committed, log_start) − committed, in [0, i64::MAX].
+            Lag::Committed { lag, consumable } => Some(lag.abs_diff(consumable)),
             _ => None,
         }
     }
@@ -79,7 +83,6 @@ pub fn lag(committed: Option<Offset>, view: &LogView, isolation: Isolation) -> L
         Some(c) => Lag::Committed {
             lag: end.0.saturating_sub(c.0),
             consumable: end.0.saturating_sub(c.0.max(view.log_start.0)),
-            lost: c.records_until(view.log_start),
         },
     }
 }
@@ -113,7 +116,7 @@ pub(crate) fn view_lag(committed: Offset, view: &LogView, isolation: Isolation) 
     let l = lag(Some(committed), view, isolation);
     match l {
         Lag::Committed { lag, .. } if lag < 0 && committed <= view.high_watermark => {
-            Lag::Committed { lag: 0, consumable: 0, lost: 0 }
+            Lag::Committed { lag: 0, consumable: 0 }
         }
         _ => l,
     }
@@ -127,7 +130,29 @@ mod tests {
     fn commit_below_log_start_splits_lag_into_consumable_and_lost() {
         // Retention moved the log start to 250 while the group sat at 100; end 1000.
         let l = lag(Some(Offset(100)), &LogView::new(250, 1000), Isolation::ReadUncommitted);
-        assert_eq!(l, Lag::Committed { lag: 900, consumable: 750, lost: 150 });
+        assert_eq!(l, Lag::Committed { lag: 900, consumable: 750 });
+        assert_eq!(l.lost(), Some(150));
+    }
+
+    #[test]
+    fn lost_is_what_was_deleted_before_being_read_for_every_position() {
+        for log_start in 0..12 {
+            for end in log_start..12 {
+                for committed in 0..15 {
+                    let l = lag(
+                        Some(Offset(committed)),
+                        &LogView::new(log_start, end),
+                        Isolation::ReadUncommitted,
+                    );
+                    assert_eq!(l.lost(), Some((log_start - committed).max(0) as u64), "{l:?}");
+                }
+            }
+        }
+        let far = lag(Some(Offset(0)), &LogView::new(i64::MAX, i64::MAX), Isolation::ReadUncommitted);
+        assert_eq!(
+            (far.lag(), far.consumable(), far.lost()),
+            (Some(i64::MAX), Some(0), Some(i64::MAX as u64))
+        );
     }
 
     #[test]
@@ -152,7 +177,8 @@ mod tests {
         v.last_stable = Offset(90);
         let log = LogState::Found(v);
         let l = stored_lag(Some(&Stored::at(100)), &log, Isolation::ReadCommitted);
-        assert_eq!(l, Lag::Committed { lag: 0, consumable: 0, lost: 0 });
+        assert_eq!(l, Lag::Committed { lag: 0, consumable: 0 });
+        assert_eq!(l.lost(), Some(0));
         // The arithmetic itself stays as defined.
         assert_eq!(lag(Some(Offset(100)), &v, Isolation::ReadCommitted).lag(), Some(-10));
         // Beyond the high watermark it is ahead of the log whatever the isolation.
