@@ -107,18 +107,24 @@ pub fn stored_lag(stored: Option<&Stored>, log: &LogState, isolation: Isolation)
             return lag(None, view, isolation);
         }
     }
-    view_lag(stored.offset, view, isolation)
+    if view.validate().is_err() || stored.offset.0 < 0 {
+        return Lag::Unknown;
+    }
+    validated_lag(Some(stored.offset), view, isolation)
 }
 
-/// [`lag`] of a committed offset, with a read_committed position waiting for an open
-/// transaction at lag 0 (plans use it for every stored offset).
-pub(crate) fn view_lag(committed: Offset, view: &LogView, isolation: Isolation) -> Lag {
-    let l = lag(Some(committed), view, isolation);
-    match l {
-        Lag::Committed { lag, .. } if lag < 0 && committed <= view.high_watermark => {
-            Lag::Committed { lag: 0, consumable: 0 }
-        }
-        _ => l,
+/// The lag of a position in a log that plans report ([`stored_lag`] without the id check),
+/// for a view that passed [`LogView::validate`] and a committed offset `>= 0`: a read_committed
+/// position waiting for an open transaction has lag 0.
+pub(crate) fn validated_lag(committed: Option<Offset>, view: &LogView, isolation: Isolation) -> Lag {
+    let end = view.end(isolation);
+    match committed {
+        None => Lag::NothingCommitted { consumable: end.0.saturating_sub(view.log_start.0) },
+        Some(c) if c > end && c <= view.high_watermark => Lag::Committed { lag: 0, consumable: 0 },
+        Some(c) => Lag::Committed {
+            lag: end.0.saturating_sub(c.0),
+            consumable: end.0.saturating_sub(c.0.max(view.log_start.0)),
+        },
     }
 }
 

@@ -25,7 +25,7 @@
 //! starvation: see [`RateCarry`] for the bound under a total cap.
 
 use crate::anomaly::{Anomaly, AnomalyKind};
-use crate::lag::{lag, view_lag, Lag};
+use crate::lag::{validated_lag, Lag};
 use crate::model::{
     InvalidInput, Isolation, LeaderEpoch, LogState, LogView, Offset, Stored, TopicId, TopicPartition,
 };
@@ -310,10 +310,12 @@ fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -
     let end = view.end(isolation);
     let entry = |outcome, anomaly: Option<Anomaly>| {
         // Nothing of a recreated topic's new log was committed: no lag against the old offset.
-        let lag = match (stored_offset, anomaly) {
-            (Some(_), Some(Anomaly::TopicRecreated { .. })) | (None, _) => lag(None, &view, isolation),
-            (Some(s), _) => view_lag(s, &view, isolation),
+        let committed = match anomaly {
+            Some(Anomaly::TopicRecreated { .. }) => None,
+            _ => stored_offset,
         };
+        // The view and the stored offset were validated above.
+        let lag = validated_lag(committed, &view, isolation);
         // Every record between the consumer's position and `from` is counted (no silent skip).
         let anomaly = match (&outcome, anomaly) {
             (Outcome::Range(r), Some(a)) => Some(a.reading_from(r.from)),
