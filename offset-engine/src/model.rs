@@ -140,13 +140,18 @@ impl TopicId {
     }
 
     /// Whether this is Kafka's all-zero "unknown" id.
+    #[inline]
     pub fn is_zero(&self) -> bool {
-        self.0 == [0; 16]
+        u128::from_ne_bytes(self.0) == 0
     }
 
     /// `id` unless it is the all-zero "unknown" id.
+    #[inline]
     pub fn known(id: Option<TopicId>) -> Option<TopicId> {
-        id.filter(|i| !i.is_zero())
+        match id {
+            Some(i) if !i.is_zero() => Some(i),
+            _ => None,
+        }
     }
 
     /// Parses the text form as Kafka writes it anywhere an id may be unknown: the all-zero id

@@ -278,11 +278,12 @@ fn apply_batch_cap(
 }
 
 fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -> PlanEntry {
-    // Kafka's "unknown" values (zero topic id, epoch -1) are `None` from here on.
-    let stored = p.stored.map(Stored::normalized);
+    // Kafka's "unknown" values (zero topic id, epoch -1) are `None` wherever they are read
+    // below: the ids compared in `classify_stored`, the id and epoch put in the entry.
+    let stored = p.stored.as_ref();
     let stored_offset = stored.map(|s| s.offset);
-    let view = match p.log {
-        LogState::Found(v) => v.normalized(),
+    let view = match &p.log {
+        LogState::Found(v) => v,
         LogState::PartitionNotFound => {
             return skipped(
                 p,
@@ -300,43 +301,54 @@ fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -
             )
         }
     };
-    let invalid = view.validate().and_then(|()| stored.map_or(Ok(()), |s| s.validate()));
+    let invalid = view.validate().and_then(|()| stored.map_or(Ok(()), Stored::validate));
     if let Err(e) = invalid {
         return skipped(p, SkipReason::InvalidInput(e), None, Lag::Unknown);
     }
-    // OffsetForLeaderEpoch's `-1`: the broker does not know the epoch, so there is no evidence.
-    let end_for_epoch = p.end_offset_for_stored_epoch.filter(|o| o.0 >= 0);
-
-    let end = view.end(isolation);
-    let entry = |outcome, anomaly: Option<Anomaly>| {
-        // Nothing of a recreated topic's new log was committed: no lag against the old offset.
-        let committed = match anomaly {
-            Some(Anomaly::TopicRecreated { .. }) => None,
-            _ => stored_offset,
-        };
-        // The view and the stored offset were validated above.
-        let lag = validated_lag(committed, &view, isolation);
-        // Every record between the consumer's position and `from` is counted (no silent skip).
-        let anomaly = match (&outcome, anomaly) {
-            (Outcome::Range(r), Some(a)) => Some(a.reading_from(r.from)),
-            (_, a) => a,
-        };
-        PlanEntry {
-            tp: p.tp.clone(),
-            outcome,
-            anomaly,
-            lag,
-            topic_id: view.topic_id,
-            leader_epoch: view.leader_epoch,
-        }
+    let (outcome, anomaly) = decide(req, p, stored, view, isolation);
+    // Nothing of a recreated topic's new log was committed: no lag against the old offset.
+    let committed = match anomaly {
+        Some(Anomaly::TopicRecreated { .. }) => None,
+        _ => stored_offset,
     };
+    // The view and the stored offset were validated above.
+    let lag = validated_lag(committed, view, isolation);
+    // Every record between the consumer's position and `from` is counted (no silent skip).
+    let anomaly = match (&outcome, anomaly) {
+        (Outcome::Range(r), Some(a)) => Some(a.reading_from(r.from)),
+        (_, a) => a,
+    };
+    PlanEntry {
+        tp: p.tp.clone(),
+        outcome,
+        anomaly,
+        lag,
+        topic_id: match &view.topic_id {
+            Some(id) if !id.is_zero() => Some(*id),
+            _ => None,
+        },
+        leader_epoch: LeaderEpoch::known(view.leader_epoch),
+    }
+}
+
+/// The outcome and the anomaly (before `skipped` is set) for a partition whose view and stored
+/// offset are valid.
+#[inline]
+fn decide(
+    req: &PlanRequest,
+    p: &PartitionInput,
+    stored: Option<&Stored>,
+    view: &LogView,
+    isolation: Isolation,
+) -> (Outcome, Option<Anomaly>) {
+    let end = view.end(isolation);
     let range = |from: Offset, from_reason| {
         Outcome::Range(PlannedRange { from, until: end, from_reason, until_reason: UntilReason::End })
     };
 
     if let Some(prev) = p.previous_until {
         if prev > end {
-            return entry(
+            return (
                 Outcome::Skipped { reason: SkipReason::EndWentBackwards },
                 Some(Anomaly::EndWentBackwards { previous_until: prev, end }),
             );
@@ -354,17 +366,18 @@ fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -
                     range(clamp(o, view.log_start, end), FromReason::StartTimestamp)
                 }
                 Some(Ok(TimeLookup::NoRecordAtOrAfter)) => range(end, FromReason::NoRecordAtOrAfterTimestamp),
-                Some(Err(e)) => return skipped(p, SkipReason::InvalidInput(e), None, Lag::Unknown),
+                Some(Err(e)) => return (Outcome::Skipped { reason: SkipReason::InvalidInput(e) }, None),
                 None => Outcome::Skipped { reason: SkipReason::TimestampNotResolved },
             },
             StartPolicy::Fail => Outcome::Failed { kind: AnomalyKind::NewPartition },
         };
-        return entry(outcome, Some(anomaly));
+        return (outcome, Some(anomaly));
     };
 
+    // OffsetForLeaderEpoch's `-1`: the broker does not know the epoch, so there is no evidence.
+    let end_for_epoch = p.end_offset_for_stored_epoch.filter(|o| o.0 >= 0);
     let s = stored.offset;
-    let unusable = classify_stored(&stored, &view, end_for_epoch, end);
-    if let Some((anomaly, nearest)) = unusable {
+    if let Some((anomaly, nearest)) = classify_stored(stored, view, end_for_epoch, end) {
         let policy = req.out_of_range;
         let outcome = match policy {
             OutOfRangePolicy::Fail => Outcome::Failed { kind: anomaly.kind() },
@@ -372,23 +385,24 @@ fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -
             OutOfRangePolicy::Latest => range(end, FromReason::OutOfRange(policy)),
             OutOfRangePolicy::Clamp => range(nearest, FromReason::OutOfRange(policy)),
         };
-        return entry(outcome, Some(anomaly));
+        return (outcome, Some(anomaly));
     }
 
     if s > end {
         // Only reachable under read_committed: last_stable < stored <= high_watermark.
-        return entry(
+        return (
             Outcome::Skipped {
                 reason: SkipReason::AwaitingStable { stored: s, last_stable: view.last_stable },
             },
             None,
         );
     }
-    entry(range(s, FromReason::Stored), None)
+    (range(s, FromReason::Stored), None)
 }
 
 /// The anomaly that makes `stored` unusable as it is, and the nearest valid position for
 /// [`OutOfRangePolicy::Clamp`] (inside `[log_start, end]`).
+#[inline]
 fn classify_stored(
     stored: &Stored,
     view: &LogView,
@@ -396,8 +410,11 @@ fn classify_stored(
     end: Offset,
 ) -> Option<(Anomaly, Offset)> {
     let s = stored.offset;
-    if let (Some(old), Some(new)) = (stored.topic_id, view.topic_id) {
-        if old != new {
+    // By reference: copying the two 17-byte options cost more than the rest of the check.
+    if let (Some(old), Some(new)) = (&stored.topic_id, &view.topic_id) {
+        // The all-zero id is "unknown", never compared.
+        if old != new && !old.is_zero() && !new.is_zero() {
+            let (old, new) = (*old, *new);
             return Some((
                 Anomaly::TopicRecreated {
                     stored_topic_id: old,
