@@ -6,20 +6,22 @@ use serde_json::{json, Value};
 
 pub fn anomaly(a: &Anomaly) -> Value {
     let mut v = match a {
-        Anomaly::TopicRecreated { stored_topic_id, topic_id, stored, log_start, end } => json!({
+        Anomaly::TopicRecreated { stored_topic_id, topic_id, stored, log_start, end, skipped } => json!({
             "stored_topic_id": stored_topic_id.to_string(), "topic_id": topic_id.to_string(),
-            "stored": stored.0, "log_start": log_start.0, "end": end.0,
+            "stored": stored.0, "log_start": log_start.0, "end": end.0, "skipped": skipped,
         }),
         Anomaly::OffsetAheadOfLog { stored, log_start, high_watermark } => json!({
             "stored": stored.0, "log_start": log_start.0, "high_watermark": high_watermark.0,
         }),
-        Anomaly::Truncated { stored, divergence, lost } => json!({
-            "stored": stored.0, "divergence": divergence.0, "lost": lost,
+        Anomaly::Truncated { stored, divergence, lost, skipped } => json!({
+            "stored": stored.0, "divergence": divergence.0, "lost": lost, "skipped": skipped,
         }),
-        Anomaly::DataLoss { stored, log_start, lost } => json!({
-            "stored": stored.0, "log_start": log_start.0, "lost": lost,
+        Anomaly::DataLoss { stored, log_start, lost, skipped } => json!({
+            "stored": stored.0, "log_start": log_start.0, "lost": lost, "skipped": skipped,
         }),
-        Anomaly::NewPartition { log_start, end } => json!({ "log_start": log_start.0, "end": end.0 }),
+        Anomaly::NewPartition { log_start, end, skipped } => json!({
+            "log_start": log_start.0, "end": end.0, "skipped": skipped,
+        }),
         Anomaly::PartitionGone { stored } | Anomaly::TopicGone { stored } => {
             json!({ "stored": stored.map(|s| s.0) })
         }

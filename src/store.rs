@@ -54,7 +54,7 @@ pub async fn load(
     Ok(stored
         .iter()
         .filter(|o| topics.is_none_or(|t| t.contains(&o.topic)))
-        .map(|o| (TopicPartition::new(o.topic.clone(), o.partition), to_engine(o)))
+        .filter_map(|o| Some((TopicPartition::new(o.topic.clone(), o.partition), to_engine(o)?)))
         .collect())
 }
 

@@ -11,30 +11,45 @@ use crate::model::{Offset, TopicId};
 /// One named situation found while planning a partition (rules R1–R5, R9 in
 /// `offset-rules.md`). All offsets follow the crate's convention: `stored` is the next offset the
 /// consumer would read, ends are exclusive.
+///
+/// **No silent skip.** Where the plan moves reading forward past records the consumer has not
+/// read, the anomaly counts them in `skipped`: every offset between the consumer's position in
+/// the current log and the planned `from` — the stored offset for `DataLoss`, the divergence
+/// for `Truncated`, offset 0 of the new log for `TopicRecreated` and `NewPartition` (nothing of
+/// it has been read). That includes records deleted before anyone read them (retention,
+/// DeleteRecords) and records a policy jumped over (`Latest`, a start timestamp). `skipped` is
+/// 0 when nothing is planned (a `Failed` or skipped outcome) or reading resumes at or before
+/// the position. See [`Anomaly::skipped`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Anomaly {
     /// The stored offset was committed against another incarnation of the topic: the ids differ.
-    /// Nothing in `[log_start, end)` of the new topic has been read.
+    /// Nothing in the new topic has been read; `skipped = from` (records `[0, from)` of it).
     TopicRecreated {
         stored_topic_id: TopicId,
         topic_id: TopicId,
         stored: Offset,
         log_start: Offset,
         end: Offset,
+        skipped: u64,
     },
     /// The stored offset is beyond the log's high watermark, and the topic id is the same or
-    /// unknown, and there is no leader-epoch evidence of truncation.
+    /// unknown, and there is no leader-epoch evidence of truncation. Every policy resumes at or
+    /// below the stored offset, so nothing is skipped.
     OffsetAheadOfLog { stored: Offset, log_start: Offset, high_watermark: Offset },
     /// The log diverged from what the consumer read (unclean leader election, KIP-320):
     /// the stored leader epoch ends at `divergence`, below `stored`. The records in
-    /// `[divergence, stored)` the consumer saw are gone; `lost = stored − divergence`.
-    Truncated { stored: Offset, divergence: Offset, lost: u64 },
+    /// `[divergence, stored)` the consumer saw are gone; `lost = stored − divergence`. The log
+    /// now holds other records from `divergence` on, none of them read:
+    /// `skipped = max(0, from − divergence)` (retention past the divergence, or the policy).
+    Truncated { stored: Offset, divergence: Offset, lost: u64, skipped: u64 },
     /// Retention or DeleteRecords moved the log start past the stored offset:
-    /// `lost = log_start − stored` records were never read.
-    DataLoss { stored: Offset, log_start: Offset, lost: u64 },
+    /// `lost = log_start − stored` records were never read. `skipped = from − stored`: the lost
+    /// records plus any the policy jumped over (`Latest`).
+    DataLoss { stored: Offset, log_start: Offset, lost: u64, skipped: u64 },
     /// Nothing is stored for this partition (a new partition, or a new consumer). A `log_start`
-    /// above 0 means records were deleted before anyone read them.
-    NewPartition { log_start: Offset, end: Offset },
+    /// above 0 means records were deleted before anyone read them. `skipped = from`: those,
+    /// plus any the start policy jumped over (`Latest`, a timestamp).
+    NewPartition { log_start: Offset, end: Offset, skipped: u64 },
     /// The topic exists but the partition does not. The stored offset, if any, is left alone.
     PartitionGone { stored: Option<Offset> },
     /// The topic does not exist. The stored offset, if any, is left alone.
@@ -115,49 +130,98 @@ impl Anomaly {
             _ => None,
         }
     }
+
+    /// Records the consumer never read and, with this plan, never will: every offset between
+    /// its position in the current log and the planned `from` (see the type's docs). Summed
+    /// over the ranges a consumer processes, it is exactly the number of records it passed
+    /// over.
+    pub const fn skipped(&self) -> u64 {
+        match *self {
+            Anomaly::TopicRecreated { skipped, .. }
+            | Anomaly::Truncated { skipped, .. }
+            | Anomaly::DataLoss { skipped, .. }
+            | Anomaly::NewPartition { skipped, .. } => skipped,
+            Anomaly::OffsetAheadOfLog { .. }
+            | Anomaly::PartitionGone { .. }
+            | Anomaly::TopicGone { .. }
+            | Anomaly::EndWentBackwards { .. } => 0,
+        }
+    }
+
+    /// Where the consumer stands in the current log for this anomaly, when reading resumes
+    /// forward from it: what [`Anomaly::skipped`] is counted from.
+    pub(crate) const fn position(&self) -> Option<Offset> {
+        match *self {
+            Anomaly::TopicRecreated { .. } | Anomaly::NewPartition { .. } => Some(Offset(0)),
+            Anomaly::Truncated { divergence, .. } => Some(divergence),
+            Anomaly::DataLoss { stored, .. } => Some(stored),
+            _ => None,
+        }
+    }
+
+    /// The anomaly with `skipped` set for reading from `from`.
+    #[must_use]
+    pub(crate) const fn reading_from(mut self, from: Offset) -> Anomaly {
+        let n = match self.position() {
+            Some(p) => p.records_until(from),
+            None => 0,
+        };
+        match &mut self {
+            Anomaly::TopicRecreated { skipped, .. }
+            | Anomaly::Truncated { skipped, .. }
+            | Anomaly::DataLoss { skipped, .. }
+            | Anomaly::NewPartition { skipped, .. } => *skipped = n,
+            _ => {}
+        }
+        self
+    }
 }
 
 impl fmt::Display for Anomaly {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Anomaly::TopicRecreated { stored_topic_id, topic_id, stored, log_start, end } => write!(
+            Anomaly::TopicRecreated { stored_topic_id, topic_id, stored, log_start, end, .. } => write!(
                 f,
                 "topic recreated: stored offset {stored} belongs to topic id {stored_topic_id}, \
                  the log is now topic id {topic_id} with [{log_start}, {end})"
-            ),
+            )?,
             Anomaly::OffsetAheadOfLog { stored, log_start, high_watermark } => write!(
                 f,
                 "stored offset {stored} is ahead of the log [{log_start}, {high_watermark}) by {}",
                 stored.0.saturating_sub(high_watermark.0)
-            ),
-            Anomaly::Truncated { stored, divergence, lost } => write!(
+            )?,
+            Anomaly::Truncated { stored, divergence, lost, .. } => write!(
                 f,
                 "log truncated at {divergence} below stored offset {stored}: {lost} records \
                  read earlier no longer exist"
-            ),
-            Anomaly::DataLoss { stored, log_start, lost } => write!(
+            )?,
+            Anomaly::DataLoss { stored, log_start, lost, .. } => write!(
                 f,
                 "log start {log_start} passed stored offset {stored}: {lost} records were never read"
-            ),
-            Anomaly::NewPartition { log_start, end } => {
+            )?,
+            Anomaly::NewPartition { log_start, end, .. } => {
                 write!(f, "nothing stored; log is [{log_start}, {end})")?;
                 if log_start.0 > 0 {
                     write!(f, ", {log_start} records were deleted before any read")?;
                 }
-                Ok(())
             }
             Anomaly::PartitionGone { stored } => {
                 f.write_str("partition not found")?;
-                fmt_stored(f, *stored)
+                fmt_stored(f, *stored)?;
             }
             Anomaly::TopicGone { stored } => {
                 f.write_str("topic not found")?;
-                fmt_stored(f, *stored)
+                fmt_stored(f, *stored)?;
             }
             Anomaly::EndWentBackwards { previous_until, end } => {
-                write!(f, "end {end} is below the previous plan's until {previous_until}; re-query")
+                write!(f, "end {end} is below the previous plan's until {previous_until}; re-query")?;
             }
         }
+        let skipped = self.skipped();
+        if skipped > 0 {
+            write!(f, "; {skipped} unread records before the planned start are passed over")?;
+        }
+        Ok(())
     }
 }
 
@@ -192,10 +256,14 @@ mod tests {
 
     #[test]
     fn data_loss_message_carries_its_numbers() {
-        let a = Anomaly::DataLoss { stored: Offset(100), log_start: Offset(250), lost: 150 };
+        let a = Anomaly::DataLoss { stored: Offset(100), log_start: Offset(250), lost: 150, skipped: 0 };
         assert_eq!(a.kind(), AnomalyKind::DataLoss);
         assert_eq!(a.lost(), Some(150));
         let text = a.to_string();
         assert!(text.contains("250") && text.contains("100") && text.contains("150"));
+        let clamped = a.reading_from(Offset(250));
+        assert_eq!(clamped.skipped(), 150);
+        assert!(clamped.to_string().contains("150 unread records before the planned start"), "{clamped}");
+        assert_eq!(a.reading_from(Offset(900)).skipped(), 800, "Latest jumps over [250, 900) too");
     }
 }

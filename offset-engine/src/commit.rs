@@ -4,8 +4,19 @@
 //! A plan's commit set is each planned range's `until` (the next offset to read) with the topic
 //! id and leader epoch the plan saw. A commit for a partition whose start the out-of-range policy
 //! moved (a recreated topic, a truncation, an offset ahead of the log) is marked as a reset:
-//! those are the only commits allowed to move an offset backwards or onto another topic id,
-//! because the caller's policy already chose to.
+//! those are the only commits allowed to move an offset or a leader epoch backwards, or to
+//! change or drop a stored topic id, because the caller's policy already chose to.
+//!
+//! Merging promises, for commits that are not resets:
+//! - the offset never goes backwards ([`CommitRejection::Backwards`]);
+//! - the leader epoch never goes backwards ([`CommitRejection::LeaderEpochBackwards`]: leader
+//!   epochs only grow along a log, so a lower one comes from a stale leader or a diverged log);
+//! - a stored topic id never changes: a commit with another id is refused
+//!   ([`CommitRejection::TopicIdChanged`]). A commit may add an id where none was stored.
+//!
+//! And for every commit, resets included: a commit without a topic id (or with the all-zero
+//! "unknown" id) keeps the stored id — only a reset carrying another id replaces it. Dropping
+//! an id would silently switch off the detection of a recreated topic for that partition.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -64,6 +75,9 @@ pub enum CommitRejection {
     /// Stored and proposed topic ids differ and the commit is not a reset (a stale batch of an
     /// old topic, franz-go #1426, or a new topic whose first commit was not marked a reset).
     TopicIdChanged { stored: TopicId, proposed: TopicId },
+    /// The proposed leader epoch is below the stored one and the commit is not a reset: it
+    /// comes from a stale leader's view or a log that diverged from the stored position's.
+    LeaderEpochBackwards { stored: LeaderEpoch, proposed: LeaderEpoch },
     /// A negative offset is never stored.
     NegativeOffset { proposed: Offset },
 }
@@ -79,30 +93,43 @@ impl fmt::Display for CommitRejection {
                 "commit for topic id {proposed} would replace an offset of topic id {stored} \
                  without a reset"
             ),
+            Self::LeaderEpochBackwards { stored, proposed } => write!(
+                f,
+                "commit with leader epoch {proposed} would move stored leader epoch {stored} \
+                 backwards without a reset"
+            ),
             Self::NegativeOffset { proposed } => write!(f, "commit offset {proposed} is negative"),
         }
     }
 }
 
 /// Decides one commit against what is stored. `now_ms` (milliseconds since the epoch, from the
-/// caller) becomes the commit timestamp of a write.
+/// caller) becomes the commit timestamp of a write. Unknown values on either side (a negative
+/// leader epoch, the all-zero topic id) are `None`, never compared.
 pub fn merge_commit(stored: Option<&Stored>, commit: &Commit, now_ms: i64) -> CommitDecision {
     if commit.offset.0 < 0 {
         return CommitDecision::Rejected(CommitRejection::NegativeOffset { proposed: commit.offset });
     }
-    let write = CommitDecision::Write(Stored {
-        offset: commit.offset,
-        leader_epoch: commit.leader_epoch,
-        topic_id: commit.topic_id,
-        commit_timestamp_ms: Some(now_ms),
-    });
-    let Some(current) = stored else {
-        return write;
+    let proposed_id = TopicId::known(commit.topic_id);
+    let proposed_epoch = LeaderEpoch::known(commit.leader_epoch);
+    let written = |topic_id| {
+        CommitDecision::Write(Stored {
+            offset: commit.offset,
+            leader_epoch: proposed_epoch,
+            topic_id,
+            commit_timestamp_ms: Some(now_ms),
+        })
     };
+    let Some(current) = stored.map(|s| s.normalized()) else {
+        return written(proposed_id);
+    };
+    // Without an id the commit keeps the stored one: only a reset with another id replaces it.
+    let topic_id = proposed_id.or(current.topic_id);
     if commit.reset {
-        return write;
+        // An explicit reset may move the offset and the epoch backwards and change the id.
+        return written(topic_id);
     }
-    if let (Some(old), Some(new)) = (current.topic_id, commit.topic_id) {
+    if let (Some(old), Some(new)) = (current.topic_id, proposed_id) {
         if old != new {
             return CommitDecision::Rejected(CommitRejection::TopicIdChanged { stored: old, proposed: new });
         }
@@ -113,12 +140,19 @@ pub fn merge_commit(stored: Option<&Stored>, commit: &Commit, now_ms: i64) -> Co
             proposed: commit.offset,
         });
     }
-    let same_id = commit.topic_id.is_none() || current.topic_id == commit.topic_id;
-    let same_epoch = commit.leader_epoch.is_none() || current.leader_epoch == commit.leader_epoch;
-    if commit.offset == current.offset && same_id && same_epoch {
+    if let (Some(old), Some(new)) = (current.leader_epoch, proposed_epoch) {
+        if new < old {
+            return CommitDecision::Rejected(CommitRejection::LeaderEpochBackwards {
+                stored: old,
+                proposed: new,
+            });
+        }
+    }
+    let same_epoch = proposed_epoch.is_none() || current.leader_epoch == proposed_epoch;
+    if commit.offset == current.offset && topic_id == current.topic_id && same_epoch {
         CommitDecision::Unchanged
     } else {
-        write
+        written(topic_id)
     }
 }
 
@@ -190,6 +224,56 @@ mod tests {
                 proposed: TopicId([1; 16])
             })
         );
+    }
+
+    #[test]
+    fn a_commit_without_an_id_keeps_the_stored_one() {
+        let stored = Stored { topic_id: Some(TopicId([1; 16])), ..Stored::at(10) };
+        let CommitDecision::Write(next) = merge_commit(Some(&stored), &commit(11, false), 3) else {
+            panic!("a forward commit is written");
+        };
+        assert_eq!(next.topic_id, Some(TopicId([1; 16])));
+        // The all-zero id is "unknown", the same as none.
+        let zero = Commit { topic_id: Some(TopicId([0; 16])), ..commit(12, false) };
+        let CommitDecision::Write(next) = merge_commit(Some(&stored), &zero, 3) else {
+            panic!("a forward commit is written");
+        };
+        assert_eq!(next.topic_id, Some(TopicId([1; 16])));
+        // A reset without an id keeps it too; a reset with another id replaces it.
+        let CommitDecision::Write(next) = merge_commit(Some(&stored), &commit(5, true), 3) else {
+            panic!("a reset is written");
+        };
+        assert_eq!((next.offset, next.topic_id), (Offset(5), Some(TopicId([1; 16]))));
+        let other = Commit { topic_id: Some(TopicId([2; 16])), ..commit(5, true) };
+        let CommitDecision::Write(next) = merge_commit(Some(&stored), &other, 3) else {
+            panic!("a reset is written");
+        };
+        assert_eq!(next.topic_id, Some(TopicId([2; 16])));
+    }
+
+    #[test]
+    fn a_leader_epoch_going_backwards_is_refused_unless_a_reset() {
+        let stored = Stored { leader_epoch: Some(LeaderEpoch(7)), ..Stored::at(10) };
+        let back = Commit { leader_epoch: Some(LeaderEpoch(3)), ..commit(11, false) };
+        assert_eq!(
+            merge_commit(Some(&stored), &back, 0),
+            CommitDecision::Rejected(CommitRejection::LeaderEpochBackwards {
+                stored: LeaderEpoch(7),
+                proposed: LeaderEpoch(3)
+            })
+        );
+        assert!(matches!(
+            merge_commit(Some(&stored), &Commit { reset: true, ..back.clone() }, 0),
+            CommitDecision::Write(_)
+        ));
+        // -1 is "no epoch": not backwards, and never stored.
+        let unknown = Commit { leader_epoch: Some(LeaderEpoch(-1)), ..commit(12, false) };
+        let CommitDecision::Write(next) = merge_commit(Some(&stored), &unknown, 0) else {
+            panic!("a forward commit without an epoch is written");
+        };
+        assert_eq!(next.leader_epoch, None);
+        let same_offset = Commit { leader_epoch: Some(LeaderEpoch(8)), ..commit(10, false) };
+        assert!(matches!(merge_commit(Some(&stored), &same_offset, 0), CommitDecision::Write(_)));
     }
 
     #[test]

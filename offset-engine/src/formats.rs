@@ -1,13 +1,16 @@
 //! Offsets in the two text formats other tools speak, parsed and printed by hand (no serde).
 //!
 //! * kafka-consumer-groups `--export` / `--from-file` CSV: one `topic,partition,offset` per
-//!   line, no header.
+//!   line, no header. Fields may be quoted as RFC 4180 says (`"a,b"`, `""` for a quote inside);
+//!   [`to_csv`] quotes every topic that is not a legal Kafka topic name, so whatever it writes
+//!   reads back as the same entries.
 //! * Spark `startingOffsets` / `endingOffsets` JSON: `{"topic":{"0":23,"1":-2}}`, where `-2`
 //!   means earliest and `-1` latest.
 //!
 //! Parsers never panic: every malformed input is a typed error naming its line (CSV) or its
 //! byte position, line and column (JSON).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::error::Error;
 use std::fmt;
@@ -62,6 +65,10 @@ pub enum CsvErrorKind {
     Duplicate {
         first_line: usize,
     },
+    /// A quoted field whose closing quote is missing.
+    UnterminatedQuote,
+    /// Something other than spaces between a closing quote and the next `,` or line end.
+    TextAfterQuote,
 }
 
 impl fmt::Display for CsvError {
@@ -81,39 +88,46 @@ impl fmt::Display for CsvError {
             CsvErrorKind::Duplicate { first_line } => {
                 write!(f, "topic-partition already given on line {first_line}")
             }
+            CsvErrorKind::UnterminatedQuote => f.write_str("a quoted field has no closing quote"),
+            CsvErrorKind::TextAfterQuote => f.write_str("text after a closing quote"),
         }
     }
 }
 
 impl Error for CsvError {}
 
-/// Parses kafka-consumer-groups CSV. Blank lines are ignored, `\r\n` line ends and spaces
-/// around fields are accepted. Entries come back in file order.
+/// Parses kafka-consumer-groups CSV. Blank lines are ignored, `\r\n` line ends and spaces or
+/// tabs around fields are accepted (only those: no other whitespace is trimmed, so a name with
+/// a Unicode space is not silently read as another name). An unquoted topic must be a legal
+/// Kafka topic name; a quoted one is taken exactly as written (that is how [`to_csv`] writes
+/// any other name). Entries come back in file order; an error names the line its entry starts
+/// on.
 pub fn from_csv(text: &str) -> Result<Vec<(TopicPartition, Offset)>, CsvError> {
     let mut out = Vec::new();
     let mut seen: HashMap<TopicPartition, usize> = HashMap::new();
     let mut last_topic: Option<Arc<str>> = None;
-    for (i, raw) in text.split('\n').enumerate() {
-        let line = i + 1;
-        let content = raw.strip_suffix('\r').unwrap_or(raw);
-        if content.trim().is_empty() {
-            continue;
-        }
+    let mut reader = CsvReader { rest: text, line: 1 };
+    while let Some((line, fields)) = reader.record()? {
         let err = |kind| CsvError { line, kind };
-        let fields: Vec<&str> = content.split(',').map(str::trim).collect();
-        let [topic, partition, offset] = fields[..] else {
+        // A line of nothing but spaces is blank.
+        if let [field] = &fields[..] {
+            if !field.quoted && field.text.is_empty() {
+                continue;
+            }
+        }
+        let [topic, partition, offset] = &fields[..] else {
             return Err(err(CsvErrorKind::FieldCount { found: fields.len() }));
         };
-        if !is_valid_topic(topic) {
-            return Err(err(CsvErrorKind::InvalidTopic { topic: topic.to_owned() }));
+        if !topic.quoted && !is_valid_topic(&topic.text) {
+            return Err(err(CsvErrorKind::InvalidTopic { topic: topic.text.to_string() }));
         }
-        let partition = parse_non_negative::<i32>(partition)
-            .ok_or_else(|| err(CsvErrorKind::InvalidPartition { text: partition.to_owned() }))?;
-        let offset = parse_non_negative::<i64>(offset)
-            .ok_or_else(|| err(CsvErrorKind::InvalidOffset { text: offset.to_owned() }))?;
+        let partition = parse_non_negative::<i32>(&partition.text)
+            .ok_or_else(|| err(CsvErrorKind::InvalidPartition { text: partition.text.to_string() }))?;
+        let offset = parse_non_negative::<i64>(&offset.text)
+            .ok_or_else(|| err(CsvErrorKind::InvalidOffset { text: offset.text.to_string() }))?;
         let topic: Arc<str> = match &last_topic {
-            Some(t) if &**t == topic => Arc::clone(t),
-            _ => Arc::from(topic),
+            Some(t) if **t == *topic.text => Arc::clone(t),
+            _ => Arc::from(&*topic.text),
         };
         last_topic = Some(Arc::clone(&topic));
         let tp = TopicPartition { topic, partition: Partition(partition) };
@@ -124,6 +138,89 @@ pub fn from_csv(text: &str) -> Result<Vec<(TopicPartition, Offset)>, CsvError> {
         out.push((tp, Offset(offset)));
     }
     Ok(out)
+}
+
+/// One CSV field: its text (unquoted, `""` turned into `"`) and whether it was quoted.
+struct CsvField<'a> {
+    text: Cow<'a, str>,
+    quoted: bool,
+}
+
+/// Reads RFC 4180 records, keeping count of lines.
+struct CsvReader<'a> {
+    rest: &'a str,
+    /// The line `rest` starts on.
+    line: usize,
+}
+
+/// Spaces and tabs: the only whitespace trimmed around fields.
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+impl<'a> CsvReader<'a> {
+    /// The next record and the line it starts on; `None` at the end of the text.
+    fn record(&mut self) -> Result<Option<(usize, Vec<CsvField<'a>>)>, CsvError> {
+        if self.rest.is_empty() {
+            return Ok(None);
+        }
+        let line = self.line;
+        let mut fields = Vec::with_capacity(3);
+        loop {
+            let field = self.field().map_err(|kind| CsvError { line, kind })?;
+            fields.push(field);
+            // `field` stops at a ',', a line end or the end of the text.
+            if let Some(rest) = self.rest.strip_prefix(',') {
+                self.rest = rest;
+                continue;
+            }
+            if let Some(rest) = self.rest.strip_prefix("\r\n").or_else(|| self.rest.strip_prefix('\n')) {
+                self.rest = rest;
+                self.line += 1;
+            }
+            return Ok(Some((line, fields)));
+        }
+    }
+
+    /// One field, leaving `rest` at the `,`, line end or end of text after it.
+    fn field(&mut self) -> Result<CsvField<'a>, CsvErrorKind> {
+        self.rest = self.rest.trim_start_matches(is_blank);
+        let Some(quoted) = self.rest.strip_prefix('"') else {
+            let end = self.rest.find([',', '\n']).unwrap_or(self.rest.len());
+            let mut text = &self.rest[..end];
+            self.rest = &self.rest[end..];
+            if self.rest.is_empty() || self.rest.starts_with('\n') {
+                text = text.strip_suffix('\r').unwrap_or(text);
+            }
+            return Ok(CsvField { text: Cow::Borrowed(text.trim_end_matches(is_blank)), quoted: false });
+        };
+        let mut text = String::new();
+        let mut rest = quoted;
+        loop {
+            let Some(at) = rest.find('"') else {
+                return Err(CsvErrorKind::UnterminatedQuote);
+            };
+            text.push_str(&rest[..at]);
+            self.line += rest[..at].matches('\n').count();
+            rest = &rest[at + 1..];
+            match rest.strip_prefix('"') {
+                Some(after) => {
+                    text.push('"');
+                    rest = after;
+                }
+                None => break,
+            }
+        }
+        let rest = rest.trim_start_matches(is_blank);
+        let rest = if rest == "\r" { "" } else { rest };
+        let at_end =
+            rest.is_empty() || rest.starts_with(',') || rest.starts_with('\n') || rest.starts_with("\r\n");
+        if !at_end {
+            return Err(CsvErrorKind::TextAfterQuote);
+        }
+        self.rest = rest;
+        Ok(CsvField { text: Cow::Owned(text), quoted: true })
+    }
 }
 
 fn parse_non_negative<T>(s: &str) -> Option<T>
@@ -139,11 +236,22 @@ where
 }
 
 /// Prints kafka-consumer-groups CSV, one line per entry in the given order, each ending in `\n`.
+/// A legal Kafka topic name is written as it is (as kafka-consumer-groups writes it); any other
+/// name — the type holds any string — is quoted (RFC 4180, a quote doubled), so [`from_csv`]
+/// reads back exactly these entries. A negative partition or offset cannot be in the format:
+/// it is written as it is, and reading it back is an error naming its line.
 pub fn to_csv(entries: &[(TopicPartition, Offset)]) -> String {
     let mut out = String::with_capacity(entries.len() * 24);
     for (tp, offset) in entries {
+        if is_valid_topic(&tp.topic) {
+            out.push_str(&tp.topic);
+        } else {
+            out.push('"');
+            out.push_str(&tp.topic.replace('"', "\"\""));
+            out.push('"');
+        }
         // Writing to a String cannot fail.
-        let _ = writeln!(out, "{},{},{}", tp.topic, tp.partition, offset);
+        let _ = writeln!(out, ",{},{}", tp.partition, offset);
     }
     out
 }
@@ -571,6 +679,56 @@ mod tests {
         assert_eq!(e("a b,0,1").kind, CsvErrorKind::InvalidTopic { topic: "a b".into() });
         assert_eq!(e("a,0,1\na,0,2"), CsvError { line: 2, kind: CsvErrorKind::Duplicate { first_line: 1 } });
         assert!(e("a,0,1\n,0,1").to_string().starts_with("line 2:"));
+    }
+
+    #[test]
+    fn csv_quotes_names_that_are_not_kafka_names_and_reads_them_back() {
+        let entries = vec![
+            (tp("a,b", 0), Offset(1)),
+            (tp("x\ny", 1), Offset(2)),
+            (tp("q\"t", 0), Offset(3)),
+            (tp(" padded\t", 0), Offset(4)),
+            (tp("cr\r", 0), Offset(5)),
+            (tp("", 0), Offset(6)),
+            (tp("orders\u{2003}", 0), Offset(7)),
+            (tp("orders", 0), Offset(8)),
+        ];
+        let text = to_csv(&entries);
+        assert_eq!(
+            text,
+            "\"a,b\",0,1\n\"x\ny\",1,2\n\"q\"\"t\",0,3\n\" padded\t\",0,4\n\"cr\r\",0,5\n\"\",0,6\n\
+             \"orders\u{2003}\",0,7\norders,0,8\n"
+        );
+        assert_eq!(from_csv(&text), Ok(entries));
+        // Errors name the line the entry starts on, past a quoted line end.
+        assert_eq!(
+            from_csv("\"a\nb\",0,1\nx,0").unwrap_err(),
+            CsvError { line: 3, kind: CsvErrorKind::FieldCount { found: 2 } }
+        );
+        assert_eq!(from_csv("\"a,0,1\n").unwrap_err().kind, CsvErrorKind::UnterminatedQuote);
+        assert_eq!(from_csv("\"a\"b,0,1\n").unwrap_err().kind, CsvErrorKind::TextAfterQuote);
+        // Quoted numbers, spaces around quotes.
+        assert_eq!(from_csv(" \"t\" ,\"0\", 5 \r\n"), Ok(vec![(tp("t", 0), Offset(5))]));
+    }
+
+    #[test]
+    fn csv_does_not_trim_unicode_whitespace() {
+        // Issue 18: `str::trim` read "orders\u{2003}" as "orders".
+        assert_eq!(
+            from_csv("orders\u{2003},0,1\n").unwrap_err().kind,
+            CsvErrorKind::InvalidTopic { topic: "orders\u{2003}".into() }
+        );
+        assert_eq!(
+            from_csv("\u{a0}orders,0,1").unwrap_err().kind,
+            CsvErrorKind::InvalidTopic { topic: "\u{a0}orders".into() }
+        );
+        assert_eq!(
+            from_csv("orders,0,1\u{2003}").unwrap_err().kind,
+            CsvErrorKind::InvalidOffset { text: "1\u{2003}".into() }
+        );
+        assert_eq!(from_csv(" \t\n\r\n"), Ok(vec![]), "space-only lines are blank");
+        assert_eq!(from_csv("a,0,1\r"), Ok(vec![(tp("a", 0), Offset(1))]));
+        assert_eq!(from_csv("\"a\",0,\"1\"\r"), Ok(vec![(tp("a", 0), Offset(1))]));
     }
 
     #[test]

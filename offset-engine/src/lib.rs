@@ -14,7 +14,7 @@ pub mod split;
 pub use anomaly::{Anomaly, AnomalyKind};
 pub use commit::{commits_for, merge_commit, merge_commits, Commit, CommitDecision, CommitRejection};
 pub use formats::{CsvError, JsonError, SparkOffset};
-pub use lag::{lag, lag_of, Lag};
+pub use lag::{lag, lag_of, stored_lag, Lag};
 pub use model::{
     InvalidInput, Isolation, LeaderEpoch, LogState, LogView, Offset, Partition, Stored, TopicId,
     TopicIdParseError, TopicPartition,
@@ -25,7 +25,8 @@ pub use plan::{
 };
 pub use policy::{OutOfRangePolicy, StartPolicy, TimeError, TimeLookup};
 pub use rate::{
-    BatchCap, BatchCapSource, BatchObservation, Limits, PidConfig, PidState, RateCarry, RateError, TimeBudget,
+    BatchCap, BatchCapSource, BatchObservation, Limits, PidConfig, PidState, RateCarry, RateError,
+    TimeBudget, NOT_WAITING,
 };
 pub use reset::{plan_reset, ResetEntry, ResetError, ResetInput, ResetReason, ResetTarget, ResetTo};
-pub use split::{plan_ranges, split_range, split_ranges, Split, SplitError, TopicRange};
+pub use split::{plan_ranges, split_range, split_ranges, Split, SplitError, TopicRange, MAX_PIECES};

@@ -4,6 +4,14 @@
 //! types), but wrapped so an offset is never passed where an epoch is expected. Values are
 //! checked where the engine consumes them ([`LogView::validate`], [`Stored::validate`]), never
 //! trusted.
+//!
+//! Kafka spells "unknown" as a value: the all-zero topic id, offset `-1`, leader epoch `-1`.
+//! The engine never compares those as real values. The `from_wire` constructors
+//! ([`TopicId::from_wire`], [`LeaderEpoch::from_wire`], [`Offset::from_wire`],
+//! [`Stored::from_wire`], [`crate::TimeLookup::from_wire`]) turn them into `None` (or the
+//! variant that means "none"), and every entry point normalises again what a caller built by
+//! hand ([`Stored::normalized`], [`LogView::normalized`]): a `Some(TopicId([0; 16]))` or a
+//! `Some(LeaderEpoch(-1))` is treated as unknown, everywhere.
 
 use std::error::Error;
 use std::fmt;
@@ -32,6 +40,16 @@ impl Offset {
         } else {
             // `until > self`, so the difference is positive; `abs_diff` cannot overflow.
             until.0.abs_diff(self.0)
+        }
+    }
+
+    /// An offset from the wire: `None` for Kafka's "none"/"unknown" `-1` (and any other negative
+    /// value: no offset is negative).
+    pub const fn from_wire(offset: i64) -> Option<Offset> {
+        if offset < 0 {
+            None
+        } else {
+            Some(Offset(offset))
         }
     }
 
@@ -67,8 +85,30 @@ impl fmt::Display for Partition {
 
 /// A partition leader epoch (KIP-101/KIP-320). Increases with every leader change; stored with
 /// committed offsets so a truncation after an unclean election can be detected.
+///
+/// Kafka sends `-1` for "no epoch"; [`LeaderEpoch::from_wire`] maps it to `None`, and the engine
+/// treats a negative epoch it is handed directly as unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LeaderEpoch(pub i32);
+
+impl LeaderEpoch {
+    /// `None` for Kafka's `-1` "no epoch" (and any other negative value).
+    pub const fn from_wire(epoch: i32) -> Option<LeaderEpoch> {
+        if epoch < 0 {
+            None
+        } else {
+            Some(LeaderEpoch(epoch))
+        }
+    }
+
+    /// `epoch` unless it is negative (unknown).
+    pub const fn known(epoch: Option<LeaderEpoch>) -> Option<LeaderEpoch> {
+        match epoch {
+            Some(e) if e.0 >= 0 => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl fmt::Display for LeaderEpoch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -79,7 +119,10 @@ impl fmt::Display for LeaderEpoch {
 /// A topic's 16-byte id (Kafka 2.8+). A topic deleted and recreated under the same name gets a
 /// new id, which is the only reliable evidence that stored offsets belong to another log.
 ///
-/// Kafka sends the all-zero id to mean "unknown"; [`TopicId::from_wire`] maps it to `None`.
+/// Kafka sends the all-zero id to mean "unknown" (`Uuid.ZERO_UUID`); [`TopicId::from_wire`]
+/// maps it to `None`, parsing its text form is an error ([`TopicIdParseError::Zero`]; use
+/// [`TopicId::parse_wire`] to get `None`), and the engine treats a `TopicId([0; 16])` it is
+/// handed directly as unknown: never compared with a real id, never stored.
 /// Displays like Java's `Uuid.toString()`: URL-safe base64 without padding (22 characters).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TopicId(pub [u8; 16]);
@@ -93,6 +136,31 @@ impl TopicId {
             None
         } else {
             Some(TopicId(bytes))
+        }
+    }
+
+    /// Whether this is Kafka's all-zero "unknown" id.
+    #[inline]
+    pub fn is_zero(&self) -> bool {
+        u128::from_ne_bytes(self.0) == 0
+    }
+
+    /// `id` unless it is the all-zero "unknown" id.
+    #[inline]
+    pub fn known(id: Option<TopicId>) -> Option<TopicId> {
+        match id {
+            Some(i) if !i.is_zero() => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Parses the text form as Kafka writes it anywhere an id may be unknown: the all-zero id
+    /// (`AAAAAAAAAAAAAAAAAAAAAA`) is `Ok(None)`.
+    pub fn parse_wire(s: &str) -> Result<Option<TopicId>, TopicIdParseError> {
+        match s.parse::<TopicId>() {
+            Ok(id) => Ok(Some(id)),
+            Err(TopicIdParseError::Zero) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 }
@@ -132,6 +200,9 @@ pub enum TopicIdParseError {
     InvalidCharacter { position: usize },
     /// The last character carries bits beyond the 128 of the id.
     NonCanonical,
+    /// The all-zero id, which Kafka uses for "unknown", not a topic's id
+    /// ([`TopicId::parse_wire`] reads it as `None`).
+    Zero,
 }
 
 impl fmt::Display for TopicIdParseError {
@@ -144,6 +215,7 @@ impl fmt::Display for TopicIdParseError {
                 write!(f, "invalid base64url character at position {position}")
             }
             Self::NonCanonical => f.write_str("topic id has trailing bits set"),
+            Self::Zero => f.write_str("the all-zero topic id means \"unknown\", not a topic"),
         }
     }
 }
@@ -177,6 +249,9 @@ impl FromStr for TopicId {
             } else {
                 bits = (bits << 6) | u128::from(v);
             }
+        }
+        if bits == 0 {
+            return Err(TopicIdParseError::Zero);
         }
         Ok(TopicId(bits.to_be_bytes()))
     }
@@ -219,6 +294,38 @@ impl Stored {
     /// A bare offset, as old stores (ZooKeeper, files) keep it.
     pub const fn at(offset: i64) -> Self {
         Stored { offset: Offset(offset), leader_epoch: None, topic_id: None, commit_timestamp_ms: None }
+    }
+
+    /// A stored position as the wire or a store spells it: `None` for offset `-1` (Kafka's
+    /// OffsetFetch "nothing committed"); a leader epoch below 0, the all-zero topic id and a
+    /// negative timestamp become `None`. Any other negative offset is kept, so that planning
+    /// reports it as [`InvalidInput::NegativeStored`] instead of guessing.
+    pub fn from_wire(
+        offset: i64,
+        leader_epoch: Option<i32>,
+        topic_id: Option<[u8; 16]>,
+        commit_timestamp_ms: Option<i64>,
+    ) -> Option<Stored> {
+        if offset == -1 {
+            return None;
+        }
+        Some(Stored {
+            offset: Offset(offset),
+            leader_epoch: leader_epoch.and_then(LeaderEpoch::from_wire),
+            topic_id: topic_id.and_then(TopicId::from_wire),
+            commit_timestamp_ms: commit_timestamp_ms.filter(|t| *t >= 0),
+        })
+    }
+
+    /// The same position with "unknown" values as `None`: a negative leader epoch and the
+    /// all-zero topic id.
+    #[must_use]
+    pub fn normalized(self) -> Stored {
+        Stored {
+            leader_epoch: LeaderEpoch::known(self.leader_epoch),
+            topic_id: TopicId::known(self.topic_id),
+            ..self
+        }
     }
 
     /// A stored offset must be `>= 0`: `-1` is how Kafka's OffsetFetch says "none", which the
@@ -277,6 +384,17 @@ impl LogView {
         }
     }
 
+    /// The same view with "unknown" values as `None`: a negative leader epoch and the all-zero
+    /// topic id.
+    #[must_use]
+    pub fn normalized(self) -> LogView {
+        LogView {
+            leader_epoch: LeaderEpoch::known(self.leader_epoch),
+            topic_id: TopicId::known(self.topic_id),
+            ..self
+        }
+    }
+
     pub fn validate(&self) -> Result<(), InvalidInput> {
         let ok = self.log_start.0 >= 0
             && self.log_start <= self.last_stable
@@ -310,6 +428,9 @@ pub enum InvalidInput {
     InconsistentLogView { log_start: Offset, last_stable: Offset, high_watermark: Offset },
     /// A stored offset below 0 (a `-1` "none" placeholder that was not turned into `None`).
     NegativeStored { stored: Offset },
+    /// A timestamp lookup answered with an offset below `-1` (`-1` is Kafka's "no record at or
+    /// after the time" and is read as [`crate::TimeLookup::NoRecordAtOrAfter`]).
+    NegativeTimestampOffset { offset: Offset },
 }
 
 impl fmt::Display for InvalidInput {
@@ -322,6 +443,9 @@ impl fmt::Display for InvalidInput {
             ),
             Self::NegativeStored { stored } => {
                 write!(f, "stored offset {stored} is negative; \"nothing stored\" must be passed as absent")
+            }
+            Self::NegativeTimestampOffset { offset } => {
+                write!(f, "the offset looked up for the time is {offset}, neither an offset nor -1 (none)")
             }
         }
     }
@@ -357,6 +481,28 @@ mod tests {
     fn zero_topic_id_from_the_wire_means_unknown() {
         assert_eq!(TopicId::from_wire([0; 16]), None);
         assert!(TopicId::from_wire([1; 16]).is_some());
+        assert_eq!(TopicId::known(Some(TopicId([0; 16]))), None);
+        assert_eq!("AAAAAAAAAAAAAAAAAAAAAA".parse::<TopicId>(), Err(TopicIdParseError::Zero));
+        assert_eq!(TopicId::parse_wire("AAAAAAAAAAAAAAAAAAAAAA"), Ok(None));
+        assert_eq!(TopicId::parse_wire("AQEBAQEBAQEBAQEBAQEBAQ"), Ok(Some(TopicId([1; 16]))));
+    }
+
+    #[test]
+    fn minus_one_from_the_wire_means_unknown() {
+        assert_eq!(Offset::from_wire(-1), None);
+        assert_eq!(Offset::from_wire(0), Some(Offset(0)));
+        assert_eq!(LeaderEpoch::from_wire(-1), None);
+        assert_eq!(LeaderEpoch::from_wire(0), Some(LeaderEpoch(0)));
+        assert_eq!(Stored::from_wire(-1, Some(3), Some([1; 16]), Some(5)), None);
+        assert_eq!(
+            Stored::from_wire(7, Some(-1), Some([0; 16]), Some(-1)),
+            Some(Stored::at(7)),
+            "unknown epoch, id and time are None"
+        );
+        assert_eq!(Stored::from_wire(-2, None, None, None), Some(Stored::at(-2)), "kept, reported invalid");
+        let odd =
+            Stored { leader_epoch: Some(LeaderEpoch(-1)), topic_id: Some(TopicId([0; 16])), ..Stored::at(1) };
+        assert_eq!(odd.normalized(), Stored::at(1));
     }
 
     #[test]

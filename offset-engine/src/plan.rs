@@ -4,6 +4,10 @@
 //! rate limits decide where it stops (`until`). Planned ranges satisfy
 //! `log_start <= from <= until <= end` (end per isolation), always.
 //!
+//! Kafka's "unknown" values are normalised first and never compared as real ones: the all-zero
+//! topic id and a negative leader epoch are `None`, an `end_offset_for_stored_epoch` of `-1` is
+//! no evidence, a timestamp lookup of `-1` is "no record at or after the time".
+//!
 //! Classification order for a partition whose log was found (the first match wins):
 //! 1. invalid input (inconsistent view, negative stored offset) → skipped;
 //! 2. `previous_until > end` → `EndWentBackwards`, skipped until the caller re-queries;
@@ -13,16 +17,20 @@
 //! 6. `stored > high_watermark` → `OffsetAheadOfLog`, out-of-range policy;
 //! 7. `stored < log_start` → `DataLoss`, out-of-range policy;
 //! 8. read_committed and `last_stable < stored <= high_watermark` → skipped, waiting for the
-//!    transaction to close;
+//!    transaction to close (lag 0, not negative);
 //! 9. otherwise resume at `stored`.
+//!
+//! No silent skip: when the resulting `from` is beyond the consumer's position in the current
+//! log, the anomaly's `skipped` counts every record in between (see [`Anomaly`]). No
+//! starvation: see [`RateCarry`] for the bound under a total cap.
 
 use crate::anomaly::{Anomaly, AnomalyKind};
-use crate::lag::{lag, Lag};
+use crate::lag::{validated_lag, Lag};
 use crate::model::{
     InvalidInput, Isolation, LeaderEpoch, LogState, LogView, Offset, Stored, TopicId, TopicPartition,
 };
 use crate::policy::{OutOfRangePolicy, StartPolicy, TimeLookup};
-use crate::rate::{share, BatchCap, Limits, RateCarry};
+use crate::rate::{share_in_order, BatchCap, Limits, RateCarry, NOT_WAITING};
 
 /// Everything the engine needs to plan one batch.
 #[derive(Debug, Clone, Default)]
@@ -88,7 +96,7 @@ pub struct PlanEntry {
     /// The situation found, if any. Always `Some` when the outcome is `Failed`, and for the
     /// skips `PartitionGone`, `TopicGone` and `EndWentBackwards`.
     pub anomaly: Option<Anomaly>,
-    /// Lag of the stored position against the log view (see [`crate::lag`]).
+    /// Lag of the stored position against the log view (see [`crate::stored_lag`]).
     pub lag: Lag,
     /// The log's topic id and leader epoch when planned, to commit with the `until`.
     pub topic_id: Option<TopicId>,
@@ -198,9 +206,28 @@ pub fn plan(request: &PlanRequest) -> Plan {
     }
 
     let batch_cap = request.limits.batch_cap();
-    let mut carry = RateCarry::default();
+    // The queue of partitions passed over under a total cap (see `RateCarry`): a partition
+    // planned with a range leaves it (and is ranked with its place when the cap is shared), a
+    // gone one leaves it, any other keeps its place.
+    let this_batch = request.carry.batches();
+    let mut carry = request.carry.following();
+    let waiting_since: Option<Vec<u64>> = if carry.is_empty() {
+        None
+    } else {
+        let mut since = Vec::with_capacity(entries.len());
+        for e in &entries {
+            match e.outcome {
+                Outcome::Range(_) => since.push(carry.take(&e.tp).unwrap_or(NOT_WAITING)),
+                Outcome::Skipped { reason: SkipReason::PartitionGone | SkipReason::TopicGone } => {
+                    carry.take(&e.tp);
+                }
+                Outcome::Skipped { .. } | Outcome::Failed { .. } => {}
+            }
+        }
+        Some(since)
+    };
     if let Some(cap) = batch_cap {
-        apply_batch_cap(&mut entries, cap.records, &request.carry, &mut carry);
+        apply_batch_cap(&mut entries, cap.records, waiting_since.as_deref(), this_batch, &mut carry);
     }
 
     let records =
@@ -208,46 +235,54 @@ pub fn plan(request: &PlanRequest) -> Plan {
     Plan { entries, carry, batch_cap, records }
 }
 
-fn apply_batch_cap(entries: &mut [PlanEntry], cap: u64, previous: &RateCarry, next: &mut RateCarry) {
+/// Shares `cap` among the ranged entries (see [`crate::rate::share`]) and queues in `carry`
+/// the partitions with backlog that got no record: since their old place if they had one,
+/// since `this_batch` otherwise (with a cap of at least one record: under a zero cap nobody
+/// was owed anything).
+fn apply_batch_cap(
+    entries: &mut [PlanEntry],
+    cap: u64,
+    waiting_since: Option<&[u64]>,
+    this_batch: u64,
+    carry: &mut RateCarry,
+) {
     // Sized once: a million partitions would otherwise regrow (and copy) these vectors ~20 times.
     let mut backlogs = Vec::with_capacity(entries.len());
     backlogs.extend(entries.iter().filter_map(PlanEntry::range).map(PlannedRange::records));
     let total: u128 = backlogs.iter().map(|&b| u128::from(b)).sum();
     if total <= u128::from(cap) {
+        // Everyone gets all of their backlog.
         return;
     }
-    // Looking up a million keys costs more than the sharing itself; skip it when nothing is owed.
-    let mut debts: Vec<u32> = if previous.debt.is_empty() {
-        vec![0; backlogs.len()]
-    } else {
-        let mut debts = Vec::with_capacity(backlogs.len());
-        debts.extend(
-            entries
-                .iter()
-                .filter(|e| e.range().is_some())
-                .map(|e| previous.debt.get(&e.tp).copied().unwrap_or(0)),
-        );
-        debts
-    };
-    let grants = share(&backlogs, cap, &mut debts);
+    let grants = share_in_order(&backlogs, cap, waiting_since);
     // The ranged entries again, in the same order as `backlogs`.
     let ranged = entries.iter_mut().filter(|e| e.range().is_some());
-    for ((e, &g), &d) in ranged.zip(&grants).zip(&debts) {
-        if d > 0 {
-            next.debt.insert(e.tp.clone(), d);
-        }
+    for (i, (e, &g)) in ranged.zip(&grants).enumerate() {
+        let tp = &e.tp;
         if let Outcome::Range(r) = &mut e.outcome {
-            if g < r.records() {
+            let backlog = r.records();
+            if g < backlog {
                 r.until = r.from.saturating_add(g);
                 r.until_reason = UntilReason::BatchCap;
+            }
+            if g == 0 && backlog > 0 {
+                let since = waiting_since.map_or(NOT_WAITING, |w| w[i]);
+                if since != NOT_WAITING {
+                    carry.wait(tp.clone(), since);
+                } else if cap > 0 {
+                    carry.wait(tp.clone(), this_batch);
+                }
             }
         }
     }
 }
 
 fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -> PlanEntry {
-    let stored_offset = p.stored.map(|s| s.offset);
-    let view = match p.log {
+    // Kafka's "unknown" values (zero topic id, epoch -1) are `None` wherever they are read
+    // below: the ids compared in `classify_stored`, the id and epoch put in the entry.
+    let stored = p.stored.as_ref();
+    let stored_offset = stored.map(|s| s.offset);
+    let view = match &p.log {
         LogState::Found(v) => v,
         LogState::PartitionNotFound => {
             return skipped(
@@ -266,54 +301,83 @@ fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -
             )
         }
     };
-    let invalid = view.validate().and_then(|()| p.stored.map_or(Ok(()), |s| s.validate()));
+    let invalid = view.validate().and_then(|()| stored.map_or(Ok(()), Stored::validate));
     if let Err(e) = invalid {
         return skipped(p, SkipReason::InvalidInput(e), None, Lag::Unknown);
     }
-
-    let end = view.end(isolation);
-    let lag = lag(stored_offset, &view, isolation);
-    let entry = |outcome, anomaly| PlanEntry {
+    let (outcome, anomaly) = decide(req, p, stored, view, isolation);
+    // Nothing of a recreated topic's new log was committed: no lag against the old offset.
+    let committed = match anomaly {
+        Some(Anomaly::TopicRecreated { .. }) => None,
+        _ => stored_offset,
+    };
+    // The view and the stored offset were validated above.
+    let lag = validated_lag(committed, view, isolation);
+    // Every record between the consumer's position and `from` is counted (no silent skip).
+    let anomaly = match (&outcome, anomaly) {
+        (Outcome::Range(r), Some(a)) => Some(a.reading_from(r.from)),
+        (_, a) => a,
+    };
+    PlanEntry {
         tp: p.tp.clone(),
         outcome,
         anomaly,
         lag,
-        topic_id: view.topic_id,
-        leader_epoch: view.leader_epoch,
-    };
+        topic_id: match &view.topic_id {
+            Some(id) if !id.is_zero() => Some(*id),
+            _ => None,
+        },
+        leader_epoch: LeaderEpoch::known(view.leader_epoch),
+    }
+}
+
+/// The outcome and the anomaly (before `skipped` is set) for a partition whose view and stored
+/// offset are valid.
+#[inline]
+fn decide(
+    req: &PlanRequest,
+    p: &PartitionInput,
+    stored: Option<&Stored>,
+    view: &LogView,
+    isolation: Isolation,
+) -> (Outcome, Option<Anomaly>) {
+    let end = view.end(isolation);
     let range = |from: Offset, from_reason| {
         Outcome::Range(PlannedRange { from, until: end, from_reason, until_reason: UntilReason::End })
     };
 
     if let Some(prev) = p.previous_until {
         if prev > end {
-            return entry(
+            return (
                 Outcome::Skipped { reason: SkipReason::EndWentBackwards },
                 Some(Anomaly::EndWentBackwards { previous_until: prev, end }),
             );
         }
     }
 
-    let Some(stored) = p.stored else {
-        let anomaly = Anomaly::NewPartition { log_start: view.log_start, end };
+    let Some(stored) = stored else {
+        let anomaly = Anomaly::NewPartition { log_start: view.log_start, end, skipped: 0 };
         let outcome = match req.start {
             StartPolicy::Earliest => range(view.log_start, FromReason::StartEarliest),
             StartPolicy::Latest => range(end, FromReason::StartLatest),
-            StartPolicy::Timestamp { .. } => match p.timestamp_offset {
-                Some(TimeLookup::Offset(o)) => {
+            // ListOffsets' `-1` is "no record at or after the time", never an offset.
+            StartPolicy::Timestamp { .. } => match p.timestamp_offset.map(TimeLookup::normalized) {
+                Some(Ok(TimeLookup::Offset(o))) => {
                     range(clamp(o, view.log_start, end), FromReason::StartTimestamp)
                 }
-                Some(TimeLookup::NoRecordAtOrAfter) => range(end, FromReason::NoRecordAtOrAfterTimestamp),
+                Some(Ok(TimeLookup::NoRecordAtOrAfter)) => range(end, FromReason::NoRecordAtOrAfterTimestamp),
+                Some(Err(e)) => return (Outcome::Skipped { reason: SkipReason::InvalidInput(e) }, None),
                 None => Outcome::Skipped { reason: SkipReason::TimestampNotResolved },
             },
             StartPolicy::Fail => Outcome::Failed { kind: AnomalyKind::NewPartition },
         };
-        return entry(outcome, Some(anomaly));
+        return (outcome, Some(anomaly));
     };
 
+    // OffsetForLeaderEpoch's `-1`: the broker does not know the epoch, so there is no evidence.
+    let end_for_epoch = p.end_offset_for_stored_epoch.filter(|o| o.0 >= 0);
     let s = stored.offset;
-    let unusable = classify_stored(&stored, &view, p.end_offset_for_stored_epoch, end);
-    if let Some((anomaly, nearest)) = unusable {
+    if let Some((anomaly, nearest)) = classify_stored(stored, view, end_for_epoch, end) {
         let policy = req.out_of_range;
         let outcome = match policy {
             OutOfRangePolicy::Fail => Outcome::Failed { kind: anomaly.kind() },
@@ -321,23 +385,24 @@ fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -
             OutOfRangePolicy::Latest => range(end, FromReason::OutOfRange(policy)),
             OutOfRangePolicy::Clamp => range(nearest, FromReason::OutOfRange(policy)),
         };
-        return entry(outcome, Some(anomaly));
+        return (outcome, Some(anomaly));
     }
 
     if s > end {
         // Only reachable under read_committed: last_stable < stored <= high_watermark.
-        return entry(
+        return (
             Outcome::Skipped {
                 reason: SkipReason::AwaitingStable { stored: s, last_stable: view.last_stable },
             },
             None,
         );
     }
-    entry(range(s, FromReason::Stored), None)
+    (range(s, FromReason::Stored), None)
 }
 
 /// The anomaly that makes `stored` unusable as it is, and the nearest valid position for
 /// [`OutOfRangePolicy::Clamp`] (inside `[log_start, end]`).
+#[inline]
 fn classify_stored(
     stored: &Stored,
     view: &LogView,
@@ -345,8 +410,11 @@ fn classify_stored(
     end: Offset,
 ) -> Option<(Anomaly, Offset)> {
     let s = stored.offset;
-    if let (Some(old), Some(new)) = (stored.topic_id, view.topic_id) {
-        if old != new {
+    // By reference: copying the two 17-byte options cost more than the rest of the check.
+    if let (Some(old), Some(new)) = (&stored.topic_id, &view.topic_id) {
+        // The all-zero id is "unknown", never compared.
+        if old != new && !old.is_zero() && !new.is_zero() {
+            let (old, new) = (*old, *new);
             return Some((
                 Anomaly::TopicRecreated {
                     stored_topic_id: old,
@@ -354,6 +422,7 @@ fn classify_stored(
                     stored: s,
                     log_start: view.log_start,
                     end,
+                    skipped: 0,
                 },
                 view.log_start,
             ));
@@ -362,7 +431,7 @@ fn classify_stored(
     if let Some(divergence) = end_for_epoch {
         if divergence < s {
             return Some((
-                Anomaly::Truncated { stored: s, divergence, lost: divergence.records_until(s) },
+                Anomaly::Truncated { stored: s, divergence, lost: divergence.records_until(s), skipped: 0 },
                 clamp(divergence, view.log_start, end),
             ));
         }
@@ -379,7 +448,12 @@ fn classify_stored(
     }
     if s < view.log_start {
         return Some((
-            Anomaly::DataLoss { stored: s, log_start: view.log_start, lost: s.records_until(view.log_start) },
+            Anomaly::DataLoss {
+                stored: s,
+                log_start: view.log_start,
+                lost: s.records_until(view.log_start),
+                skipped: 0,
+            },
             view.log_start,
         ));
     }
@@ -400,7 +474,7 @@ fn clamp(o: Offset, low: Offset, high: Offset) -> Offset {
 
 fn skipped(p: &PartitionInput, reason: SkipReason, anomaly: Option<Anomaly>, lag: Lag) -> PlanEntry {
     let (topic_id, leader_epoch) = match p.log {
-        LogState::Found(v) => (v.topic_id, v.leader_epoch),
+        LogState::Found(v) => (TopicId::known(v.topic_id), LeaderEpoch::known(v.leader_epoch)),
         _ => (None, None),
     };
     PlanEntry { tp: p.tp.clone(), outcome: Outcome::Skipped { reason }, anomaly, lag, topic_id, leader_epoch }

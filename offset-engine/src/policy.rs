@@ -5,7 +5,7 @@
 use std::error::Error;
 use std::fmt;
 
-use crate::model::Offset;
+use crate::model::{InvalidInput, Offset};
 
 /// Where to begin a partition that has nothing stored ([`crate::Anomaly::NewPartition`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -47,12 +47,38 @@ pub enum OutOfRangePolicy {
 
 /// The caller's answer to "which offset has the first record at or after time T?"
 /// (ListOffsets with a timestamp).
+///
+/// `Offset(Offset(-1))` is read as [`TimeLookup::NoRecordAtOrAfter`] wherever the engine takes a
+/// lookup (it is how ListOffsets says it), never as an offset below the log start; an offset
+/// below `-1` is invalid input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TimeLookup {
     /// The first offset whose record timestamp is `>= T`.
     Offset(Offset),
     /// No record at or after `T` (ListOffsets answered `-1`).
     NoRecordAtOrAfter,
+}
+
+impl TimeLookup {
+    /// ListOffsets' answer as it comes off the wire: `-1` is "no record at or after the time".
+    pub const fn from_wire(offset: i64) -> TimeLookup {
+        if offset == -1 {
+            TimeLookup::NoRecordAtOrAfter
+        } else {
+            TimeLookup::Offset(Offset(offset))
+        }
+    }
+
+    /// `-1` read as "no record", any other negative offset refused.
+    pub(crate) fn normalized(self) -> Result<TimeLookup, InvalidInput> {
+        match self {
+            TimeLookup::Offset(Offset(-1)) => Ok(TimeLookup::NoRecordAtOrAfter),
+            TimeLookup::Offset(offset) if offset.0 < 0 => {
+                Err(InvalidInput::NegativeTimestampOffset { offset })
+            }
+            other => Ok(other),
+        }
+    }
 }
 
 /// A time that cannot be a millisecond timestamp.

@@ -40,6 +40,8 @@ pub enum RateError {
     InvalidSafety { safety: f64 },
     /// A PID gain or the minimum rate is negative or not finite.
     InvalidPidConfig,
+    /// [`share`] needs one `waiting_since` per backlog.
+    LengthMismatch { backlogs: usize, waiting_since: usize },
 }
 
 impl fmt::Display for RateError {
@@ -52,6 +54,9 @@ impl fmt::Display for RateError {
                 write!(f, "safety factor {safety} must be in (0, 1]")
             }
             Self::InvalidPidConfig => f.write_str("PID gains and minimum rate must be finite and >= 0"),
+            Self::LengthMismatch { backlogs, waiting_since } => {
+                write!(f, "{backlogs} backlogs but {waiting_since} waiting_since values: one per partition")
+            }
         }
     }
 }
@@ -137,43 +142,118 @@ impl Limits {
     }
 }
 
-/// Remainders carried between batches so that proportional sharing of a total cap never starves
-/// a partition whose exact share is below one record. Pass the previous plan's carry into the
-/// next request; an empty carry is a valid start. Only partitions that got no record although
-/// they were owed a fraction of one hold an entry.
+/// What one plan tells the next about sharing a total cap, so that no partition with backlog
+/// starves. Pass the previous plan's [`crate::Plan::carry`] into the next request; an empty
+/// carry is a valid start.
+///
+/// It is a queue: a partition that had backlog in a batch under a total cap and got no record
+/// waits, with the number of the batch it started waiting in, until it gets one; the records
+/// left over after the proportional shares go to waiting partitions oldest first. A waiting
+/// partition keeps its place through batches in which it is absent from the request, skipped
+/// (an end that went backwards, a transaction in the way, invalid input) or failed; it leaves
+/// the queue when it gets a record, when its range is empty (caught up), or when its partition
+/// or topic is gone.
+///
+/// **Bound.** With `n` partitions, a partition gets at least one record within any `n` batches
+/// in which it has a non-empty planned range (after the per-partition cap) under a total cap
+/// of at least one record — whatever happens in the batches in between. (Each such batch in
+/// which it gets nothing serves a partition that waits longer than it, and none can overtake
+/// it twice; see [`share`].) Entries of partitions that are never planned again stay in the
+/// carry: it holds at most one entry per partition ever passed over.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RateCarry {
-    /// How many consecutive batches the partition was owed a fractional record and did not get
-    /// it. Higher debt is served first.
-    pub debt: HashMap<TopicPartition, u32>,
+    /// Waiting partitions and the batch each started waiting in.
+    waiting: HashMap<TopicPartition, u64>,
+    /// The number of the next batch planned with this carry.
+    batch: u64,
 }
+
+impl RateCarry {
+    /// Whether no partition is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
+    /// How many partitions are waiting.
+    pub fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// The batch number `tp` has been waiting since (lower waits longer), if it waits.
+    pub fn waiting_since(&self, tp: &TopicPartition) -> Option<u64> {
+        self.waiting.get(tp).copied()
+    }
+
+    /// Every waiting partition with the batch it has waited since, in no particular order.
+    pub fn waiting(&self) -> impl Iterator<Item = (&TopicPartition, u64)> {
+        self.waiting.iter().map(|(tp, &since)| (tp, since))
+    }
+
+    /// How many batches were planned with this carry chain (the next batch's number).
+    pub const fn batches(&self) -> u64 {
+        self.batch
+    }
+
+    /// The carry a plan starts from: the waiting partitions of `self`, the batch number after.
+    pub(crate) fn following(&self) -> RateCarry {
+        RateCarry { waiting: self.waiting.clone(), batch: self.batch.saturating_add(1) }
+    }
+
+    /// Takes `tp` out of the queue, returning since when it waited.
+    pub(crate) fn take(&mut self, tp: &TopicPartition) -> Option<u64> {
+        if self.waiting.is_empty() {
+            return None;
+        }
+        self.waiting.remove(tp)
+    }
+
+    /// Puts `tp` in the queue, since `since` (or earlier, if it already waits: a partition
+    /// given twice in one request keeps its older place).
+    pub(crate) fn wait(&mut self, tp: TopicPartition, since: u64) {
+        self.waiting.entry(tp).and_modify(|s| *s = (*s).min(since)).or_insert(since);
+    }
+}
+
+/// `waiting_since` of a partition that is not waiting.
+pub const NOT_WAITING: u64 = u64::MAX;
 
 /// Shares `cap` among partitions in proportion to `backlogs`, never more than a partition's
 /// backlog, never more than `cap` in total, and exactly `min(cap, Σ backlogs)` in total.
 ///
 /// Each partition gets `floor(cap × backlog / Σ backlog)`; the records left over (fewer than the
-/// number of partitions) go one each to the partitions with the highest carried `debts`, then
-/// the largest fractional remainder, then the lowest index. `debts[i]` is updated in place:
-/// incremented when the partition got no record although it was owed a fraction of one, reset
-/// to 0 otherwise. Once passed over, a partition outranks every partition that got records, and
-/// each other starved partition can be served ahead of it at most once, so a partition with
-/// backlog gets a record at least once every `backlogs.len()` batches (with `cap >= 1`).
-/// Returns the grants, index-aligned with `backlogs`.
-pub fn share(backlogs: &[u64], cap: u64, debts: &mut [u32]) -> Vec<u64> {
-    debug_assert_eq!(backlogs.len(), debts.len());
+/// number of partitions) go one each to the partitions waiting longest — lowest
+/// `waiting_since[i]`, [`NOT_WAITING`] for a partition that is not waiting — then the largest
+/// fractional remainder, then the lowest index. Returns the grants, index-aligned with
+/// `backlogs`, or [`RateError::LengthMismatch`] unless there is one `waiting_since` per backlog.
+///
+/// Why nobody starves: a partition with backlog that gets no record had a share below one
+/// record, so its remainder is positive and at least one record is left over; every leftover
+/// record it did not get went to a partition waiting at least as long. [`crate::plan()`] queues
+/// the partitions passed over ([`RateCarry`]) with the batch number, so a partition waiting
+/// since batch `b` can only be served ahead of by partitions waiting since `b` or earlier, each
+/// of which leaves the queue when served and can only come back with a later number.
+pub fn share(backlogs: &[u64], cap: u64, waiting_since: &[u64]) -> Result<Vec<u64>, RateError> {
+    if backlogs.len() != waiting_since.len() {
+        return Err(RateError::LengthMismatch {
+            backlogs: backlogs.len(),
+            waiting_since: waiting_since.len(),
+        });
+    }
+    Ok(share_in_order(backlogs, cap, Some(waiting_since)))
+}
+
+/// [`share`] with the lengths known to match; `None` is nobody waiting.
+pub(crate) fn share_in_order(backlogs: &[u64], cap: u64, waiting_since: Option<&[u64]>) -> Vec<u64> {
     let total: u128 = backlogs.iter().map(|&b| u128::from(b)).sum();
     if total <= u128::from(cap) {
-        for d in debts.iter_mut() {
-            *d = 0;
-        }
         return backlogs.to_vec();
     }
     // The same exact arithmetic in 64 bits when every `cap × backlog` and the total fit: a
     // hardware division instead of a 128-bit one per partition, and half the remainder memory.
     let max = backlogs.iter().copied().max().unwrap_or(0);
     match (u64::try_from(total), cap.checked_mul(max)) {
-        (Ok(total), Some(_)) => share_exact(backlogs, cap, total, debts),
-        _ => share_exact(backlogs, u128::from(cap), total, debts),
+        (Ok(total), Some(_)) => share_exact(backlogs, cap, total, waiting_since),
+        _ => share_exact(backlogs, u128::from(cap), total, waiting_since),
     }
 }
 
@@ -206,11 +286,11 @@ impl Wide for u128 {
 }
 
 /// [`share`] once `Σ backlogs > cap`, in a type `W` that holds `cap × backlog` and the total.
-fn share_exact<W: Wide>(backlogs: &[u64], cap: W, total: W, debts: &mut [u32]) -> Vec<u64> {
+fn share_exact<W: Wide>(backlogs: &[u64], cap: W, total: W, waiting_since: Option<&[u64]>) -> Vec<u64> {
     let mut grants = Vec::with_capacity(backlogs.len());
-    // (debt, remainder, index) of every partition owed a fraction of a record: the ranking key
-    // side by side, so choosing who gets the leftover records reads no other memory.
-    let mut candidates: Vec<(u32, W, usize)> = Vec::with_capacity(backlogs.len());
+    // (waiting since, remainder, index) of every partition owed a fraction of a record: the
+    // ranking key side by side, so choosing who gets the leftover records reads no other memory.
+    let mut candidates: Vec<(u64, W, usize)> = Vec::with_capacity(backlogs.len());
     let mut given: u128 = 0;
     for (i, &b) in backlogs.iter().enumerate() {
         let scaled = cap * W::from(b);
@@ -220,27 +300,22 @@ fn share_exact<W: Wide>(backlogs: &[u64], cap: W, total: W, debts: &mut [u32]) -
         grants.push(g);
         let remainder = scaled % total;
         if remainder > W::ZERO {
-            candidates.push((debts[i], remainder, i));
+            let since = waiting_since.map_or(NOT_WAITING, |w| w[i]);
+            candidates.push((since, remainder, i));
         }
     }
     // Σ exact shares = cap, so leftover < number of partitions with a remainder.
     let leftover = (u128::from(cap.narrow()) - given) as usize;
-    // Highest debt, then largest remainder, then lowest index: a total order, so the set of
+    // Waiting longest, then largest remainder, then lowest index: a total order, so the set of
     // the first `leftover` is the same whichever way it is selected.
     let order =
-        |a: &(u32, W, usize), b: &(u32, W, usize)| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2));
+        |a: &(u64, W, usize), b: &(u64, W, usize)| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2));
     if leftover > 0 && leftover < candidates.len() {
         candidates.select_nth_unstable_by(leftover - 1, order);
     }
     let served = leftover.min(candidates.len());
     for &(_, _, i) in &candidates[..served] {
         grants[i] += 1;
-    }
-    // A partition that got nothing was owed a fraction exactly when its remainder (then
-    // `cap × backlog` itself, as the share was below one) is above zero.
-    let owed_something = cap > W::ZERO;
-    for ((d, &g), &b) in debts.iter_mut().zip(&grants).zip(backlogs) {
-        *d = if g == 0 && owed_something && b > 0 { d.saturating_add(1) } else { 0 };
     }
     grants
 }
@@ -347,7 +422,8 @@ mod tests {
 
     #[test]
     fn the_64_bit_share_agrees_with_the_128_bit_one() {
-        // A small deterministic generator: backlogs and debts of every size, caps below the total.
+        // A small deterministic generator: backlogs and waiting partitions of every size, caps
+        // below the total.
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = |m: u64| {
             x ^= x << 13;
@@ -361,78 +437,71 @@ mod tests {
             let backlogs: Vec<u64> = (0..n).map(|_| next(scale)).collect();
             let total: u64 = backlogs.iter().sum();
             let cap = next(total.max(1));
-            let debts: Vec<u32> = (0..n).map(|_| next(3) as u32).collect();
-            let (mut narrow, mut wide, mut reference) = (debts.clone(), debts.clone(), debts);
-            let fast = share(&backlogs, cap, &mut narrow);
+            let since: Vec<u64> = (0..n).map(|_| [NOT_WAITING, 0, 1][next(3) as usize]).collect();
+            let fast = share(&backlogs, cap, &since).unwrap();
             let slow = if total <= cap {
-                share(&backlogs, cap, &mut wide)
+                share(&backlogs, cap, &since).unwrap()
             } else {
-                share_exact(&backlogs, u128::from(cap), u128::from(total), &mut wide)
+                share_exact(&backlogs, u128::from(cap), u128::from(total), Some(&since))
             };
-            assert_eq!((&fast, &narrow), (&slow, &wide), "backlogs {backlogs:?} cap {cap}");
-            let before = share_before_the_fast_paths(&backlogs, cap, &mut reference);
-            assert_eq!((fast, narrow), (before, reference), "backlogs {backlogs:?} cap {cap}");
+            assert_eq!(&fast, &slow, "backlogs {backlogs:?} cap {cap}");
+            let reference = share_by_sorting(&backlogs, cap, &since);
+            assert_eq!(fast, reference, "backlogs {backlogs:?} cap {cap}");
+            if since.iter().all(|&s| s == NOT_WAITING) {
+                assert_eq!(share_in_order(&backlogs, cap, None), reference);
+            }
         }
     }
 
-    /// `share` as it was before the 64-bit path and the local ranking keys, kept to show the
-    /// faster one gives the same grants and debts.
-    fn share_before_the_fast_paths(backlogs: &[u64], cap: u64, debts: &mut [u32]) -> Vec<u64> {
+    /// `share` written the obvious way: 128-bit shares, a full sort of the candidates.
+    fn share_by_sorting(backlogs: &[u64], cap: u64, since: &[u64]) -> Vec<u64> {
         let total: u128 = backlogs.iter().map(|&b| u128::from(b)).sum();
         if total <= u128::from(cap) {
-            for d in debts.iter_mut() {
-                *d = 0;
-            }
             return backlogs.to_vec();
         }
         let cap128 = u128::from(cap);
-        let mut grants = Vec::with_capacity(backlogs.len());
-        let mut remainders = Vec::with_capacity(backlogs.len());
-        let mut given: u128 = 0;
-        for &b in backlogs {
-            let scaled = cap128 * u128::from(b);
-            let g = (scaled / total) as u64;
-            given += u128::from(g);
-            grants.push(g);
-            remainders.push(scaled % total);
-        }
-        let leftover = (cap128 - given) as usize;
+        let grants: Vec<u64> = backlogs.iter().map(|&b| (cap128 * u128::from(b) / total) as u64).collect();
+        let remainders: Vec<u128> = backlogs.iter().map(|&b| cap128 * u128::from(b) % total).collect();
+        let leftover = (cap128 - grants.iter().map(|&g| u128::from(g)).sum::<u128>()) as usize;
         let mut candidates: Vec<usize> = (0..backlogs.len()).filter(|&i| remainders[i] > 0).collect();
-        let order = |a: &usize, b: &usize| {
-            debts.get(*b).cmp(&debts.get(*a)).then(remainders[*b].cmp(&remainders[*a])).then(a.cmp(b))
-        };
-        if leftover > 0 && leftover < candidates.len() {
-            candidates.select_nth_unstable_by(leftover - 1, order);
-        }
-        let served = leftover.min(candidates.len());
-        for &i in &candidates[..served] {
+        candidates.sort_by(|&a, &b| {
+            since[a].cmp(&since[b]).then(remainders[b].cmp(&remainders[a])).then(a.cmp(&b))
+        });
+        let mut grants = grants;
+        for &i in candidates.iter().take(leftover) {
             grants[i] += 1;
-        }
-        for (i, d) in debts.iter_mut().enumerate() {
-            *d = if grants[i] == 0 && remainders[i] > 0 { d.saturating_add(1) } else { 0 };
         }
         grants
     }
 
     #[test]
     fn zero_cap_means_zero_not_unlimited() {
-        let mut debts = vec![0; 3];
-        assert_eq!(share(&[10, 20, 30], 0, &mut debts), vec![0, 0, 0]);
+        assert_eq!(share(&[10, 20, 30], 0, &[NOT_WAITING; 3]), Ok(vec![0, 0, 0]));
         let limits = Limits { max_per_batch: Some(0), ..Limits::default() };
         assert_eq!(limits.batch_cap().map(|c| c.records), Some(0));
     }
 
     #[test]
+    fn share_refuses_a_waiting_list_of_another_length() {
+        // Issue 18: this panicked (an index out of bounds) instead of answering.
+        assert_eq!(
+            share(&[10, 20, 30], 5, &[0]),
+            Err(RateError::LengthMismatch { backlogs: 3, waiting_since: 1 })
+        );
+        assert!(share(&[], 5, &[]).unwrap().is_empty());
+    }
+
+    #[test]
     fn proportional_share_uses_the_whole_cap_and_no_more() {
-        let mut debts = vec![0; 3];
-        let g = share(&[1000, 10, 1], 100, &mut debts);
+        let g = share(&[1000, 10, 1], 100, &[NOT_WAITING; 3]).unwrap();
         assert_eq!(g.iter().sum::<u64>(), 100);
         assert_eq!(g, vec![99, 1, 0]);
-        assert_eq!(debts, vec![0, 0, 1]);
-        // The partition passed over is served first next time.
-        let g = share(&[901, 9, 1], 100, &mut debts);
+        // The partition passed over is served first next time, whatever its remainder.
+        let g = share(&[901, 9, 1], 100, &[NOT_WAITING, NOT_WAITING, 0]).unwrap();
         assert_eq!(g.iter().sum::<u64>(), 100);
         assert_eq!(g[2], 1);
+        // Among waiting partitions, the one waiting longest first.
+        assert_eq!(share(&[5, 5, 5], 1, &[4, 2, 3]).unwrap(), vec![0, 1, 0]);
     }
 
     #[test]

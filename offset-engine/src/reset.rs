@@ -141,6 +141,7 @@ fn reset_one(target: ResetTarget, isolation: Isolation, i: &ResetInput) -> Resul
         LogState::PartitionNotFound => return Err(ResetError::PartitionNotFound),
         LogState::TopicNotFound => return Err(ResetError::TopicNotFound),
     };
+    let view = view.normalized();
     view.validate().map_err(ResetError::InvalidInput)?;
     if let Some(c) = i.committed {
         c.validate().map_err(ResetError::InvalidInput)?;
@@ -157,7 +158,9 @@ fn reset_one(target: ResetTarget, isolation: Isolation, i: &ResetInput) -> Resul
             c.0.checked_add(n).ok_or(ResetError::ShiftOverflow { committed: c, shift: n })?
         }
         ResetTarget::Timestamp { .. } | ResetTarget::Duration { .. } => {
-            match i.time_lookup.ok_or(ResetError::TimeNotResolved)? {
+            // ListOffsets' `-1` is "no record at or after the time", not an offset to clamp.
+            let lookup = i.time_lookup.ok_or(ResetError::TimeNotResolved)?;
+            match lookup.normalized().map_err(ResetError::InvalidInput)? {
                 TimeLookup::Offset(o) => o.0,
                 TimeLookup::NoRecordAtOrAfter => {
                     return Ok(ResetTo {
@@ -231,6 +234,15 @@ mod tests {
         i.time_lookup = Some(TimeLookup::Offset(Offset(55)));
         let r = one(ResetTarget::Timestamp { timestamp_ms: 0 }, &i).unwrap();
         assert_eq!((r.offset, r.reason), (Offset(55), ResetReason::AsRequested));
+        // Issue 18: ListOffsets' -1 is "no record", not an offset below the log start.
+        i.time_lookup = Some(TimeLookup::Offset(Offset(-1)));
+        let r = one(ResetTarget::Timestamp { timestamp_ms: 0 }, &i).unwrap();
+        assert_eq!((r.offset, r.reason), (Offset(100), ResetReason::NoRecordAtOrAfterTimestamp));
+        i.time_lookup = Some(TimeLookup::Offset(Offset(-2)));
+        assert_eq!(
+            one(ResetTarget::Timestamp { timestamp_ms: 0 }, &i),
+            Err(ResetError::InvalidInput(InvalidInput::NegativeTimestampOffset { offset: Offset(-2) }))
+        );
     }
 
     #[test]

@@ -1,12 +1,21 @@
 //! Splitting planned ranges into tasks (rule R8): exact, contiguous, non-overlapping pieces
 //! whose union is the range. Unlike Spark's calculator, the remainder is spread over the
 //! pieces (sizes differ by at most one) rather than piled on the last.
+//!
+//! A split either returns pieces whose union is exactly its input, or an error: a request
+//! for zero records or pieces is refused, never answered with nothing, and so is one that
+//! would make more than [`MAX_PIECES`] pieces — checked before anything is allocated.
 
 use std::error::Error;
 use std::fmt;
 
 use crate::model::{Offset, TopicPartition};
 use crate::plan::Plan;
+
+/// The most pieces one split may return: 2^22 = 4,194,304 (about 160 MiB of [`TopicRange`]s),
+/// enough for every partition of a million-partition plan in four pieces each. A split that
+/// would need more is refused with [`SplitError::TooManyPieces`] instead of exhausting memory.
+pub const MAX_PIECES: u64 = 1 << 22;
 
 /// How to cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,12 +33,17 @@ pub enum Split {
 pub enum SplitError {
     /// `MaxRecords(0)` or `Pieces(0)`.
     Zero,
+    /// The split would make `pieces` pieces, more than `max` ([`MAX_PIECES`]).
+    TooManyPieces { pieces: u128, max: u64 },
 }
 
 impl fmt::Display for SplitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SplitError::Zero => f.write_str("a split needs at least one record or piece"),
+            SplitError::TooManyPieces { pieces, max } => {
+                write!(f, "the split would make {pieces} pieces, more than the {max} allowed")
+            }
         }
     }
 }
@@ -52,28 +66,41 @@ impl TopicRange {
 
 /// Cuts `[from, until)` into `pieces` contiguous ranges whose sizes differ by at most one
 /// (larger ones first). Empty input (`until <= from`) gives no pieces; `pieces` above the record
-/// count gives one-record pieces.
-pub fn split_range(from: Offset, until: Offset, pieces: u64) -> Vec<(Offset, Offset)> {
+/// count gives one-record pieces. `pieces = 0` is [`SplitError::Zero`], and more than
+/// [`MAX_PIECES`] resulting pieces is [`SplitError::TooManyPieces`].
+pub fn split_range(from: Offset, until: Offset, pieces: u64) -> Result<Vec<(Offset, Offset)>, SplitError> {
+    if pieces == 0 {
+        return Err(SplitError::Zero);
+    }
+    let k = pieces.min(from.records_until(until));
+    if k > MAX_PIECES {
+        return Err(SplitError::TooManyPieces { pieces: u128::from(k), max: MAX_PIECES });
+    }
+    let mut out = Vec::with_capacity(k as usize);
+    cut(from, until, k, |a, b| out.push((a, b)));
+    Ok(out)
+}
+
+/// `[from, until)` in `k <= records` pieces, handed to `push` in order.
+fn cut(from: Offset, until: Offset, k: u64, mut push: impl FnMut(Offset, Offset)) {
     let size = from.records_until(until);
-    let k = pieces.min(size);
     if k == 0 {
-        return Vec::new();
+        return;
     }
     let base = size / k;
     let extra = size % k;
-    let mut out = Vec::with_capacity(usize::try_from(k).unwrap_or(0));
     let mut at = from;
     for i in 0..k {
         let len = base + u64::from(i < extra);
         let next = at.saturating_add(len);
-        out.push((at, next));
+        push(at, next);
         at = next;
     }
-    out
 }
 
 /// Splits every non-empty range; empty ranges produce no pieces. Pieces come out grouped by
-/// input range, in input order, each group in offset order.
+/// input range, in input order, each group in offset order. The total number of pieces is
+/// computed (in 128 bits) and checked against [`MAX_PIECES`] before anything is allocated.
 pub fn split_ranges(ranges: &[TopicRange], split: Split) -> Result<Vec<TopicRange>, SplitError> {
     let counts: Vec<u64> = match split {
         Split::MaxRecords(0) | Split::Pieces(0) => return Err(SplitError::Zero),
@@ -97,11 +124,14 @@ pub fn split_ranges(ranges: &[TopicRange], split: Split) -> Result<Vec<TopicRang
                 .collect()
         }
     };
-    let mut out = Vec::new();
+    let pieces: u128 = counts.iter().map(|&k| u128::from(k)).sum();
+    if pieces > u128::from(MAX_PIECES) {
+        return Err(SplitError::TooManyPieces { pieces, max: MAX_PIECES });
+    }
+    // At most MAX_PIECES, checked above.
+    let mut out = Vec::with_capacity(pieces as usize);
     for (r, k) in ranges.iter().zip(counts) {
-        for (from, until) in split_range(r.from, r.until, k) {
-            out.push(TopicRange { tp: r.tp.clone(), from, until });
-        }
+        cut(r.from, r.until, k, |from, until| out.push(TopicRange { tp: r.tp.clone(), from, until }));
     }
     Ok(out)
 }
@@ -124,14 +154,33 @@ mod tests {
 
     #[test]
     fn remainder_spread_over_first_pieces() {
-        let pieces = split_range(Offset(10), Offset(20), 3);
+        let pieces = split_range(Offset(10), Offset(20), 3).unwrap();
         assert_eq!(
             pieces,
             vec![(Offset(10), Offset(14)), (Offset(14), Offset(17)), (Offset(17), Offset(20))]
         );
-        assert!(split_range(Offset(5), Offset(5), 3).is_empty());
-        assert!(split_range(Offset(6), Offset(5), 3).is_empty());
-        assert_eq!(split_range(Offset(0), Offset(2), 10).len(), 2);
+        assert!(split_range(Offset(5), Offset(5), 3).unwrap().is_empty());
+        assert!(split_range(Offset(6), Offset(5), 3).unwrap().is_empty());
+        assert_eq!(split_range(Offset(0), Offset(2), 10).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn too_many_pieces_is_an_error_not_an_allocation() {
+        assert_eq!(split_range(Offset(0), Offset(10), 0), Err(SplitError::Zero));
+        assert_eq!(
+            split_range(Offset(0), Offset(i64::MAX), u64::MAX),
+            Err(SplitError::TooManyPieces { pieces: i64::MAX as u128, max: MAX_PIECES })
+        );
+        assert_eq!(split_range(Offset(0), Offset(i64::MAX), MAX_PIECES).unwrap().len() as u64, MAX_PIECES);
+        let all = [r(0, 0, i64::MAX)];
+        assert!(matches!(split_ranges(&all, Split::MaxRecords(1)), Err(SplitError::TooManyPieces { .. })));
+        assert_eq!(
+            split_ranges(&all, Split::Pieces(u64::MAX)).unwrap_err(),
+            SplitError::TooManyPieces { pieces: i64::MAX as u128, max: MAX_PIECES }
+        );
+        // Huge ranges in few pieces are fine.
+        let p = split_ranges(&all, Split::MaxRecords(u64::MAX)).unwrap();
+        assert_eq!(p, vec![r(0, 0, i64::MAX)]);
     }
 
     #[test]

@@ -416,6 +416,44 @@ proptest! {
         }
     }
 
+    /// A negative lag means the stored position is beyond the log: the plan always says so
+    /// with an anomaly (issue 18: read_committed gave −10 with none).
+    #[test]
+    fn a_negative_lag_always_comes_with_an_anomaly((req, _) in request()) {
+        for e in &plan(&req).entries {
+            if e.lag.lag().is_some_and(|l| l < 0) || e.lag.consumable().is_some_and(|c| c < 0) {
+                prop_assert!(e.anomaly.is_some(), "negative lag without an anomaly: {e:?}");
+            }
+        }
+    }
+
+    /// Kafka's "unknown" values (the all-zero topic id, leader epoch −1, OffsetForLeaderEpoch's
+    /// −1, ListOffsets' −1 for a time) plan exactly as if the value were absent.
+    #[test]
+    fn unknown_wire_values_plan_as_absent_ones((req, _) in request(), mask in any::<u64>()) {
+        let zero = Some(TopicId([0; 16]));
+        let unknown_epoch = Some(offset_engine::LeaderEpoch(-1));
+        let mut spelled = req.clone();
+        for (i, p) in spelled.partitions.iter_mut().enumerate() {
+            let bit = |k: usize| mask >> ((i * 5 + k) % 64) & 1 == 1;
+            if let Some(s) = &mut p.stored {
+                if s.topic_id.is_none() && bit(0) { s.topic_id = zero; }
+                if s.leader_epoch.is_none() && bit(1) { s.leader_epoch = unknown_epoch; }
+            }
+            if let LogState::Found(v) = &mut p.log {
+                if v.topic_id.is_none() && bit(2) { v.topic_id = zero; }
+                if v.leader_epoch.is_none() && bit(3) { v.leader_epoch = unknown_epoch; }
+            }
+            if p.end_offset_for_stored_epoch.is_none() && bit(4) {
+                p.end_offset_for_stored_epoch = Some(Offset(-1));
+            }
+            if p.timestamp_offset == Some(TimeLookup::NoRecordAtOrAfter) && bit(0) {
+                p.timestamp_offset = Some(TimeLookup::Offset(Offset(-1)));
+            }
+        }
+        prop_assert_eq!(plan(&spelled), plan(&req));
+    }
+
     #[test]
     fn each_out_of_range_case_gets_the_anomaly_its_construction_implies((req, cases) in request()) {
         let p = plan(&req);

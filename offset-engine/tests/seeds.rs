@@ -34,9 +34,12 @@ fn seed_000_topic_recreated_with_fewer_records_than_stored_offset() {
             stored: Offset(3_500),
             log_start: Offset(0),
             end: Offset(120),
+            skipped: 0,
         })
     );
-    assert_eq!(p.entries[0].lag.lag(), Some(120 - 3_500));
+    // The stored 3,500 belongs to the old topic: nothing of the new one is committed, so its
+    // lag is all of it (not 120 − 3,500, issue 18).
+    assert_eq!(p.entries[0].lag, Lag::NothingCommitted { consumable: 120 });
 
     // Clamp: read all of the new topic, [0, 120).
     let req = PlanRequest {
@@ -98,7 +101,7 @@ fn seed_001_offsets_merged_from_a_store_where_some_partitions_have_none() {
     assert_eq!(p.entries[1].anomaly.map(|a| a.kind()), Some(AnomalyKind::NewPartition));
     assert_eq!(
         p.entries[3].anomaly,
-        Some(Anomaly::NewPartition { log_start: Offset(300), end: Offset(900) })
+        Some(Anomaly::NewPartition { log_start: Offset(300), end: Offset(900), skipped: 300 })
     );
     assert_eq!(p.entries[3].anomaly.and_then(|a| a.lost()), Some(300));
     assert_eq!(p.entries[3].lag, Lag::NothingCommitted { consumable: 600 });

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_wire::client::TopicPartition;
-use offset_engine::{lag_of, Isolation, Lag, LogState, LogView, Offset, Stored};
+use offset_engine::{stored_lag, Isolation, Lag, LeaderEpoch, LogState, LogView, Offset, Stored, TopicId};
 use serde_json::{json, Value};
 
 use super::Context;
@@ -114,15 +114,17 @@ pub async fn partition_rows(
             (Some(t), Some(Ok(r))) => {
                 let mut view = LogView::new(r.log_start, r.high_watermark);
                 view.last_stable = Offset(r.last_stable);
-                view.leader_epoch = r.leader_epoch.map(offset_engine::LeaderEpoch);
-                view.topic_id = t.topic_id.and_then(|id| offset_engine::TopicId::from_wire(id.0));
+                view.leader_epoch = r.leader_epoch.and_then(LeaderEpoch::from_wire);
+                view.topic_id = t.topic_id.and_then(|id| TopicId::from_wire(id.0));
                 LogState::Found(view)
             }
             (Some(_), Some(Err(e))) => return Err(Failure::client(&tp, e)),
         };
         let s = stored.get(&tp).copied();
         rows.push(PartitionRow {
-            lag: lag_of(s.as_ref().map(|s| s.offset), &log, isolation),
+            // Against the stored topic id: an offset of a recreated topic has no lag in the new
+            // one, and read_committed waiting for a transaction is lag 0, not negative.
+            lag: stored_lag(s.as_ref(), &log, isolation),
             stored: s,
             log,
             tp,

@@ -339,10 +339,7 @@ async fn resolve(
     let mut out = BTreeMap::new();
     for (tp, result) in found {
         let listed = result.map_err(|e| Failure::client(&tp, &e))?;
-        out.insert(
-            tp,
-            listed.offset.map_or(TimeLookup::NoRecordAtOrAfter, |o| TimeLookup::Offset(Offset(o))),
-        );
+        out.insert(tp, listed.offset.map_or(TimeLookup::NoRecordAtOrAfter, TimeLookup::from_wire));
     }
     Ok(out)
 }

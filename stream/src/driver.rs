@@ -136,7 +136,7 @@ impl<S: OffsetStore> DirectStream<S> {
             loaded
                 .iter()
                 .filter(|o| self.config.topics.contains(&o.topic))
-                .map(|o| (TopicPartition::new(o.topic.as_str(), o.partition), to_engine(o)))
+                .filter_map(|o| Some((TopicPartition::new(o.topic.as_str(), o.partition), to_engine(o)?)))
                 .collect(),
         );
         Ok(())
@@ -283,8 +283,14 @@ impl<S: OffsetStore> DirectStream<S> {
             if until < r.until.0 {
                 events.push(Event::RangeShortened { tp: entry.tp.clone(), planned_until: r.until.0, until });
             }
-            let leader_epoch =
-                records.last().and_then(|rec| rec.leader_epoch).or(entry.leader_epoch.map(|e| e.0));
+            // The later of the last record's epoch and the leader's when planned: leader epochs
+            // only grow along a log, and the engine refuses a commit whose epoch goes backwards
+            // (a range read after an empty one committed with the leader's epoch would).
+            let leader_epoch = records
+                .last()
+                .and_then(|rec| rec.leader_epoch.and_then(LeaderEpoch::from_wire))
+                .max(entry.leader_epoch)
+                .map(|e| e.0);
             let batch = PartitionBatch {
                 range: OffsetRange {
                     topic: entry.tp.topic.to_string(),
@@ -364,7 +370,7 @@ impl<S: OffsetStore> DirectStream<S> {
                     Some(Ok(r)) => {
                         let mut view = LogView::new(r.log_start, r.high_watermark);
                         view.last_stable = Offset(r.last_stable);
-                        view.leader_epoch = r.leader_epoch.map(LeaderEpoch);
+                        view.leader_epoch = r.leader_epoch.and_then(LeaderEpoch::from_wire);
                         view.topic_id = ids.get(&topic).copied().flatten();
                         LogState::Found(view)
                     }
@@ -423,7 +429,7 @@ impl<S: OffsetStore> DirectStream<S> {
         let answers = self.client.offset_for_leader_epoch(&asks, self.config.request_timeout).await;
         for p in inputs.iter_mut() {
             if let Some(Ok(end)) = answers.get(&wire_tp(&p.tp)) {
-                p.end_offset_for_stored_epoch = end.end_offset.map(Offset);
+                p.end_offset_for_stored_epoch = end.end_offset.and_then(Offset::from_wire);
             }
         }
     }
@@ -454,10 +460,8 @@ impl<S: OffsetStore> DirectStream<S> {
             .await;
         for p in inputs.iter_mut() {
             if let Some(Ok(listed)) = answers.get(&wire_tp(&p.tp)) {
-                p.timestamp_offset = Some(match listed.offset {
-                    Some(o) => TimeLookup::Offset(Offset(o)),
-                    None => TimeLookup::NoRecordAtOrAfter,
-                });
+                p.timestamp_offset =
+                    Some(listed.offset.map_or(TimeLookup::NoRecordAtOrAfter, TimeLookup::from_wire));
             }
         }
     }
@@ -573,14 +577,11 @@ fn wire_tp(tp: &TopicPartition) -> WireTp {
     WireTp::new(tp.topic.to_string(), tp.partition.0)
 }
 
-/// A store entry as the engine sees it.
-pub fn to_engine(o: &StoredOffset) -> Stored {
-    Stored {
-        offset: Offset(o.offset),
-        leader_epoch: o.leader_epoch.map(LeaderEpoch),
-        topic_id: o.topic_id.and_then(|id| TopicId::from_wire(id.0)),
-        commit_timestamp_ms: o.commit_timestamp_ms,
-    }
+/// A store entry as the engine sees it, Kafka's "unknown" values normalised
+/// ([`Stored::from_wire`]): `None` for offset `-1` (nothing committed); an epoch of `-1` and the
+/// all-zero topic id are `None`.
+pub fn to_engine(o: &StoredOffset) -> Option<Stored> {
+    Stored::from_wire(o.offset, o.leader_epoch, o.topic_id.map(|id| id.0), o.commit_timestamp_ms)
 }
 
 /// An engine position as a store entry.
@@ -693,9 +694,15 @@ mod tests {
             commit_timestamp_ms: Some(9),
         };
         let tp = TopicPartition::new("t", 2);
-        assert_eq!(to_store(&tp, &to_engine(&o)), o);
-        let zero = StoredOffset { topic_id: Some(Uuid([0; 16])), ..o };
-        assert_eq!(to_engine(&zero).topic_id, None, "Kafka's zero id means unknown");
+        assert_eq!(to_engine(&o).map(|s| to_store(&tp, &s)), Some(o.clone()));
+        let zero = StoredOffset { topic_id: Some(Uuid([0; 16])), leader_epoch: Some(-1), ..o.clone() };
+        let engine = to_engine(&zero).unwrap();
+        assert_eq!(
+            (engine.topic_id, engine.leader_epoch),
+            (None, None),
+            "Kafka's zero id and -1 mean unknown"
+        );
+        assert_eq!(to_engine(&StoredOffset { offset: -1, ..o }), None, "-1 is nothing committed");
     }
 
     #[test]

@@ -122,6 +122,7 @@ async fn topic_recreated_with_fewer_records_under_zookeeper_offsets_resumes_at_t
             stored: Offset(20),
             log_start: Offset(0),
             end: Offset(5),
+            skipped: 0,
         };
         assert_eq!((*anomaly, *action), (expected, Action::Failed));
     }
@@ -190,13 +191,18 @@ async fn records_deleted_past_the_stored_offset_are_data_loss_with_the_exact_cou
     let found = anomalies(err.events());
     assert_eq!(
         found,
-        [(0, Anomaly::DataLoss { stored: Offset(30), log_start: Offset(70), lost: 40 }, Action::Failed)]
+        [(
+            0,
+            Anomaly::DataLoss { stored: Offset(30), log_start: Offset(70), lost: 40, skipped: 0 },
+            Action::Failed
+        )]
     );
     stream.set_out_of_range(OutOfRangePolicy::Clamp);
     let batch = stream.next_batch().await.unwrap();
     assert_eq!(
         anomalies(batch.events())[0].1,
-        Anomaly::DataLoss { stored: Offset(30), log_start: Offset(70), lost: 40 }
+        Anomaly::DataLoss { stored: Offset(30), log_start: Offset(70), lost: 40, skipped: 40 },
+        "resuming at the log start passes over the 40 lost records, and says so"
     );
     assert_eq!(batch.offset_ranges()[0].from, 70);
     assert_eq!(batch.offset_ranges()[0].until, 100);
@@ -235,7 +241,7 @@ async fn partitions_added_are_read_from_their_start() {
     assert_eq!(found.len(), 2, "{found:?}");
     for (p, anomaly, action) in found {
         assert!(p >= 2);
-        assert_eq!(anomaly, Anomaly::NewPartition { log_start: Offset(0), end: Offset(7) });
+        assert_eq!(anomaly, Anomaly::NewPartition { log_start: Offset(0), end: Offset(7), skipped: 0 });
         assert_eq!(action, Action::Resumed { from: 0, policy: Resume::Start });
     }
     let ranges: Vec<(i32, i64, i64)> =
