@@ -5,7 +5,7 @@
 //! writes each one completely, so a caller whose future is dropped (a timeout, a `select!`)
 //! can never leave half a frame on a live socket: either its frame was queued whole, or
 //! nothing of it was. The reader task routes each response frame to its waiter. Whichever task
-//! sees the socket die moves the connection to [`State::Closed`] and fails every request in
+//! sees the socket die moves the connection to `Closed` and fails every request in
 //! flight with the cause; the caller opens a new connection on next use.
 //!
 //! ```text
