@@ -49,6 +49,7 @@ pub struct DecodeOptions {
 }
 
 impl DecodeOptions {
+    /// 64 MiB: [`DecodeOptions::max_decompressed_size`]'s default.
     pub const DEFAULT_MAX_DECOMPRESSED_SIZE: usize = 64 * 1024 * 1024;
 }
 
