@@ -8,6 +8,7 @@ use std::fmt;
 
 /// What went wrong while decoding.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecodeErrorKind {
     /// The input ended `needed` bytes before the field did.
     Incomplete {
@@ -143,6 +144,7 @@ impl std::error::Error for DecodeError {}
 
 /// An encode failure: a value that the requested version cannot express.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// The message is not defined at this version.
     UnsupportedVersion {

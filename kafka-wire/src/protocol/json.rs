@@ -319,6 +319,7 @@ pub enum Kind {
 
 /// Why bytes could not be rendered.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum JsonError {
     /// kwire has no codec for this API.
     UnknownApi(ApiKey),
