@@ -1,10 +1,12 @@
 //! Record data: the `records` field of Fetch responses and Produce requests.
 //!
-//! - [`batch`]: RecordBatch (magic 2), decode and encode, CRC-32C checked on read.
-//! - [`control`]: control records (transaction markers) inside control batches.
+//! - [`RecordBatch`]: magic 2, decode and encode, CRC-32C checked on read.
+//! - [`ControlRecordKey`], [`EndTransactionMarker`]: control records (transaction markers) inside
+//!   control batches.
 //! - [`legacy`]: MessageSet magic 0/1, including compressed wrapper messages.
 //! - [`compression`]: gzip, snappy (raw and xerial), lz4 (frame), zstd — each a cargo feature.
-//! - [`set`]: a Fetch response's `records` field as a whole, whose last batch may be cut short.
+//! - [`RecordSet`]: a Fetch response's `records` field as a whole, whose last batch may be cut
+//!   short.
 //!
 //! The message codecs keep `records` as raw [`bytes::Bytes`]; decoding them is a separate step,
 //! so a fetch response is read without touching its payload and a consumer decodes only the
@@ -21,11 +23,11 @@ use bytes::Bytes;
 
 use super::error::{DecodeError, DecodeErrorKind, EncodeError};
 
-pub mod batch;
+pub(crate) mod batch;
 pub mod compression;
-pub mod control;
+pub(crate) mod control;
 pub mod legacy;
-pub mod set;
+pub(crate) mod set;
 
 pub use batch::{BatchAttributes, Header, Record, RecordBatch, TimestampType};
 pub use compression::Compression;
@@ -65,6 +67,7 @@ impl Default for DecodeOptions {
 
 /// Why record data could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RecordEncodeError {
     /// A length does not fit its prefix (e.g. a batch over 2 GiB).
     Encode(EncodeError),
