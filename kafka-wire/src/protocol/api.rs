@@ -221,6 +221,30 @@ impl ApiSpec {
 
 /// A message body (request or response) that can be written and read at any version of its
 /// API's [`ApiSpec`].
+///
+/// A version-gated field left `None` is written as Kafka's default where the version has it,
+/// and a field the version lacks reads back as `None`:
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_wire::protocol::messages::MetadataRequest;
+/// use kafka_wire::protocol::Body;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let request = MetadataRequest::for_topics(&["orders".to_owned()]);
+/// assert_eq!(request.include_topic_authorized_operations, None);
+///
+/// let body = request.encode_body(12)?; // v12 is flexible: compact strings, tagged fields
+/// let v12 = MetadataRequest::decode_body(Bytes::from(body), 12)?;
+/// assert_eq!(v12.topics.as_deref().unwrap()[0].name.as_deref(), Some("orders"));
+/// assert_eq!(v12.include_topic_authorized_operations, Some(false)); // added in v8, default false
+///
+/// // `allow_auto_topic_creation` was added in v4.
+/// let v3 = MetadataRequest::decode_body(Bytes::from(request.encode_body(3)?), 3)?;
+/// assert_eq!(v3.allow_auto_topic_creation, None);
+/// # Ok(())
+/// # }
+/// ```
 pub trait Body: Sized {
     /// The API this body belongs to, its versions and first flexible version.
     const SPEC: ApiSpec;

@@ -16,6 +16,38 @@
 //! Hostile input: record and header counts are checked against the bytes left before any
 //! allocation, decompression is capped ([`DecodeOptions::max_decompressed_size`]), and nested
 //! legacy wrappers are capped ([`DecodeOptions::max_legacy_nesting`]).
+//!
+//! A batch round trip, and the same bytes read as a Fetch response's `records` field whose
+//! last batch the broker cut short (it stops at `max_bytes`, not at a batch boundary):
+//!
+//! ```
+//! use bytes::Bytes;
+//! use kafka_wire::protocol::records::{Compression, DecodeOptions, Record, RecordBatch, RecordSet};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let records = (0..3)
+//!     .map(|i| Record {
+//!         offset_delta: i,
+//!         ..Record::new(Some(Bytes::from(format!("key-{i}"))), Some(Bytes::from("value")))
+//!     })
+//!     .collect();
+//! let batch = RecordBatch::new(100, 1_750_000_000_000, Compression::None, records);
+//! let wire = batch.to_bytes()?;
+//!
+//! let read = RecordBatch::decode(wire.clone(), &DecodeOptions::default())?;
+//! assert_eq!(read, batch);
+//! assert_eq!(read.next_offset(), 103);
+//!
+//! // One whole batch and the first 20 bytes of the next one.
+//! let mut fetched = wire.to_vec();
+//! fetched.extend_from_slice(&wire[..20]);
+//! let set = RecordSet::decode(&Bytes::from(fetched), &DecodeOptions::default())?;
+//! assert_eq!(set.batches.len(), 1);
+//! assert_eq!(set.truncated_tail_bytes, 20);
+//! assert_eq!(set.next_offset(), Some(103));
+//! # Ok(())
+//! # }
+//! ```
 
 use std::fmt;
 
