@@ -126,8 +126,8 @@ pub struct FetchPartition {
     /// Added in v5; only followers send a real value (−1 otherwise).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub log_start_offset: Option<i64>,
-    /// The maximum bytes to fetch from this partition.  See KIP-74 for cases where this limit may not be
-    /// honored.
+    /// The maximum bytes to fetch from this partition. The first batch is returned whole even if
+    /// it is larger (KIP-74), so a consumer always makes progress.
     pub partition_max_bytes: i32,
     /// Tagged (tag 0) from v17: the follower's log directory.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]

@@ -146,7 +146,7 @@ pub struct OffsetForLeaderTopicResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct EpochEndOffset {
-    /// The error code 0, or if there was no error.
+    /// The error code, or 0 if there was no error.
     pub error_code: ErrorCode,
     /// The partition index.
     pub partition: i32,
