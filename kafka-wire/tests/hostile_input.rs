@@ -15,9 +15,9 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kafka_wire::protocol::error::DecodeErrorKind;
 use kafka_wire::protocol::messages::ListOffsetsResponse;
 use kafka_wire::protocol::records::{Compression, DecodeOptions, RecordBatch, RecordSet};
+use kafka_wire::protocol::DecodeErrorKind;
 use kafka_wire::protocol::{Body, DecodeError};
 
 struct Counting;

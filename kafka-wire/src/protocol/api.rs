@@ -14,7 +14,10 @@ pub struct ApiKey(pub i16);
 macro_rules! api_keys {
     ($($name:ident = $value:expr, $text:expr;)*) => {
         impl ApiKey {
-            $(pub const $name: ApiKey = ApiKey($value);)*
+            $(
+                #[doc = concat!("`", $text, "` (key ", stringify!($value), ").")]
+                pub const $name: ApiKey = ApiKey($value);
+            )*
 
             /// Kafka's name for the API (`"ListOffsets"`), or `None` for a key kwire does not know.
             pub fn name(self) -> Option<&'static str> {
@@ -135,15 +138,19 @@ impl fmt::Debug for ApiKey {
 /// An inclusive range of API versions, `min..=max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VersionRange {
+    /// The lowest version, inclusive.
     pub min: i16,
+    /// The highest version, inclusive.
     pub max: i16,
 }
 
 impl VersionRange {
+    /// The versions `min..=max`; empty if `min > max`.
     pub const fn new(min: i16, max: i16) -> Self {
         Self { min, max }
     }
 
+    /// Whether `version` lies in the range (both ends inclusive).
     pub fn contains(self, version: i16) -> bool {
         (self.min..=self.max).contains(&version)
     }
@@ -164,7 +171,9 @@ impl fmt::Display for VersionRange {
 /// Everything a message declares about its API in one place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApiSpec {
+    /// The API key sent in every request header.
     pub key: ApiKey,
+    /// Kafka's name for the API (`"ListOffsets"`), used in errors and JSON.
     pub name: &'static str,
     /// The versions kwire can encode and decode, inclusive.
     pub versions: VersionRange,
@@ -173,6 +182,7 @@ pub struct ApiSpec {
 }
 
 impl ApiSpec {
+    /// Whether `version` uses the flexible (KIP-482) encoding: compact strings and arrays, tagged fields.
     pub fn is_flexible(&self, version: i16) -> bool {
         self.flexible_from.is_some_and(|f| version >= f)
     }
@@ -211,7 +221,32 @@ impl ApiSpec {
 
 /// A message body (request or response) that can be written and read at any version of its
 /// API's [`ApiSpec`].
+///
+/// A version-gated field left `None` is written as Kafka's default where the version has it,
+/// and a field the version lacks reads back as `None`:
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_wire::protocol::messages::MetadataRequest;
+/// use kafka_wire::protocol::Body;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let request = MetadataRequest::for_topics(&["orders".to_owned()]);
+/// assert_eq!(request.include_topic_authorized_operations, None);
+///
+/// let body = request.encode_body(12)?; // v12 is flexible: compact strings, tagged fields
+/// let v12 = MetadataRequest::decode_body(Bytes::from(body), 12)?;
+/// assert_eq!(v12.topics.as_deref().unwrap()[0].name.as_deref(), Some("orders"));
+/// assert_eq!(v12.include_topic_authorized_operations, Some(false)); // added in v8, default false
+///
+/// // `allow_auto_topic_creation` was added in v4.
+/// let v3 = MetadataRequest::decode_body(Bytes::from(request.encode_body(3)?), 3)?;
+/// assert_eq!(v3.allow_auto_topic_creation, None);
+/// # Ok(())
+/// # }
+/// ```
 pub trait Body: Sized {
+    /// The API this body belongs to, its versions and first flexible version.
     const SPEC: ApiSpec;
 
     /// Writes the body at `version`. The encoder's flexibility is already set.
@@ -240,6 +275,7 @@ pub trait Body: Sized {
 
 /// A request body, tied to the body of its response.
 pub trait Request: Body {
+    /// The body a broker answers this request with.
     type Response: Body + super::throttle::Throttled;
 }
 

@@ -16,7 +16,8 @@ pub(crate) const WINDOW: usize = 4 * INLINE;
 ///
 /// A Metadata response carries two or three of these per partition, so a 10,000-partition
 /// response would otherwise make 20,000 small allocations, most of its decode time: up to
-/// five ids are kept inline (the type is 24 bytes, three words), longer lists on the heap. Build one from a `Vec<i32>`, an array, a slice or an iterator.
+/// five ids are kept inline (the type is 24 bytes, three words), longer lists on the heap.
+/// Build one from a `Vec<i32>`, an array, a slice or an iterator.
 #[derive(Clone)]
 pub struct BrokerIds(Repr);
 
@@ -27,10 +28,12 @@ enum Repr {
 }
 
 impl BrokerIds {
+    /// An empty list (no allocation).
     pub const fn new() -> Self {
         Self(Repr::Inline { len: 0, ids: [0; INLINE] })
     }
 
+    /// The broker ids, in wire order.
     pub fn as_slice(&self) -> &[i32] {
         match &self.0 {
             Repr::Inline { len, ids } => &ids[..usize::from(*len)],

@@ -22,12 +22,14 @@ pub struct Decoder {
     flexible: bool,
 }
 
+/// The result of every read: the value, or where and why the bytes were wrong.
 pub type DecodeResult<T> = Result<T, DecodeError>;
 
 /// Most elements reserved up front for an array, whatever its count claims.
 const PREALLOCATE_MAX: usize = 1024;
 
 impl Decoder {
+    /// A decoder for a non-flexible message; see [`Decoder::with_flexible`].
     pub fn new(buf: Bytes) -> Self {
         Self { buf, pos: 0, base: 0, flexible: false }
     }
@@ -37,10 +39,12 @@ impl Decoder {
         Self { buf, pos: 0, base: 0, flexible }
     }
 
+    /// Whether strings, arrays and bytes are read in the compact (flexible-version) form.
     pub fn is_flexible(&self) -> bool {
         self.flexible
     }
 
+    /// Switches between the compact and classic forms (headers and bodies may differ).
     pub fn set_flexible(&mut self, flexible: bool) {
         self.flexible = flexible;
     }
@@ -51,15 +55,18 @@ impl Decoder {
         self.base + self.pos
     }
 
+    /// Bytes not yet read.
     #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
+    /// Whether every byte has been read.
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
 
+    /// An error of `kind` in `field`, at the current position.
     #[cold]
     pub fn error(&self, kind: DecodeErrorKind, field: &'static str) -> DecodeError {
         DecodeError::new(kind, field, self.position())
@@ -115,42 +122,52 @@ impl Decoder {
         }
     }
 
+    /// Reads a big-endian INT8; `field` names it in errors.
     #[inline]
     pub fn i8(&mut self, field: &'static str) -> DecodeResult<i8> {
         Ok(i8::from_be_bytes(self.fixed(field)?))
     }
+    /// Reads a big-endian UINT8; `field` names it in errors.
     #[inline]
     pub fn u8(&mut self, field: &'static str) -> DecodeResult<u8> {
         Ok(u8::from_be_bytes(self.fixed(field)?))
     }
+    /// Reads a BOOLEAN: one byte, any non-zero value is true.
     #[inline]
     pub fn bool(&mut self, field: &'static str) -> DecodeResult<bool> {
         Ok(self.u8(field)? != 0)
     }
+    /// Reads a big-endian INT16; `field` names it in errors.
     #[inline]
     pub fn i16(&mut self, field: &'static str) -> DecodeResult<i16> {
         Ok(i16::from_be_bytes(self.fixed(field)?))
     }
+    /// Reads a big-endian UINT16; `field` names it in errors.
     #[inline]
     pub fn u16(&mut self, field: &'static str) -> DecodeResult<u16> {
         Ok(u16::from_be_bytes(self.fixed(field)?))
     }
+    /// Reads a big-endian INT32; `field` names it in errors.
     #[inline]
     pub fn i32(&mut self, field: &'static str) -> DecodeResult<i32> {
         Ok(i32::from_be_bytes(self.fixed(field)?))
     }
+    /// Reads a big-endian UINT32; `field` names it in errors.
     #[inline]
     pub fn u32(&mut self, field: &'static str) -> DecodeResult<u32> {
         Ok(u32::from_be_bytes(self.fixed(field)?))
     }
+    /// Reads a big-endian INT64; `field` names it in errors.
     #[inline]
     pub fn i64(&mut self, field: &'static str) -> DecodeResult<i64> {
         Ok(i64::from_be_bytes(self.fixed(field)?))
     }
+    /// Reads a FLOAT64 (IEEE 754, big-endian).
     #[inline]
     pub fn f64(&mut self, field: &'static str) -> DecodeResult<f64> {
         Ok(f64::from_be_bytes(self.fixed(field)?))
     }
+    /// Reads a UUID: 16 raw bytes.
     #[inline]
     pub fn uuid(&mut self, field: &'static str) -> DecodeResult<Uuid> {
         Ok(Uuid(self.fixed(field)?))
@@ -266,6 +283,8 @@ impl Decoder {
         out
     }
 
+    /// Reads a non-nullable STRING (COMPACT_STRING in flexible versions); null is
+    /// [`DecodeErrorKind::UnexpectedNull`].
     #[inline]
     pub fn string(&mut self, field: &'static str) -> DecodeResult<String> {
         self.nullable_string(field)?.ok_or_else(|| self.error(DecodeErrorKind::UnexpectedNull, field))
@@ -280,6 +299,7 @@ impl Decoder {
         out
     }
 
+    /// Reads NULLABLE_BYTES (COMPACT_NULLABLE_BYTES in flexible versions), zero-copy.
     pub fn nullable_bytes(&mut self, field: &'static str) -> DecodeResult<Option<Bytes>> {
         match self.length(false, field)? {
             None => Ok(None),
@@ -290,6 +310,7 @@ impl Decoder {
         }
     }
 
+    /// Reads non-nullable BYTES (COMPACT_BYTES in flexible versions), zero-copy.
     pub fn bytes(&mut self, field: &'static str) -> DecodeResult<Bytes> {
         self.nullable_bytes(field)?.ok_or_else(|| self.error(DecodeErrorKind::UnexpectedNull, field))
     }
@@ -314,6 +335,7 @@ impl Decoder {
         Ok(Some(out))
     }
 
+    /// A non-nullable array; see [`Decoder::nullable_array`] for `min_elem`.
     #[inline]
     pub fn array<T>(
         &mut self,
@@ -325,11 +347,13 @@ impl Decoder {
             .ok_or_else(|| self.error(DecodeErrorKind::UnexpectedNull, field))
     }
 
+    /// An array of INT32 (e.g. partition indexes).
     #[inline]
     pub fn i32_array(&mut self, field: &'static str) -> DecodeResult<Vec<i32>> {
         self.fixed_array(field, i32::from_be_bytes)
     }
 
+    /// An array of INT64.
     #[inline]
     pub fn i64_array(&mut self, field: &'static str) -> DecodeResult<Vec<i64>> {
         self.fixed_array(field, i64::from_be_bytes)

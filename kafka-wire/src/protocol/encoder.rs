@@ -12,94 +12,116 @@ pub struct Encoder {
     flexible: bool,
 }
 
+/// The result of every write that can fail: a value the version cannot express.
 pub type EncodeResult = Result<(), EncodeError>;
 
 impl Encoder {
+    /// An empty buffer for a message whose version is flexible or not.
     pub fn new(flexible: bool) -> Self {
         Self { buf: Vec::new(), flexible }
     }
 
+    /// Appends to `buf` (e.g. after a frame's reserved size prefix).
     pub fn with_buffer(buf: Vec<u8>, flexible: bool) -> Self {
         Self { buf, flexible }
     }
 
+    /// Whether strings, arrays and bytes are written in the compact (flexible-version) form.
     #[inline]
     pub fn is_flexible(&self) -> bool {
         self.flexible
     }
 
+    /// Switches between the compact and classic forms (headers and bodies may differ).
     pub fn set_flexible(&mut self, flexible: bool) {
         self.flexible = flexible;
     }
 
+    /// Bytes written so far.
     #[inline]
     pub fn len(&self) -> usize {
         self.buf.len()
     }
 
+    /// Whether nothing has been written.
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
 
+    /// The written bytes.
     pub fn into_inner(self) -> Vec<u8> {
         self.buf
     }
 
+    /// The buffer, for patching a length or CRC written earlier.
     pub fn as_mut_vec(&mut self) -> &mut Vec<u8> {
         &mut self.buf
     }
 
+    /// Appends `bytes` as they are, with no length prefix.
     #[inline]
     pub fn raw(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Writes a big-endian INT8.
     #[inline]
     pub fn i8(&mut self, v: i8) {
         self.buf.push(v as u8);
     }
+    /// Writes a big-endian UINT8.
     #[inline]
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
+    /// Writes a BOOLEAN as 0 or 1.
     #[inline]
     pub fn bool(&mut self, v: bool) {
         self.buf.push(u8::from(v));
     }
+    /// Writes a big-endian INT16.
     #[inline]
     pub fn i16(&mut self, v: i16) {
         self.raw(&v.to_be_bytes());
     }
+    /// Writes a big-endian UINT16.
     #[inline]
     pub fn u16(&mut self, v: u16) {
         self.raw(&v.to_be_bytes());
     }
+    /// Writes a big-endian INT32.
     #[inline]
     pub fn i32(&mut self, v: i32) {
         self.raw(&v.to_be_bytes());
     }
+    /// Writes a big-endian UINT32.
     #[inline]
     pub fn u32(&mut self, v: u32) {
         self.raw(&v.to_be_bytes());
     }
+    /// Writes a big-endian INT64.
     #[inline]
     pub fn i64(&mut self, v: i64) {
         self.raw(&v.to_be_bytes());
     }
+    /// Writes a FLOAT64 (IEEE 754, big-endian).
     #[inline]
     pub fn f64(&mut self, v: f64) {
         self.raw(&v.to_be_bytes());
     }
+    /// Writes a UUID: 16 raw bytes.
     #[inline]
     pub fn uuid(&mut self, v: Uuid) {
         self.raw(&v.0);
     }
 
+    /// Writes an unsigned LEB128 varint (UNSIGNED_VARINT), 1–5 bytes.
     #[inline]
     pub fn uvarint(&mut self, v: u32) {
         self.uvarlong(u64::from(v));
     }
 
+    /// Writes an unsigned LEB128 varlong, 1–10 bytes.
     #[inline]
     pub fn uvarlong(&mut self, mut v: u64) {
         while v >= 0x80 {
@@ -109,11 +131,13 @@ impl Encoder {
         self.buf.push(v as u8);
     }
 
+    /// Writes a zig-zag signed varint (VARINT), as used inside records.
     #[inline]
     pub fn varint(&mut self, v: i32) {
         self.uvarint(((v << 1) ^ (v >> 31)) as u32);
     }
 
+    /// Writes a zig-zag signed varlong (VARLONG).
     #[inline]
     pub fn varlong(&mut self, v: i64) {
         self.uvarlong(((v << 1) ^ (v >> 63)) as u64);
@@ -145,6 +169,8 @@ impl Encoder {
         Ok(())
     }
 
+    /// Writes NULLABLE_STRING (COMPACT_NULLABLE_STRING in flexible versions); `None` is null. Too long for
+    /// the prefix: [`EncodeError::TooLong`].
     #[inline]
     pub fn nullable_string(&mut self, v: Option<&str>, field: &'static str) -> EncodeResult {
         self.length(v.map(str::len), true, field)?;
@@ -154,6 +180,7 @@ impl Encoder {
         Ok(())
     }
 
+    /// Writes a non-nullable STRING (COMPACT_STRING in flexible versions).
     #[inline]
     pub fn string(&mut self, v: &str, field: &'static str) -> EncodeResult {
         self.nullable_string(Some(v), field)
@@ -167,6 +194,7 @@ impl Encoder {
         out
     }
 
+    /// Writes NULLABLE_BYTES (COMPACT_NULLABLE_BYTES in flexible versions); `None` is null.
     #[inline]
     pub fn nullable_bytes(&mut self, v: Option<&[u8]>, field: &'static str) -> EncodeResult {
         self.length(v.map(<[u8]>::len), false, field)?;
@@ -176,11 +204,14 @@ impl Encoder {
         Ok(())
     }
 
+    /// Writes non-nullable BYTES (COMPACT_BYTES in flexible versions).
     #[inline]
     pub fn bytes(&mut self, v: &[u8], field: &'static str) -> EncodeResult {
         self.nullable_bytes(Some(v), field)
     }
 
+    /// Writes a nullable array (compact in flexible versions): the count, then `element` for each item;
+    /// `None` is null.
     #[inline]
     pub fn nullable_array<T>(
         &mut self,
@@ -195,6 +226,7 @@ impl Encoder {
         Ok(())
     }
 
+    /// Writes a non-nullable array; see [`Encoder::nullable_array`].
     #[inline]
     pub fn array<T>(
         &mut self,
@@ -205,6 +237,7 @@ impl Encoder {
         self.nullable_array(Some(v), field, element)
     }
 
+    /// Writes an array of INT32.
     #[inline]
     pub fn i32_array(&mut self, v: &[i32], field: &'static str) -> EncodeResult {
         self.fixed_array(v, field, i32::to_be_bytes)
@@ -226,6 +259,7 @@ impl Encoder {
         Ok(())
     }
 
+    /// Writes an array of INT64.
     #[inline]
     pub fn i64_array(&mut self, v: &[i64], field: &'static str) -> EncodeResult {
         self.fixed_array(v, field, i64::to_be_bytes)

@@ -8,13 +8,22 @@ use std::fmt;
 
 /// What went wrong while decoding.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecodeErrorKind {
     /// The input ended `needed` bytes before the field did.
-    Incomplete { needed: usize },
+    Incomplete {
+        /// At least this many more bytes are needed.
+        needed: usize,
+    },
     /// A length or count was negative (and not the −1 "null" marker where null is allowed).
     NegativeLength(i64),
     /// A length or element count claims more than the bytes left in the input could hold.
-    LengthExceedsInput { claimed: u64, available: usize },
+    LengthExceedsInput {
+        /// The length or count read.
+        claimed: u64,
+        /// The bytes left in the input.
+        available: usize,
+    },
     /// A varint ran past its maximum width.
     VarintTooLong,
     /// A string was not valid UTF-8.
@@ -22,19 +31,43 @@ pub enum DecodeErrorKind {
     /// A non-nullable field was null.
     UnexpectedNull,
     /// Tagged fields must come in strictly ascending tag order.
-    TagsOutOfOrder { previous: u32, tag: u32 },
+    TagsOutOfOrder {
+        /// The tag read before.
+        previous: u32,
+        /// The tag read now, not above `previous`.
+        tag: u32,
+    },
     /// A frame's size prefix is above the configured cap.
-    FrameTooLarge { size: usize, max: usize },
+    FrameTooLarge {
+        /// The size the prefix claims, in bytes.
+        size: usize,
+        /// The cap, in bytes.
+        max: usize,
+    },
     /// Bytes were left over after the message was fully decoded.
     TrailingBytes(usize),
     /// The message is not defined at this version.
-    UnsupportedVersion { api: &'static str, version: i16 },
+    UnsupportedVersion {
+        /// Kafka's name for the API.
+        api: &'static str,
+        /// The version asked for.
+        version: i16,
+    },
     /// Nesting (compressed record sets inside record sets) went deeper than allowed.
     TooDeep,
     /// A record batch's stored checksum does not match its bytes.
-    CrcMismatch { stored: u32, computed: u32 },
+    CrcMismatch {
+        /// The checksum in the batch header.
+        stored: u32,
+        /// The checksum of the bytes received.
+        computed: u32,
+    },
     /// Decompressed data would exceed the configured cap (a decompression bomb).
-    DecompressedTooLarge { max: usize },
+    DecompressedTooLarge {
+        /// The cap, in bytes
+        /// ([`DecodeOptions::max_decompressed_size`](super::records::DecodeOptions::max_decompressed_size)).
+        max: usize,
+    },
     /// The compression codec is unknown or was compiled out.
     UnsupportedCompression(u8),
     /// A decompressor reported an error.
@@ -46,6 +79,7 @@ pub enum DecodeErrorKind {
 /// A decode failure: what, in which field, at which byte offset of the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError {
+    /// What went wrong.
     pub kind: DecodeErrorKind,
     /// The field being read, e.g. `"brokers.host"`.
     pub field: &'static str,
@@ -54,6 +88,7 @@ pub struct DecodeError {
 }
 
 impl DecodeError {
+    /// An error of `kind` in `field` at absolute byte `offset`.
     pub fn new(kind: DecodeErrorKind, field: &'static str, offset: usize) -> Self {
         Self { kind, field, offset }
     }
@@ -109,14 +144,30 @@ impl std::error::Error for DecodeError {}
 
 /// An encode failure: a value that the requested version cannot express.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// The message is not defined at this version.
-    UnsupportedVersion { api: &'static str, version: i16 },
+    UnsupportedVersion {
+        /// Kafka's name for the API.
+        api: &'static str,
+        /// The version asked for.
+        version: i16,
+    },
     /// A field holds a value that this version cannot carry (e.g. a null in a non-nullable
     /// version, or a non-default value in a field the version lacks).
-    FieldNotInVersion { field: &'static str, version: i16 },
+    FieldNotInVersion {
+        /// The field, e.g. `"topics.topic_id"`.
+        field: &'static str,
+        /// The version being written.
+        version: i16,
+    },
     /// A string, bytes or array is longer than its length prefix can express.
-    TooLong { field: &'static str, len: usize },
+    TooLong {
+        /// The field, e.g. `"topics.name"`.
+        field: &'static str,
+        /// Its length: bytes, or elements for an array.
+        len: usize,
+    },
 }
 
 impl fmt::Display for EncodeError {

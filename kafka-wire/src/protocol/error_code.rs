@@ -25,7 +25,10 @@ pub enum Recovery {
 macro_rules! error_codes {
     ($($code:expr, $name:ident, $recovery:ident, $about:expr;)*) => {
         impl ErrorCode {
-            $(pub const $name: ErrorCode = ErrorCode($code);)*
+            $(
+                #[doc = concat!("`", stringify!($name), "` (", stringify!($code), "): ", $about, ".")]
+                pub const $name: ErrorCode = ErrorCode($code);
+            )*
 
             /// Kafka's name, e.g. `"NOT_LEADER_OR_FOLLOWER"`, or `None` for an unknown code.
             pub fn name(self) -> Option<&'static str> {
@@ -180,6 +183,7 @@ error_codes! {
 }
 
 impl ErrorCode {
+    /// Whether this is code 0 (`NONE`, no error).
     pub fn is_ok(self) -> bool {
         self.0 == 0
     }

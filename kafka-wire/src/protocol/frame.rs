@@ -71,6 +71,32 @@ pub fn peek_correlation_id(frame: &[u8]) -> Option<i32> {
 }
 
 /// Decodes a response frame (without its size prefix) for request type `R` at `version`.
+///
+/// `version` is the one the request was sent at: a response does not carry it, so the
+/// caller matches the frame to its request by correlation id ([`peek_correlation_id`]) first.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_wire::protocol::frame::{decode_response, peek_correlation_id};
+/// use kafka_wire::protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopicResponse};
+/// use kafka_wire::protocol::{Body, ErrorCode};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let response = ListOffsetsResponse {
+///     topics: vec![ListOffsetsTopicResponse { name: "orders".to_owned(), ..Default::default() }],
+///     ..Default::default()
+/// };
+/// // A v1 response frame (size prefix already taken off): header v0 is the correlation id alone.
+/// let mut frame = 42_i32.to_be_bytes().to_vec();
+/// frame.extend(response.encode_body(1)?);
+///
+/// assert_eq!(peek_correlation_id(&frame), Some(42));
+/// let (header, decoded) = decode_response::<ListOffsetsRequest>(Bytes::from(frame), 1)?;
+/// assert_eq!(header.correlation_id, 42);
+/// assert_eq!(decoded.topics[0].name, "orders");
+/// # Ok(())
+/// # }
+/// ```
 pub fn decode_response<R: Request>(
     frame: Bytes,
     version: i16,

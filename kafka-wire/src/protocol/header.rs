@@ -9,8 +9,12 @@ use super::tagged::TaggedFields;
 /// Request header v0 (key, version, correlation id), v1 (+ client id), v2 (+ tagged fields).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestHeader {
+    /// The API of the request body that follows.
     pub api_key: ApiKey,
+    /// The version of the request body that follows.
     pub api_version: i16,
+    /// Chosen by the client; the broker echoes it in the response header so responses can be matched to
+    /// requests.
     pub correlation_id: i32,
     /// Added in header v1. Always a classic (i16-length) string, even in v2.
     pub client_id: Option<String>,
@@ -19,6 +23,8 @@ pub struct RequestHeader {
 }
 
 impl RequestHeader {
+    /// Writes the header at `header_version` (0, 1 or 2; see
+    /// [`ApiSpec::request_header_version`](super::api::ApiSpec::request_header_version)).
     pub fn write(&self, e: &mut Encoder, header_version: i16) -> EncodeResult {
         e.i16(self.api_key.0);
         e.i16(self.api_version);
@@ -33,6 +39,7 @@ impl RequestHeader {
         out
     }
 
+    /// Reads a header at `header_version` (0, 1 or 2).
     pub fn read(d: &mut Decoder, header_version: i16) -> DecodeResult<Self> {
         let api_key = ApiKey(d.i16("api_key")?);
         let api_version = d.i16("api_version")?;
@@ -49,12 +56,15 @@ impl RequestHeader {
 /// Response header v0 (correlation id) and v1 (+ tagged fields).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResponseHeader {
+    /// The correlation id of the request this answers.
     pub correlation_id: i32,
     /// Added in header v1.
     pub tagged_fields: TaggedFields,
 }
 
 impl ResponseHeader {
+    /// Writes the header at `header_version` (0 or 1; see
+    /// [`ApiSpec::response_header_version`](super::api::ApiSpec::response_header_version)).
     pub fn write(&self, e: &mut Encoder, header_version: i16) -> EncodeResult {
         e.i32(self.correlation_id);
         let flexible = e.is_flexible();
@@ -64,6 +74,7 @@ impl ResponseHeader {
         out
     }
 
+    /// Reads a header at `header_version` (0 or 1).
     pub fn read(d: &mut Decoder, header_version: i16) -> DecodeResult<Self> {
         let correlation_id = d.i32("correlation_id")?;
         let flexible = d.is_flexible();

@@ -63,7 +63,9 @@ impl Drop for ContextGuard {
 /// known, so version-gated nullable fields print `null` where the version has them.
 #[derive(Debug, Clone, Copy)]
 pub struct Versioned<'a, T> {
+    /// The decoded body.
     pub body: &'a T,
+    /// The version the body was read at (or is to be written at).
     pub version: i16,
     /// Decode `records` fields into batches and records instead of printing base64.
     pub records: bool,
@@ -309,12 +311,15 @@ fn control_to_json(key: Option<&[u8]>, value: Option<&[u8]>) -> Value {
 /// Which side of the exchange a body or frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// Sent by the client.
     Request,
+    /// Sent by the broker.
     Response,
 }
 
 /// Why bytes could not be rendered.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum JsonError {
     /// kwire has no codec for this API.
     UnknownApi(ApiKey),
@@ -345,8 +350,11 @@ impl std::error::Error for JsonError {}
 /// A decoded frame: its API and version, and `{"header": {...}, "body": {...}}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrameJson {
+    /// The API named in the request header (for a response: the one the caller said it answers).
     pub api: ApiKey,
+    /// The version of the body.
     pub version: i16,
+    /// `{"header": {...}, "body": {...}}`, with Kafka's field names.
     pub json: Value,
 }
 

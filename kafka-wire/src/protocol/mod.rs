@@ -1,23 +1,23 @@
 //! The sans-IO codec: bytes in, typed messages out, and back. No sockets, no clock.
 
-pub mod api;
+pub(crate) mod api;
 mod apis;
-pub mod broker_ids;
-pub mod decoder;
-pub mod encoder;
-pub mod error;
-pub mod error_code;
+pub(crate) mod broker_ids;
+pub(crate) mod decoder;
+pub(crate) mod encoder;
+pub(crate) mod error;
+pub(crate) mod error_code;
 pub mod frame;
-pub mod header;
+pub(crate) mod header;
 #[cfg(feature = "json")]
 pub mod json;
 pub mod messages;
 pub mod names;
 pub mod records;
 pub mod registry;
-pub mod tagged;
-pub mod throttle;
-pub mod uuid;
+pub(crate) mod tagged;
+pub(crate) mod throttle;
+pub(crate) mod uuid;
 
 pub use api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 // The one list of implemented APIs, also here (it is defined at the crate root).
@@ -27,6 +27,7 @@ pub use decoder::{DecodeResult, Decoder};
 pub use encoder::{EncodeResult, Encoder};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use error_code::{ErrorCode, Recovery};
+pub use header::{RequestHeader, ResponseHeader};
 pub use tagged::TaggedFields;
 pub use throttle::Throttled;
 pub use uuid::Uuid;

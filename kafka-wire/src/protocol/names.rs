@@ -20,7 +20,9 @@ const SHOWN_CHARS: usize = 64;
 /// What kind of name was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameKind {
+    /// A topic name.
     Topic,
+    /// A consumer group id.
     Group,
 }
 
@@ -28,13 +30,16 @@ pub enum NameKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum NameRule {
+    /// The name is empty.
     Empty,
     /// `.` and `..` are not topic names.
     Dot,
     /// Longer than the limit: `len` in the limit's unit (characters for a topic, bytes for a
     /// group id).
     TooLong {
+        /// The name's length.
         len: usize,
+        /// The limit.
         max: usize,
     },
     /// A topic character outside `[a-zA-Z0-9._-]`.
@@ -44,8 +49,11 @@ pub enum NameRule {
 /// A name that breaks Kafka's rules: which kind, the name, and the rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvalidName {
+    /// Whether it was a topic name or a group id.
     pub kind: NameKind,
+    /// The refused name, whole.
     pub name: String,
+    /// The rule it breaks.
     pub rule: NameRule,
 }
 

@@ -36,11 +36,13 @@ impl TaggedFields {
         }
     }
 
+    /// Whether there are no tagged fields.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.is_none()
     }
 
+    /// How many tagged fields there are.
     pub fn len(&self) -> usize {
         self.as_slice().len()
     }
@@ -51,6 +53,7 @@ impl TaggedFields {
         self.0.as_deref().map_or(&[], |list| list.0.as_slice())
     }
 
+    /// The `(tag, payload)` pairs, in ascending tag order.
     pub fn iter(&self) -> std::slice::Iter<'_, (u32, Bytes)> {
         self.as_slice().iter()
     }

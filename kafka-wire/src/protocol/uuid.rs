@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+/// A Kafka UUID (a topic id): 16 bytes, big-endian; [`Uuid::ZERO`] means "none".
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub struct Uuid(pub [u8; 16]);
 
@@ -13,6 +14,7 @@ impl Uuid {
     /// no id, and sent when a request has none to give.
     pub const ZERO: Uuid = Uuid([0; 16]);
 
+    /// Whether this is [`Uuid::ZERO`] (no id).
     pub fn is_zero(&self) -> bool {
         *self == Self::ZERO
     }

@@ -9,6 +9,7 @@ use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
 
+/// ApiVersions's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::API_VERSIONS,
     name: "ApiVersions",
@@ -16,6 +17,7 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(3),
 };
 
+/// An ApiVersions request (v0–v4).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ApiVersionsRequest {
@@ -25,6 +27,7 @@ pub struct ApiVersionsRequest {
     /// Added in v3.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub client_software_version: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -58,10 +61,13 @@ impl Request for ApiVersionsRequest {
     type Response = ApiVersionsResponse;
 }
 
+/// An ApiVersions response (v0–v4).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ApiVersionsResponse {
+    /// The top-level error code.
     pub error_code: ErrorCode,
+    /// The APIs supported by the broker.
     pub api_keys: Vec<ApiVersionRange>,
     /// Added in v1.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
@@ -75,14 +81,19 @@ pub struct ApiVersionsResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ApiVersionRange {
+    /// The API's key.
     pub api_key: ApiKey,
+    /// The lowest version the broker supports, inclusive.
     pub min_version: i16,
+    /// The highest version the broker supports, inclusive.
     pub max_version: i16,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
 impl ApiVersionRange {
+    /// The supported versions as a [`VersionRange`].
     pub fn range(&self) -> VersionRange {
         VersionRange::new(self.min_version, self.max_version)
     }

@@ -12,6 +12,7 @@ use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
 use crate::protocol::uuid::Uuid;
 
+/// CreateTopics's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::CREATE_TOPICS,
     name: "CreateTopics",
@@ -22,22 +23,27 @@ pub const SPEC: ApiSpec = ApiSpec {
 /// The tag of `topic_config_error_code` in a result's tagged fields (v5+).
 const TOPIC_CONFIG_ERROR_CODE_TAG: u32 = 0;
 
+/// A CreateTopics request (v0–v7).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreateTopicsRequest {
+    /// The topics to create.
     pub topics: Vec<CreatableTopic>,
     /// How long to wait for the topics to be created, in ms (Kafka's default 60000).
     pub timeout_ms: i32,
     /// Added in v1: check the request without creating anything.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub validate_only: Option<bool>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`CreateTopicsRequest::topics`]: the topics to create.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatableTopic {
+    /// The topic name.
     pub name: String,
     /// −1 (v4+) for the broker default, or when `assignments` is given.
     pub num_partitions: i32,
@@ -45,27 +51,36 @@ pub struct CreatableTopic {
     pub replication_factor: i16,
     /// Explicit replicas per partition; empty to let the controller place them.
     pub assignments: Vec<CreatableReplicaAssignment>,
+    /// The custom topic configurations to set.
     pub configs: Vec<CreatableTopicConfig>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`CreatableTopic::assignments`]: the manual partition assignment, or the empty array if we
+/// are using automatic assignment.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatableReplicaAssignment {
+    /// The partition index.
     pub partition_index: i32,
     /// The preferred leader first.
     pub broker_ids: Vec<i32>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`CreatableTopic::configs`]: the custom topic configurations to set.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatableTopicConfig {
+    /// The configuration name.
     pub name: String,
     /// Nullable.
     pub value: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -130,24 +145,30 @@ impl Request for CreateTopicsRequest {
     type Response = CreateTopicsResponse;
 }
 
+/// A CreateTopics response (v0–v7).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreateTopicsResponse {
     /// Added in v2.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
+    /// Results for each topic we tried to create.
     pub topics: Vec<CreatableTopicResult>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`CreateTopicsResponse::topics`]: results for each topic we tried to create.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatableTopicResult {
+    /// The topic name.
     pub name: String,
     /// Added in v7: the new topic's id (zero on error).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
+    /// The error code, or 0 if there was no error.
     pub error_code: ErrorCode,
     /// Added in v1 (nullable).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<1, _>"))]
@@ -166,6 +187,7 @@ pub struct CreatableTopicResult {
     /// Added in v5 (nullable): the topic's resulting configs.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
     pub configs: Option<Vec<CreatableTopicConfigs>>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -174,13 +196,17 @@ pub struct CreatableTopicResult {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct CreatableTopicConfigs {
+    /// The configuration name.
     pub name: String,
     /// Nullable (null for sensitive configs).
     pub value: Option<String>,
+    /// True if the configuration is read-only.
     pub read_only: bool,
     /// Where the value comes from (Kafka's `ConfigSource` id); −1 unknown.
     pub config_source: i8,
+    /// True if this configuration is sensitive.
     pub is_sensitive: bool,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

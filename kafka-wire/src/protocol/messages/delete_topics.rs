@@ -8,6 +8,7 @@ use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
 use crate::protocol::uuid::Uuid;
 
+/// DeleteTopics's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::DELETE_TOPICS,
     name: "DeleteTopics",
@@ -15,6 +16,7 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(4),
 };
 
+/// A DeleteTopics request (v0–v6).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DeleteTopicsRequest {
@@ -26,6 +28,7 @@ pub struct DeleteTopicsRequest {
     pub topic_names: Option<Vec<String>>,
     /// How long to wait for the deletions, in ms.
     pub timeout_ms: i32,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -36,7 +39,9 @@ pub struct DeleteTopicsRequest {
 pub struct DeleteTopicState {
     /// Nullable.
     pub name: Option<String>,
+    /// The unique topic ID.
     pub topic_id: Uuid,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -82,17 +87,21 @@ impl Request for DeleteTopicsRequest {
     type Response = DeleteTopicsResponse;
 }
 
+/// A DeleteTopics response (v0–v6).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DeleteTopicsResponse {
     /// Added in v1.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
+    /// The results for each topic we tried to delete.
     pub responses: Vec<DeletableTopicResult>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`DeleteTopicsResponse::responses`]: the results for each topic we tried to delete.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DeletableTopicResult {
@@ -101,10 +110,12 @@ pub struct DeletableTopicResult {
     /// Added in v6.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
+    /// The deletion error, or 0 if the deletion succeeded.
     pub error_code: ErrorCode,
     /// Added in v5 (nullable).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
     pub error_message: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

@@ -11,6 +11,7 @@ use crate::protocol::error_code::ErrorCode;
 use crate::protocol::messages::metadata::AUTHORIZED_OPERATIONS_OMITTED;
 use crate::protocol::tagged::TaggedFields;
 
+/// DescribeGroups's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::DESCRIBE_GROUPS,
     name: "DescribeGroups",
@@ -18,13 +19,16 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(5),
 };
 
+/// A DescribeGroups request (v0–v6).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DescribeGroupsRequest {
+    /// The names of the groups to describe.
     pub groups: Vec<String>,
     /// Added in v3.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub include_authorized_operations: Option<bool>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -52,17 +56,21 @@ impl Request for DescribeGroupsRequest {
     type Response = DescribeGroupsResponse;
 }
 
+/// A DescribeGroups response (v0–v6).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DescribeGroupsResponse {
     /// Added in v1.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
+    /// Each described group.
     pub groups: Vec<DescribedGroup>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`DescribeGroupsResponse::groups`]: each described group.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DescribedGroup {
@@ -71,9 +79,11 @@ pub struct DescribedGroup {
     /// Added in v6 (Kafka 4.0, nullable).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<6, _>"))]
     pub error_message: Option<String>,
+    /// The group ID string.
     pub group_id: String,
     /// "Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead", or "".
     pub group_state: String,
+    /// The group protocol type, or the empty string.
     pub protocol_type: String,
     /// The chosen protocol (e.g. the assignor's name) — only while Stable.
     pub protocol_data: String,
@@ -82,18 +92,23 @@ pub struct DescribedGroup {
     /// Added in v3: a bitfield of authorized operations, or `i32::MIN` when not requested.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub authorized_operations: Option<i32>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`DescribedGroup::members`]: the group members.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DescribedGroupMember {
+    /// The member ID assigned by the group coordinator.
     pub member_id: String,
     /// Added in v4 (nullable): the static member id.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<4, _>"))]
     pub group_instance_id: Option<String>,
+    /// The client ID used in the member's latest join group request.
     pub client_id: String,
+    /// The client host.
     pub client_host: String,
     /// Only while the group is Stable.
     #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
@@ -101,6 +116,7 @@ pub struct DescribedGroupMember {
     /// Only while the group is Stable.
     #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
     pub member_assignment: Bytes,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

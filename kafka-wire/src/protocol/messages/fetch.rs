@@ -21,6 +21,7 @@ use crate::protocol::records::{DecodeOptions, RecordSet};
 use crate::protocol::tagged::TaggedFields;
 use crate::protocol::uuid::Uuid;
 
+/// Fetch's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::FETCH,
     name: "Fetch",
@@ -35,6 +36,7 @@ pub const READ_UNCOMMITTED: i8 = 0;
 /// `isolation_level`: up to the last stable offset, with aborted transactions listed.
 pub const READ_COMMITTED: i8 = 1;
 
+/// A Fetch request (v0–v18).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchRequest {
@@ -47,7 +49,9 @@ pub struct FetchRequest {
     /// Tagged (tag 1) from v15: the fetching follower; `None` (a consumer) is omitted.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub replica_state: Option<ReplicaState>,
+    /// The maximum time in milliseconds to wait for the response.
     pub max_wait_ms: i32,
+    /// The minimum bytes to accumulate in the response.
     pub min_bytes: i32,
     /// Added in v3 (default `i32::MAX`).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
@@ -61,6 +65,7 @@ pub struct FetchRequest {
     /// Added in v7: −1 for a full fetch outside a session.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub session_epoch: Option<i32>,
+    /// The topics to fetch.
     pub topics: Vec<FetchTopic>,
     /// Added in v7: partitions to drop from an incremental fetch session.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
@@ -68,20 +73,26 @@ pub struct FetchRequest {
     /// Added in v11 (default empty).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub rack_id: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// The fetching follower's id and epoch (KIP-903), sent as a tagged field from v15 instead of
+/// `replica_id`; a consumer sends none.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ReplicaState {
+    /// The replica ID of the follower, or −1 if this request is from a consumer.
     pub replica_id: i32,
     /// −1 when unknown.
     pub replica_epoch: i64,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`FetchRequest::topics`]: the topics to fetch.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchTopic {
@@ -91,18 +102,23 @@ pub struct FetchTopic {
     /// Added in v13 (replacing the name).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
+    /// The partitions to fetch.
     pub partitions: Vec<FetchPartition>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`FetchTopic::partitions`]: the partitions to fetch.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchPartition {
+    /// The partition index.
     pub partition: i32,
     /// Added in v9 (−1: don't check).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub current_leader_epoch: Option<i32>,
+    /// The offset of the first record to fetch.
     pub fetch_offset: i64,
     /// Added in v12 (−1 when none).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
@@ -110,6 +126,8 @@ pub struct FetchPartition {
     /// Added in v5; only followers send a real value (−1 otherwise).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub log_start_offset: Option<i64>,
+    /// The maximum bytes to fetch from this partition. The first batch is returned whole even if
+    /// it is larger (KIP-74), so a consumer always makes progress.
     pub partition_max_bytes: i32,
     /// Tagged (tag 0) from v17: the follower's log directory.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
@@ -117,10 +135,13 @@ pub struct FetchPartition {
     /// Tagged (tag 1) from v18: the follower's high watermark.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub high_watermark: Option<i64>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`FetchRequest::forgotten_topics_data`]: in an incremental fetch request, the partitions to
+/// remove. Added in v7.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ForgottenTopic {
@@ -130,7 +151,9 @@ pub struct ForgottenTopic {
     /// Added in v13.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
+    /// The partitions indexes to forget.
     pub partitions: Vec<i32>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -410,6 +433,7 @@ impl Request for FetchRequest {
     type Response = FetchResponse;
 }
 
+/// A Fetch response (v0–v18).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchResponse {
@@ -422,15 +446,18 @@ pub struct FetchResponse {
     /// Added in v7: 0 outside a session.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub session_id: Option<i32>,
+    /// The response topics.
     pub responses: Vec<FetchableTopicResponse>,
     /// Tagged (tag 0) from v16: endpoints of the new leaders named in `current_leader`;
     /// empty is omitted.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Vec::is_empty"))]
     pub node_endpoints: Vec<NodeEndpoint>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`FetchResponse::responses`]: the response topics.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchableTopicResponse {
@@ -440,16 +467,22 @@ pub struct FetchableTopicResponse {
     /// Added in v13.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
+    /// The topic partitions.
     pub partitions: Vec<FetchPartitionResponse>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`FetchableTopicResponse::partitions`]: one partition's data and offsets.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FetchPartitionResponse {
+    /// The partition index.
     pub partition_index: i32,
+    /// The error code, or 0 if there was no fetch error.
     pub error_code: ErrorCode,
+    /// The current high watermark: the offset after the last record every in-sync replica has.
     pub high_watermark: i64,
     /// Added in v4 (−1 when unknown).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
@@ -475,6 +508,7 @@ pub struct FetchPartitionResponse {
     /// Raw record data (batches, the last possibly cut short); see [`Self::record_set`].
     #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::records"))]
     pub records: Option<Bytes>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -489,11 +523,16 @@ impl FetchPartitionResponse {
     }
 }
 
+/// Where a follower's log diverged from the leader's: the largest epoch it shares with the leader and that
+/// epoch's end offset (tagged, v12+).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct DivergingEpoch {
+    /// The largest leader epoch the two logs share.
     pub epoch: i32,
+    /// The end offset of that epoch on the leader (exclusive).
     pub end_offset: i64,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -506,24 +545,34 @@ pub struct LeaderIdAndEpoch {
     pub leader_id: i32,
     /// −1 when unknown.
     pub leader_epoch: i32,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// The snapshot to fetch with FetchSnapshot when the requested offset is below the log start offset (KRaft;
+/// tagged, v12+).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct SnapshotId {
+    /// The snapshot's end offset.
     pub end_offset: i64,
+    /// The snapshot's epoch.
     pub epoch: i32,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`FetchPartitionResponse::aborted_transactions`]: the aborted transactions. Added in v4.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct AbortedTransaction {
+    /// The producer id associated with the aborted transaction.
     pub producer_id: i64,
+    /// The first offset in the aborted transaction.
     pub first_offset: i64,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -533,10 +582,15 @@ pub struct AbortedTransaction {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct NodeEndpoint {
+    /// The ID of the node.
     pub node_id: i32,
+    /// The node's hostname.
     pub host: String,
+    /// The node's port.
     pub port: i32,
+    /// The rack of the node, or `None` if it has not been assigned to a rack.
     pub rack: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

@@ -8,6 +8,7 @@ use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
 
+/// FindCoordinator's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::FIND_COORDINATOR,
     name: "FindCoordinator",
@@ -20,6 +21,7 @@ pub const KEY_TYPE_GROUP: i8 = 0;
 /// `key_type` 1: the key is a transactional id.
 pub const KEY_TYPE_TRANSACTION: i8 = 1;
 
+/// A FindCoordinator request (v0–v6).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FindCoordinatorRequest {
@@ -32,6 +34,7 @@ pub struct FindCoordinatorRequest {
     /// Added in v4: every key to look up, all of `key_type`.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub coordinator_keys: Option<Vec<String>>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -87,6 +90,7 @@ impl Request for FindCoordinatorRequest {
     type Response = FindCoordinatorResponse;
 }
 
+/// A FindCoordinator response (v0–v6).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct FindCoordinatorResponse {
@@ -111,6 +115,7 @@ pub struct FindCoordinatorResponse {
     /// Added in v4: one result per requested key.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub coordinators: Option<Vec<Coordinator>>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -119,13 +124,19 @@ pub struct FindCoordinatorResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct Coordinator {
+    /// The coordinator key.
     pub key: String,
+    /// The node id.
     pub node_id: i32,
+    /// The host name.
     pub host: String,
+    /// The port.
     pub port: i32,
+    /// The error code, or 0 if there was no error.
     pub error_code: ErrorCode,
     /// Nullable.
     pub error_message: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

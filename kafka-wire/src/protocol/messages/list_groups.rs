@@ -7,6 +7,7 @@ use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
 
+/// ListGroups's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::LIST_GROUPS,
     name: "ListGroups",
@@ -14,6 +15,7 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(3),
 };
 
+/// A ListGroups request (v0–v5).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListGroupsRequest {
@@ -23,6 +25,7 @@ pub struct ListGroupsRequest {
     /// Added in v5 (KIP-848): only groups of these types ("classic", "consumer", …); empty = all.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub types_filter: Option<Vec<String>>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -60,21 +63,27 @@ impl Request for ListGroupsRequest {
     type Response = ListGroupsResponse;
 }
 
+/// A ListGroups response (v0–v5).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListGroupsResponse {
     /// Added in v1.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
+    /// The error code, or 0 if there was no error.
     pub error_code: ErrorCode,
+    /// Each group in the response.
     pub groups: Vec<ListedGroup>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`ListGroupsResponse::groups`]: each group in the response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListedGroup {
+    /// The group ID.
     pub group_id: String,
     /// "consumer" for consumer groups, "" for groups that only commit offsets.
     pub protocol_type: String,
@@ -84,6 +93,7 @@ pub struct ListedGroup {
     /// Added in v5.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub group_type: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

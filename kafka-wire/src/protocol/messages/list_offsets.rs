@@ -11,6 +11,7 @@ use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
 
+/// ListOffsets's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::LIST_OFFSETS,
     name: "ListOffsets",
@@ -31,7 +32,9 @@ pub const READ_COMMITTED: i8 = 1;
 /// A request timestamp with a special meaning, and the first version a broker accepts it in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SpecialTimestamp {
+    /// The value sent in `timestamp` (−1 … −5).
     pub timestamp: i64,
+    /// The lowest ListOffsets version a broker accepts this value in.
     pub min_version: i16,
 }
 
@@ -48,6 +51,7 @@ impl SpecialTimestamp {
     /// The last offset uploaded to tiered storage (KIP-1005).
     pub const LATEST_TIERED: Self = Self { timestamp: -5, min_version: 9 };
 
+    /// Every special timestamp, in the order −1, −2, −3, −4, −5.
     pub const ALL: [Self; 5] =
         [Self::LATEST, Self::EARLIEST, Self::MAX_TIMESTAMP, Self::EARLIEST_LOCAL, Self::LATEST_TIERED];
 
@@ -61,6 +65,7 @@ impl SpecialTimestamp {
     }
 }
 
+/// A ListOffsets request (v0–v10).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsRequest {
@@ -69,26 +74,34 @@ pub struct ListOffsetsRequest {
     /// Added in v2: [`READ_UNCOMMITTED`] or [`READ_COMMITTED`].
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub isolation_level: Option<i8>,
+    /// Each topic in the request.
     pub topics: Vec<ListOffsetsTopic>,
     /// Added in v10: how long the broker may wait on remote (tiered) storage, in ms.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub timeout_ms: Option<i32>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`ListOffsetsRequest::topics`]: each topic in the request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsTopic {
+    /// The topic name.
     pub name: String,
+    /// Each partition in the request.
     pub partitions: Vec<ListOffsetsPartition>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`ListOffsetsTopic::partitions`]: each partition in the request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsPartition {
+    /// The partition index.
     pub partition_index: i32,
     /// Added in v4; −1 skips the leader-epoch fencing check.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
@@ -98,6 +111,7 @@ pub struct ListOffsetsPartition {
     /// v0 only: the most segment offsets to return (Kafka's default is 1).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub max_num_offsets: Option<i32>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -172,30 +186,40 @@ impl Request for ListOffsetsRequest {
     type Response = ListOffsetsResponse;
 }
 
+/// A ListOffsets response (v0–v10).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsResponse {
     /// Added in v2.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
+    /// Each topic in the response.
     pub topics: Vec<ListOffsetsTopicResponse>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`ListOffsetsResponse::topics`]: each topic in the response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsTopicResponse {
+    /// The topic name.
     pub name: String,
+    /// Each partition in the response.
     pub partitions: Vec<ListOffsetsPartitionResponse>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`ListOffsetsTopicResponse::partitions`]: each partition in the response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ListOffsetsPartitionResponse {
+    /// The partition index.
     pub partition_index: i32,
+    /// The partition error code, or 0 if there was no error.
     pub error_code: ErrorCode,
     /// v0 only: segment start offsets, newest first (the log end offset leads for "latest").
     /// Boxed so the v1+ partition, the one every current broker sends, fits one cache line:
@@ -212,6 +236,7 @@ pub struct ListOffsetsPartitionResponse {
     /// Added in v4: the leader epoch of the returned offset, −1 if unknown.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub leader_epoch: Option<i32>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

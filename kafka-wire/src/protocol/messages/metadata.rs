@@ -9,6 +9,7 @@ use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
 use crate::protocol::uuid::Uuid;
 
+/// Metadata's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::METADATA,
     name: "Metadata",
@@ -19,6 +20,7 @@ pub const SPEC: ApiSpec = ApiSpec {
 /// Kafka's "not requested" value for authorized-operations bitfields.
 pub const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;
 
+/// A Metadata request (v0–v13).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataRequest {
@@ -33,10 +35,12 @@ pub struct MetadataRequest {
     /// Added in v8.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub include_topic_authorized_operations: Option<bool>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`MetadataRequest::topics`]: the topics to fetch metadata for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataRequestTopic {
@@ -45,6 +49,7 @@ pub struct MetadataRequestTopic {
     pub topic_id: Option<Uuid>,
     /// Nullable from v10 (a topic asked for by id only).
     pub name: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -149,12 +154,14 @@ impl Request for MetadataRequest {
     type Response = MetadataResponse;
 }
 
+/// A Metadata response (v0–v13).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataResponse {
     /// Added in v3.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
+    /// A list of brokers present in the cluster.
     pub brokers: Vec<MetadataBroker>,
     /// Added in v2 (nullable).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<2, _>"))]
@@ -162,6 +169,7 @@ pub struct MetadataResponse {
     /// Added in v1; −1 when the broker does not know.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub controller_id: Option<i32>,
+    /// Each topic in the response.
     pub topics: Vec<MetadataTopic>,
     /// v8–v10 only.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
@@ -169,26 +177,34 @@ pub struct MetadataResponse {
     /// Added in v13 (Kafka 4.0): a top-level error, e.g. REBOOTSTRAP_REQUIRED.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub error_code: Option<ErrorCode>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`MetadataResponse::brokers`]: one broker of the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataBroker {
+    /// The broker ID.
     pub node_id: i32,
+    /// The broker hostname.
     pub host: String,
+    /// The broker port.
     pub port: i32,
     /// Added in v1 (nullable).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<1, _>"))]
     pub rack: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`MetadataResponse::topics`]: one topic and its partitions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataTopic {
+    /// The topic error, or 0 if there was no error.
     pub error_code: ErrorCode,
     /// Null only for a topic asked for by an id the broker does not know (v12+).
     pub name: Option<String>,
@@ -198,29 +214,37 @@ pub struct MetadataTopic {
     /// Added in v1.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub is_internal: Option<bool>,
+    /// Each partition in the topic.
     pub partitions: Vec<MetadataPartition>,
     /// Added in v8.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_authorized_operations: Option<i32>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`MetadataTopic::partitions`]: one partition, its leader and replicas.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct MetadataPartition {
+    /// The partition error, or 0 if there was no error.
     pub error_code: ErrorCode,
+    /// The partition index.
     pub partition_index: i32,
     /// −1 when the partition has no leader.
     pub leader_id: i32,
     /// Added in v7.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub leader_epoch: Option<i32>,
+    /// The set of all nodes that host this partition.
     pub replica_nodes: BrokerIds,
+    /// The set of nodes that are in sync with the leader for this partition.
     pub isr_nodes: BrokerIds,
     /// Added in v5.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub offline_replicas: Option<BrokerIds>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

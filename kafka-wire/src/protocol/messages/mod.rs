@@ -8,7 +8,7 @@
 //! tagged fields raw; tagged fields kwire models are typed fields, taken out of and put back
 //! into that set.
 //!
-//! [`ApiSpec`]: crate::protocol::api::ApiSpec
+//! [`ApiSpec`]: crate::protocol::ApiSpec
 
 pub mod api_versions;
 pub mod create_partitions;

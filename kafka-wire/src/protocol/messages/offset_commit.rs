@@ -10,6 +10,7 @@ use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
 
+/// OffsetCommit's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::OFFSET_COMMIT,
     name: "OffsetCommit",
@@ -17,9 +18,11 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(8),
 };
 
+/// An OffsetCommit request (v0–v9).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitRequest {
+    /// The unique group identifier.
     pub group_id: String,
     /// Added in v1: the classic group's generation, or the KIP-848 member epoch (v9); −1 to
     /// commit without membership.
@@ -34,23 +37,31 @@ pub struct OffsetCommitRequest {
     /// v2–v4 only: how long the broker keeps the offsets in ms; −1 uses the broker's setting.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub retention_time_ms: Option<i64>,
+    /// The topics to commit offsets for.
     pub topics: Vec<OffsetCommitRequestTopic>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`OffsetCommitRequest::topics`]: the topics to commit offsets for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitRequestTopic {
+    /// The topic name.
     pub name: String,
+    /// Each partition to commit offsets for.
     pub partitions: Vec<OffsetCommitRequestPartition>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`OffsetCommitRequestTopic::partitions`]: each partition to commit offsets for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitRequestPartition {
+    /// The partition index.
     pub partition_index: i32,
     /// The next offset to consume.
     pub committed_offset: i64,
@@ -62,6 +73,7 @@ pub struct OffsetCommitRequestPartition {
     pub commit_timestamp: Option<i64>,
     /// Nullable.
     pub committed_metadata: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -150,31 +162,42 @@ impl Request for OffsetCommitRequest {
     type Response = OffsetCommitResponse;
 }
 
+/// An OffsetCommit response (v0–v9).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitResponse {
     /// Added in v3.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub throttle_time_ms: Option<i32>,
+    /// The responses for each topic.
     pub topics: Vec<OffsetCommitResponseTopic>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`OffsetCommitResponse::topics`]: the responses for each topic.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitResponseTopic {
+    /// The topic name.
     pub name: String,
+    /// The responses for each partition in the topic.
     pub partitions: Vec<OffsetCommitResponsePartition>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`OffsetCommitResponseTopic::partitions`]: the responses for each partition in the topic.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetCommitResponsePartition {
+    /// The partition index.
     pub partition_index: i32,
+    /// The error code, or 0 if there was no error.
     pub error_code: ErrorCode,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

@@ -7,6 +7,7 @@ use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
 
+/// OffsetDelete's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::OFFSET_DELETE,
     name: "OffsetDelete",
@@ -14,23 +15,31 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: None,
 };
 
+/// An OffsetDelete request (v0–v0).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteRequest {
+    /// The unique group identifier.
     pub group_id: String,
+    /// The topics to delete offsets for.
     pub topics: Vec<OffsetDeleteRequestTopic>,
 }
 
+/// An element of [`OffsetDeleteRequest::topics`]: the topics to delete offsets for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteRequestTopic {
+    /// The topic name.
     pub name: String,
+    /// Each partition to delete offsets for.
     pub partitions: Vec<OffsetDeleteRequestPartition>,
 }
 
+/// An element of [`OffsetDeleteRequestTopic::partitions`]: each partition to delete offsets for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteRequestPartition {
+    /// The partition index.
     pub partition_index: i32,
 }
 
@@ -68,25 +77,34 @@ impl Request for OffsetDeleteRequest {
     type Response = OffsetDeleteResponse;
 }
 
+/// An OffsetDelete response (v0–v0).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteResponse {
     /// A group-level error (e.g. GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP).
     pub error_code: ErrorCode,
+    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
+    /// the request did not violate any quota.
     pub throttle_time_ms: i32,
+    /// The responses for each topic.
     pub topics: Vec<OffsetDeleteResponseTopic>,
 }
 
+/// An element of [`OffsetDeleteResponse::topics`]: the responses for each topic.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteResponseTopic {
+    /// The topic name.
     pub name: String,
+    /// The responses for each partition in the topic.
     pub partitions: Vec<OffsetDeleteResponsePartition>,
 }
 
+/// An element of [`OffsetDeleteResponseTopic::partitions`]: the responses for each partition in the topic.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetDeleteResponsePartition {
+    /// The partition index.
     pub partition_index: i32,
     /// GROUP_SUBSCRIBED_TO_TOPIC when the group still consumes the topic.
     pub error_code: ErrorCode,

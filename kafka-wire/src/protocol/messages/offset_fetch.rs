@@ -12,6 +12,7 @@ use crate::protocol::error::EncodeError;
 use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
 
+/// OffsetFetch's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::OFFSET_FETCH,
     name: "OffsetFetch",
@@ -19,6 +20,7 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(6),
 };
 
+/// An OffsetFetch request (v0–v9).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchRequest {
@@ -35,6 +37,7 @@ pub struct OffsetFetchRequest {
     /// instead of returning the last stable offset.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub require_stable: Option<bool>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -44,8 +47,11 @@ pub struct OffsetFetchRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchRequestTopic {
+    /// The topic name.
     pub name: String,
+    /// The partition indexes we would like to fetch offsets for.
     pub partition_indexes: Vec<i32>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -54,6 +60,7 @@ pub struct OffsetFetchRequestTopic {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchRequestGroup {
+    /// The group ID.
     pub group_id: String,
     /// Added in v9 (nullable): the member id under the KIP-848 consumer protocol.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<9, _>"))]
@@ -63,6 +70,7 @@ pub struct OffsetFetchRequestGroup {
     pub member_epoch: Option<i32>,
     /// `None` (null) asks for all topics.
     pub topics: Option<Vec<OffsetFetchRequestTopic>>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -171,6 +179,7 @@ impl Request for OffsetFetchRequest {
     type Response = OffsetFetchResponse;
 }
 
+/// An OffsetFetch response (v0–v9).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchResponse {
@@ -186,6 +195,7 @@ pub struct OffsetFetchResponse {
     /// Added in v8: one result per requested group.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub groups: Option<Vec<OffsetFetchResponseGroup>>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -194,8 +204,11 @@ pub struct OffsetFetchResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchResponseTopic {
+    /// The topic name.
     pub name: String,
+    /// The responses per partition.
     pub partitions: Vec<OffsetFetchResponsePartition>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -204,6 +217,7 @@ pub struct OffsetFetchResponseTopic {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchResponsePartition {
+    /// The partition index.
     pub partition_index: i32,
     /// −1 when the group has no committed offset for the partition.
     pub committed_offset: i64,
@@ -212,7 +226,9 @@ pub struct OffsetFetchResponsePartition {
     pub committed_leader_epoch: Option<i32>,
     /// The metadata string committed with the offset (nullable).
     pub metadata: Option<String>,
+    /// The error code, or 0 if there was no error.
     pub error_code: ErrorCode,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -221,9 +237,13 @@ pub struct OffsetFetchResponsePartition {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct OffsetFetchResponseGroup {
+    /// The group ID.
     pub group_id: String,
+    /// The responses per topic.
     pub topics: Vec<OffsetFetchResponseTopic>,
+    /// The group-level error code, or 0 if there was no error.
     pub error_code: ErrorCode,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

@@ -21,6 +21,7 @@ use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
 use crate::protocol::uuid::Uuid;
 
+/// Produce's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::PRODUCE,
     name: "Produce",
@@ -28,6 +29,7 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(9),
 };
 
+/// A Produce request (v0–v13).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ProduceRequest {
@@ -36,12 +38,16 @@ pub struct ProduceRequest {
     pub transactional_id: Option<String>,
     /// 0 (no response is sent), 1 (leader only) or −1 (all in-sync replicas).
     pub acks: i16,
+    /// The timeout to await a response in milliseconds.
     pub timeout_ms: i32,
+    /// Each topic to produce to.
     pub topic_data: Vec<TopicProduceData>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`ProduceRequest::topic_data`]: each topic to produce to.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct TopicProduceData {
@@ -51,18 +57,23 @@ pub struct TopicProduceData {
     /// Added in v13 (replacing the name).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
+    /// Each partition to produce to.
     pub partition_data: Vec<PartitionProduceData>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`TopicProduceData::partition_data`]: each partition to produce to.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct PartitionProduceData {
+    /// The partition index.
     pub index: i32,
     /// Encoded record batches (magic 2 from v3; legacy message sets before).
     #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::records"))]
     pub records: Option<Bytes>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
@@ -149,9 +160,11 @@ impl Request for ProduceRequest {
     type Response = ProduceResponse;
 }
 
+/// A Produce response (v0–v13).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct ProduceResponse {
+    /// Each produce response.
     pub responses: Vec<TopicProduceResponse>,
     /// Added in v1.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
@@ -160,10 +173,12 @@ pub struct ProduceResponse {
     /// omitted.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Vec::is_empty"))]
     pub node_endpoints: Vec<NodeEndpoint>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`ProduceResponse::responses`]: each produce response.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct TopicProduceResponse {
@@ -173,15 +188,21 @@ pub struct TopicProduceResponse {
     /// Added in v13.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub topic_id: Option<Uuid>,
+    /// Each partition that we produced to within the topic.
     pub partition_responses: Vec<PartitionProduceResponse>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`TopicProduceResponse::partition_responses`]: each partition that we produced to within the
+/// topic.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct PartitionProduceResponse {
+    /// The partition index.
     pub index: i32,
+    /// The error code, or 0 if there was no error.
     pub error_code: ErrorCode,
     /// Offset given to the first record appended.
     pub base_offset: i64,
@@ -200,16 +221,21 @@ pub struct PartitionProduceResponse {
     /// Tagged (tag 0) from v10: the leader, when the request went to the wrong broker.
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
     pub current_leader: Option<LeaderIdAndEpoch>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }
 
+/// An element of [`PartitionProduceResponse::record_errors`]: the batch indices of records that caused the
+/// batch to be dropped. Added in v8.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct BatchIndexAndErrorMessage {
     /// Index of the record within its batch.
     pub batch_index: i32,
+    /// The error message of the record that caused the batch to be dropped.
     pub batch_index_error_message: Option<String>,
+    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
     #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
     pub tagged_fields: TaggedFields,
 }

@@ -6,6 +6,7 @@ use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
 
+/// SaslHandshake's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
     key: ApiKey::SASL_HANDSHAKE,
     name: "SaslHandshake",
@@ -13,6 +14,7 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: None,
 };
 
+/// A SaslHandshake request (v0–v1).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct SaslHandshakeRequest {
@@ -36,6 +38,7 @@ impl Request for SaslHandshakeRequest {
     type Response = SaslHandshakeResponse;
 }
 
+/// A SaslHandshake response (v0–v1).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct SaslHandshakeResponse {

@@ -46,8 +46,11 @@ const MIN_HEADER_LEN: usize = 2;
 /// `max_timestamp`/`base_timestamp` meaning: set by the producer or by the broker on append.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TimestampType {
+    /// The producer's timestamp (attribute bit 3 clear).
     #[default]
     CreateTime,
+    /// The broker's append time (attribute bit 3 set); every record's timestamp is the batch's
+    /// `max_timestamp`.
     LogAppendTime,
 }
 
@@ -85,6 +88,7 @@ impl BatchAttributes {
         })
     }
 
+    /// The attribute bits as the batch header stores them.
     pub fn to_bits(self) -> i16 {
         i16::from(self.compression.id())
             | if self.timestamp_type == TimestampType::LogAppendTime { 0x08 } else { 0 }
@@ -97,7 +101,9 @@ impl BatchAttributes {
 /// A record header: a UTF-8 key and nullable bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
+    /// The header key (never null on the wire).
     pub key: String,
+    /// The header value; `None` is null (length −1).
     pub value: Option<Bytes>,
 }
 
@@ -114,6 +120,7 @@ pub struct Record {
     pub key: Option<Bytes>,
     /// `None` is a null value: a tombstone on a compacted topic.
     pub value: Option<Bytes>,
+    /// The record's headers, in order; keys may repeat.
     pub headers: Vec<Header>,
 }
 
@@ -145,21 +152,27 @@ impl Record {
 /// A decoded magic-2 batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordBatch {
+    /// The offset of the first record; each record's offset is this plus its offset delta.
     pub base_offset: i64,
     /// Stamped by the leader; −1 from a producer.
     pub partition_leader_epoch: i32,
+    /// Compression, timestamp type, transactional and control flags.
     pub attributes: BatchAttributes,
     /// Offset of the last record minus `base_offset`; compaction can remove records, so this
     /// is not always `records.len() - 1`.
     pub last_offset_delta: i32,
     /// Timestamp of the first record (or the delete horizon, see [`BatchAttributes`]).
     pub base_timestamp: i64,
+    /// The largest timestamp in the batch (ms since the epoch); with log-append time, every record's
+    /// timestamp.
     pub max_timestamp: i64,
     /// −1 when the producer is neither idempotent nor transactional.
     pub producer_id: i64,
+    /// The producer's epoch, or −1 for a non-idempotent producer.
     pub producer_epoch: i16,
     /// −1 when the producer is neither idempotent nor transactional.
     pub base_sequence: i32,
+    /// The records, decompressed.
     pub records: Vec<Record>,
 }
 

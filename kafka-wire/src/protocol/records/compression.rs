@@ -17,8 +17,10 @@ use super::RecordEncodeError;
 /// The codec in bits 0–2 of a batch's (or legacy message's) attributes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Compression {
+    /// Uncompressed (codec 0).
     #[default]
     None,
+    /// gzip (codec 1).
     Gzip,
     /// Raw snappy on decode, or the Java client's xerial framing (both are accepted); kwire
     /// writes the xerial framing, which every Kafka client and broker reads.

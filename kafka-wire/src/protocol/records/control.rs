@@ -22,6 +22,7 @@ pub enum ControlRecordType {
 }
 
 impl ControlRecordType {
+    /// The type for a wire value; values other than 0 and 1 are kept as `Unknown`.
     pub fn from_i16(v: i16) -> Self {
         match v {
             0 => Self::Abort,
@@ -30,6 +31,7 @@ impl ControlRecordType {
         }
     }
 
+    /// The wire value.
     pub fn to_i16(self) -> i16 {
         match self {
             Self::Abort => 0,
@@ -49,6 +51,7 @@ impl ControlRecordType {
 pub struct ControlRecordKey {
     /// 0 so far; Kafka reads later versions by their first two fields.
     pub version: i16,
+    /// Which control record this is.
     pub kind: ControlRecordType,
 }
 
@@ -79,6 +82,7 @@ impl ControlRecordKey {
         Ok(Self { version, kind: ControlRecordType::from_i16(kind) })
     }
 
+    /// The key as stored in a control record: version then type, two INT16s.
     pub fn to_bytes(self) -> Bytes {
         let mut out = Vec::with_capacity(4);
         out.extend_from_slice(&self.version.to_be_bytes());
@@ -125,6 +129,7 @@ impl EndTransactionMarker {
         Ok(Self { version, coordinator_epoch })
     }
 
+    /// The value as stored in a control record: version 0, then coordinator epoch.
     pub fn to_bytes(self) -> Bytes {
         let mut out = Vec::with_capacity(6);
         out.extend_from_slice(&self.version.to_be_bytes());

@@ -37,14 +37,18 @@ const CRC_START: usize = LOG_OVERHEAD + 4;
 /// absolute and `attributes` is the message's own (normally uncompressed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LegacyMessage {
+    /// The message's offset in the log (absolute, also for messages taken out of a wrapper).
     pub offset: i64,
     /// 0 or 1.
     pub magic: i8,
+    /// Bits 0–2: compression codec; bit 3 (magic 1): log-append time.
     pub attributes: i8,
     /// Magic 1 only (−1 when unknown). An inner message of a LogAppendTime wrapper carries
     /// the wrapper's timestamp, as Kafka reports it.
     pub timestamp: Option<i64>,
+    /// The key; `None` is null (length −1).
     pub key: Option<Bytes>,
+    /// The value; `None` is null (a tombstone).
     pub value: Option<Bytes>,
 }
 
@@ -54,6 +58,7 @@ pub struct LegacyMessage {
 pub struct LegacyBatch {
     /// The wrapper's codec, or `None` for a plain message.
     pub compression: Compression,
+    /// The plain message alone, or the wrapper's inner messages in order.
     pub messages: Vec<LegacyMessage>,
 }
 

@@ -1,10 +1,12 @@
 //! Record data: the `records` field of Fetch responses and Produce requests.
 //!
-//! - [`batch`]: RecordBatch (magic 2), decode and encode, CRC-32C checked on read.
-//! - [`control`]: control records (transaction markers) inside control batches.
+//! - [`RecordBatch`]: magic 2, decode and encode, CRC-32C checked on read.
+//! - [`ControlRecordKey`], [`EndTransactionMarker`]: control records (transaction markers) inside
+//!   control batches.
 //! - [`legacy`]: MessageSet magic 0/1, including compressed wrapper messages.
 //! - [`compression`]: gzip, snappy (raw and xerial), lz4 (frame), zstd — each a cargo feature.
-//! - [`set`]: a Fetch response's `records` field as a whole, whose last batch may be cut short.
+//! - [`RecordSet`]: a Fetch response's `records` field as a whole, whose last batch may be cut
+//!   short.
 //!
 //! The message codecs keep `records` as raw [`bytes::Bytes`]; decoding them is a separate step,
 //! so a fetch response is read without touching its payload and a consumer decodes only the
@@ -14,6 +16,38 @@
 //! Hostile input: record and header counts are checked against the bytes left before any
 //! allocation, decompression is capped ([`DecodeOptions::max_decompressed_size`]), and nested
 //! legacy wrappers are capped ([`DecodeOptions::max_legacy_nesting`]).
+//!
+//! A batch round trip, and the same bytes read as a Fetch response's `records` field whose
+//! last batch the broker cut short (it stops at `max_bytes`, not at a batch boundary):
+//!
+//! ```
+//! use bytes::Bytes;
+//! use kafka_wire::protocol::records::{Compression, DecodeOptions, Record, RecordBatch, RecordSet};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let records = (0..3)
+//!     .map(|i| Record {
+//!         offset_delta: i,
+//!         ..Record::new(Some(Bytes::from(format!("key-{i}"))), Some(Bytes::from("value")))
+//!     })
+//!     .collect();
+//! let batch = RecordBatch::new(100, 1_750_000_000_000, Compression::None, records);
+//! let wire = batch.to_bytes()?;
+//!
+//! let read = RecordBatch::decode(wire.clone(), &DecodeOptions::default())?;
+//! assert_eq!(read, batch);
+//! assert_eq!(read.next_offset(), 103);
+//!
+//! // One whole batch and the first 20 bytes of the next one.
+//! let mut fetched = wire.to_vec();
+//! fetched.extend_from_slice(&wire[..20]);
+//! let set = RecordSet::decode(&Bytes::from(fetched), &DecodeOptions::default())?;
+//! assert_eq!(set.batches.len(), 1);
+//! assert_eq!(set.truncated_tail_bytes, 20);
+//! assert_eq!(set.next_offset(), Some(103));
+//! # Ok(())
+//! # }
+//! ```
 
 use std::fmt;
 
@@ -21,11 +55,11 @@ use bytes::Bytes;
 
 use super::error::{DecodeError, DecodeErrorKind, EncodeError};
 
-pub mod batch;
+pub(crate) mod batch;
 pub mod compression;
-pub mod control;
+pub(crate) mod control;
 pub mod legacy;
-pub mod set;
+pub(crate) mod set;
 
 pub use batch::{BatchAttributes, Header, Record, RecordBatch, TimestampType};
 pub use compression::Compression;
@@ -49,6 +83,7 @@ pub struct DecodeOptions {
 }
 
 impl DecodeOptions {
+    /// 64 MiB: [`DecodeOptions::max_decompressed_size`]'s default.
     pub const DEFAULT_MAX_DECOMPRESSED_SIZE: usize = 64 * 1024 * 1024;
 }
 
@@ -64,6 +99,7 @@ impl Default for DecodeOptions {
 
 /// Why record data could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RecordEncodeError {
     /// A length does not fit its prefix (e.g. a batch over 2 GiB).
     Encode(EncodeError),

@@ -40,6 +40,7 @@ impl RecordSetBatch {
 /// The decoded entries of a `records` field.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RecordSet {
+    /// The complete entries (magic-2 batches or legacy message sets), in log order.
     pub batches: Vec<RecordSetBatch>,
     /// Bytes at the end that are the start of an entry the broker cut short; 0 if none.
     pub truncated_tail_bytes: usize,
