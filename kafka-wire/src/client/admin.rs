@@ -32,6 +32,7 @@ pub type TopicResults<T> = BTreeMap<String, Result<T, ClientError>>;
 /// A topic to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewTopic {
+    /// The topic name; checked against Kafka's rules before anything is sent.
     pub name: String,
     /// −1 for the broker's `num.partitions` (CreateTopics v4+).
     pub partitions: i32,
@@ -42,6 +43,8 @@ pub struct NewTopic {
 }
 
 impl NewTopic {
+    /// A topic with no configs of its own; use −1 for the broker's default partition count or
+    /// replication factor.
     pub fn new(name: impl Into<String>, partitions: i32, replication_factor: i16) -> Self {
         Self { name: name.into(), partitions, replication_factor, configs: Vec::new() }
     }
@@ -50,8 +53,11 @@ impl NewTopic {
 /// A created topic as the cluster's metadata shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CreatedTopic {
+    /// The topic id (Kafka 2.8+); `None` for older brokers.
     pub topic_id: Option<Uuid>,
+    /// The number of partitions the topic was created with.
     pub partitions: i32,
+    /// The replication factor it was created with.
     pub replication_factor: i16,
 }
 

@@ -25,12 +25,18 @@ use crate::protocol::{Body, ErrorCode, Request, Throttled as _};
 pub struct ClientConfig {
     /// `host:port` addresses to bootstrap from; the first reachable one is used.
     pub bootstrap: Vec<String>,
+    /// The `client.id` sent in every request header (brokers log it and apply quotas by it);
+    /// `kwire` by default.
     pub client_id: String,
+    /// How long opening one TCP connection may take (5 s by default); per address, not per call.
     pub connect_timeout: Duration,
-    /// How long one request waits for its response.
+    /// How long one request waits for its response (30 s by default); the overall deadline of a
+    /// call is its own `timeout` argument or option.
     pub request_timeout: Duration,
-    /// Largest response frame accepted, in bytes.
+    /// Largest response frame accepted, in bytes; a larger size prefix fails the connection with
+    /// [`ClientError::InvalidFrame`].
     pub max_frame: usize,
+    /// Called with every request and response frame; `None` (the default) traces nothing.
     pub trace: Option<TraceHook>,
 }
 
@@ -63,8 +69,10 @@ impl ClientConfig {
 
 /// A negotiated connection: the socket plus what the broker said it supports.
 #[derive(Debug)]
-pub struct BrokerConnection {
+pub(crate) struct BrokerConnection {
+    /// The socket and its in-flight requests.
     pub connection: Connection,
+    /// What the broker answered to ApiVersions (or the legacy table).
     pub versions: BrokerVersions,
 }
 
@@ -107,6 +115,7 @@ impl Client {
         Ok(client)
     }
 
+    /// The configuration this client was connected with.
     pub fn config(&self) -> &ClientConfig {
         &self.config
     }
@@ -175,7 +184,7 @@ impl Client {
 
     /// The live connection to `broker`, opening and negotiating a new one if there is none or
     /// the old one died.
-    pub async fn connection(&self, broker: &BrokerRef) -> Result<Arc<BrokerConnection>, ClientError> {
+    pub(crate) async fn connection(&self, broker: &BrokerRef) -> Result<Arc<BrokerConnection>, ClientError> {
         let slot = Arc::clone(lock(&self.connections).entry(broker.addr.clone()).or_default());
         let mut slot = slot.lock().await;
         if let Some(conn) = slot.as_ref() {

@@ -80,6 +80,8 @@ impl Acks {
 /// How to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProduceOptions {
+    /// How many replicas must have each batch before the leader answers; [`Acks::All`] by
+    /// default.
     pub acks: Acks,
     /// The codec for each batch; it must be compiled in (see [`Compression::is_available`]).
     pub compression: Compression,
@@ -101,6 +103,7 @@ pub struct ProduceRecord {
     pub key: Option<Bytes>,
     /// `None` is a tombstone.
     pub value: Option<Bytes>,
+    /// Record headers, written in this order.
     pub headers: Vec<Header>,
     /// Create time in milliseconds since the Unix epoch; `None` is "now" when the batch is
     /// built. A topic with `message.timestamp.type=LogAppendTime` replaces it.
@@ -108,6 +111,7 @@ pub struct ProduceRecord {
 }
 
 impl ProduceRecord {
+    /// A record with no headers, stamped when its batch is built.
     pub fn new(key: Option<Bytes>, value: Option<Bytes>) -> Self {
         Self { key, value, headers: Vec::new(), timestamp: None }
     }

@@ -19,11 +19,14 @@ use crate::protocol::{ApiKey, ErrorCode, Recovery};
 /// A topic and partition.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TopicPartition {
+    /// The topic name.
     pub topic: String,
+    /// The partition index, from 0.
     pub partition: i32,
 }
 
 impl TopicPartition {
+    /// `partition` of `topic`; displayed as `topic-partition`, as Kafka's tools do.
     pub fn new(topic: impl Into<String>, partition: i32) -> Self {
         Self { topic: topic.into(), partition }
     }
@@ -47,6 +50,7 @@ pub type LeaderBatch = Vec<(TopicPartition, Option<i32>)>;
 /// What a partition's leader is known as when a request is built for it.
 #[derive(Debug, Clone)]
 pub struct LeaderTarget {
+    /// The leader broker, as metadata names it.
     pub broker: BrokerRef,
     /// The leader epoch from metadata, for requests that fence on it.
     pub leader_epoch: Option<i32>,
