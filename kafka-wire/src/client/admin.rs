@@ -87,6 +87,11 @@ impl Client {
     /// Creates `topics` and waits until every reachable broker shows each with a leader for
     /// every partition. One result per topic; a topic that exists already is
     /// TOPIC_ALREADY_EXISTS, with the broker's message.
+    ///
+    /// Sent to the controller (which a KRaft broker forwards to); retried until `timeout` when the
+    /// answer says so (NOT_CONTROLLER, THROTTLING_QUOTA_EXCEEDED, ...) or the broker cannot be
+    /// reached. The call returns once the change is visible in every reachable broker's
+    /// metadata, so a call made right after sees it whichever broker it asks.
     pub async fn create_topics(&self, topics: &[NewTopic], timeout: Duration) -> TopicResults<CreatedTopic> {
         let deadline = deadline_after(timeout);
         let (topics, mut results) = checked_names(topics, |t| &t.name);
@@ -172,6 +177,11 @@ impl Client {
 
     /// Deletes `names` and waits until no reachable broker shows them. One result per topic;
     /// an unknown topic is UNKNOWN_TOPIC_OR_PARTITION.
+    ///
+    /// Sent to the controller (which a KRaft broker forwards to); retried until `timeout` when the
+    /// answer says so (NOT_CONTROLLER, THROTTLING_QUOTA_EXCEEDED, ...) or the broker cannot be
+    /// reached. The call returns once the change is visible in every reachable broker's
+    /// metadata, so a call made right after sees it whichever broker it asks.
     pub async fn delete_topics(&self, names: &[String], timeout: Duration) -> TopicResults<()> {
         let deadline = deadline_after(timeout);
         let (names, mut results) = checked_names(names, |n| n);
@@ -226,6 +236,11 @@ impl Client {
     /// Raises each topic's partition count to the given total and waits until every reachable
     /// broker shows the new partitions with leaders; the count seen. Asking for fewer
     /// partitions than a topic has is Kafka's INVALID_PARTITIONS.
+    ///
+    /// Sent to the controller (which a KRaft broker forwards to); retried until `timeout` when the
+    /// answer says so (NOT_CONTROLLER, THROTTLING_QUOTA_EXCEEDED, ...) or the broker cannot be
+    /// reached. The call returns once the change is visible in every reachable broker's
+    /// metadata, so a call made right after sees it whichever broker it asks.
     pub async fn create_partitions(&self, totals: &[(String, i32)], timeout: Duration) -> TopicResults<i32> {
         let deadline = deadline_after(timeout);
         let (totals, mut results) = checked_names(totals, |(n, _)| n);

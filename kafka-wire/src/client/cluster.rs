@@ -79,6 +79,32 @@ pub(crate) struct BrokerConnection {
 type ConnectionSlot = Arc<Mutex<Option<Arc<BrokerConnection>>>>;
 
 /// A client for one cluster. Cheap to share (`Arc`), safe to use from many tasks.
+///
+/// Each call goes where Kafka wants it: partition calls to each partition's leader (from the
+/// metadata cache, refreshed when a leader moved), group calls to the group's coordinator, admin
+/// calls to the controller. Connections are opened on first use, one per broker, and shared by
+/// all calls; each broker's API versions are negotiated once per connection.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use kafka_wire::client::{Client, ClientConfig, Isolation, OffsetQuery, TopicPartition};
+///
+/// # async fn run() -> Result<(), kafka_wire::client::ClientError> {
+/// let client = Client::connect(ClientConfig::new("127.0.0.1:9092,127.0.0.1:9093")?).await?;
+/// let partitions = [TopicPartition::new("orders", 0), TopicPartition::new("orders", 1)];
+/// let latest = client
+///     .list_offsets(&partitions, OffsetQuery::Latest, Isolation::ReadCommitted, Duration::from_secs(10))
+///     .await;
+/// for (tp, answer) in &latest {
+///     match answer {
+///         // `offset` is the next offset to be written: one past the last stable record.
+///         Ok(listed) => println!("{tp}: {:?}", listed.offset),
+///         Err(e) => eprintln!("{tp}: {e}"),
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Client {
     config: ClientConfig,
