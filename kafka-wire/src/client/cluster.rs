@@ -464,7 +464,10 @@ impl Client {
     }
 
     /// Fetches metadata for `topics` (all topics when empty) and makes it the cached snapshot.
-    /// A name breaking Kafka's rules is refused before anything is sent.
+    /// A name breaking Kafka's rules is refused before anything is sent. Asked of any reachable
+    /// broker, as [`send_any`](Self::send_any) picks; a named topic that does not exist is in
+    /// the answer with `UNKNOWN_TOPIC_OR_PARTITION` as its [`error`](super::TopicInfo::error), not
+    /// an `Err`.
     pub async fn refresh_metadata(&self, topics: &[String]) -> Result<Arc<ClusterMetadata>, ClientError> {
         validate_topics(topics.iter().map(String::as_str))?;
         let request = MetadataRequest::for_topics(topics);

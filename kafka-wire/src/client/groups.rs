@@ -275,7 +275,10 @@ impl Client {
         .await
     }
 
-    /// Every group on every broker (each coordinator lists only its own groups).
+    /// Every group on every broker (each coordinator lists only its own groups), sorted by
+    /// group id. Sent to every broker in the freshly read metadata, in parallel, once: a broker
+    /// that cannot be reached or answers an error fails the whole call (a partial list would
+    /// look complete).
     pub async fn list_groups(&self) -> Result<Vec<GroupListing>, ClientError> {
         let metadata = self.refresh_metadata(&[]).await?;
         let asks = metadata.brokers.iter().map(|b| {

@@ -60,7 +60,7 @@ impl Client {
     /// Runs `per_leader` once per leader broker (in parallel) with that broker's partitions,
     /// and merges the answers into one result per partition. A partition without a leader, or
     /// whose answer's error is retriable, is retried (after a metadata refresh where the error
-    /// calls for one) until `deadline`; a fatal error is that partition's result.
+    /// calls for one) until `timeout` has passed; a fatal error is that partition's result.
     pub async fn route_by_leader<T, F, Fut>(
         &self,
         api: ApiKey,
