@@ -9,10 +9,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_wire::client::partitioner::partition_for_key;
 use kafka_wire::client::{
-    Acks, Client, ClientConfig, ClientError, FetchOptions, FetchRange, FetchedPartition, Isolation, NewTopic,
-    ProduceOptions, ProduceRecord, TopicPartition,
+    partition_for_key, Acks, Client, ClientConfig, ClientError, FetchOptions, FetchRange, FetchedPartition,
+    Isolation, NewTopic, ProduceOptions, ProduceRecord, TopicPartition,
 };
 use kafka_wire::protocol::records::{Compression, Header};
 

@@ -32,6 +32,7 @@ pub type TopicResults<T> = BTreeMap<String, Result<T, ClientError>>;
 /// A topic to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewTopic {
+    /// The topic name; checked against Kafka's rules before anything is sent.
     pub name: String,
     /// −1 for the broker's `num.partitions` (CreateTopics v4+).
     pub partitions: i32,
@@ -42,6 +43,8 @@ pub struct NewTopic {
 }
 
 impl NewTopic {
+    /// A topic with no configs of its own; use −1 for the broker's default partition count or
+    /// replication factor.
     pub fn new(name: impl Into<String>, partitions: i32, replication_factor: i16) -> Self {
         Self { name: name.into(), partitions, replication_factor, configs: Vec::new() }
     }
@@ -50,8 +53,11 @@ impl NewTopic {
 /// A created topic as the cluster's metadata shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CreatedTopic {
+    /// The topic id (Kafka 2.8+); `None` for older brokers.
     pub topic_id: Option<Uuid>,
+    /// The number of partitions the topic was created with.
     pub partitions: i32,
+    /// The replication factor it was created with.
     pub replication_factor: i16,
 }
 
@@ -81,6 +87,11 @@ impl Client {
     /// Creates `topics` and waits until every reachable broker shows each with a leader for
     /// every partition. One result per topic; a topic that exists already is
     /// TOPIC_ALREADY_EXISTS, with the broker's message.
+    ///
+    /// Sent to the controller (which a KRaft broker forwards to); retried until `timeout` when the
+    /// answer says so (NOT_CONTROLLER, THROTTLING_QUOTA_EXCEEDED, ...) or the broker cannot be
+    /// reached. The call returns once the change is visible in every reachable broker's
+    /// metadata, so a call made right after sees it whichever broker it asks.
     pub async fn create_topics(&self, topics: &[NewTopic], timeout: Duration) -> TopicResults<CreatedTopic> {
         let deadline = deadline_after(timeout);
         let (topics, mut results) = checked_names(topics, |t| &t.name);
@@ -166,6 +177,11 @@ impl Client {
 
     /// Deletes `names` and waits until no reachable broker shows them. One result per topic;
     /// an unknown topic is UNKNOWN_TOPIC_OR_PARTITION.
+    ///
+    /// Sent to the controller (which a KRaft broker forwards to); retried until `timeout` when the
+    /// answer says so (NOT_CONTROLLER, THROTTLING_QUOTA_EXCEEDED, ...) or the broker cannot be
+    /// reached. The call returns once the change is visible in every reachable broker's
+    /// metadata, so a call made right after sees it whichever broker it asks.
     pub async fn delete_topics(&self, names: &[String], timeout: Duration) -> TopicResults<()> {
         let deadline = deadline_after(timeout);
         let (names, mut results) = checked_names(names, |n| n);
@@ -220,6 +236,11 @@ impl Client {
     /// Raises each topic's partition count to the given total and waits until every reachable
     /// broker shows the new partitions with leaders; the count seen. Asking for fewer
     /// partitions than a topic has is Kafka's INVALID_PARTITIONS.
+    ///
+    /// Sent to the controller (which a KRaft broker forwards to); retried until `timeout` when the
+    /// answer says so (NOT_CONTROLLER, THROTTLING_QUOTA_EXCEEDED, ...) or the broker cannot be
+    /// reached. The call returns once the change is visible in every reachable broker's
+    /// metadata, so a call made right after sees it whichever broker it asks.
     pub async fn create_partitions(&self, totals: &[(String, i32)], timeout: Duration) -> TopicResults<i32> {
         let deadline = deadline_after(timeout);
         let (totals, mut results) = checked_names(totals, |(n, _)| n);

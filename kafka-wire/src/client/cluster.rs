@@ -25,12 +25,18 @@ use crate::protocol::{Body, ErrorCode, Request, Throttled as _};
 pub struct ClientConfig {
     /// `host:port` addresses to bootstrap from; the first reachable one is used.
     pub bootstrap: Vec<String>,
+    /// The `client.id` sent in every request header (brokers log it and apply quotas by it);
+    /// `kwire` by default.
     pub client_id: String,
+    /// How long opening one TCP connection may take (5 s by default); per address, not per call.
     pub connect_timeout: Duration,
-    /// How long one request waits for its response.
+    /// How long one request waits for its response (30 s by default); the overall deadline of a
+    /// call is its own `timeout` argument or option.
     pub request_timeout: Duration,
-    /// Largest response frame accepted, in bytes.
+    /// Largest response frame accepted, in bytes; a larger size prefix fails the connection with
+    /// [`ClientError::InvalidFrame`].
     pub max_frame: usize,
+    /// Called with every request and response frame; `None` (the default) traces nothing.
     pub trace: Option<TraceHook>,
 }
 
@@ -63,14 +69,42 @@ impl ClientConfig {
 
 /// A negotiated connection: the socket plus what the broker said it supports.
 #[derive(Debug)]
-pub struct BrokerConnection {
+pub(crate) struct BrokerConnection {
+    /// The socket and its in-flight requests.
     pub connection: Connection,
+    /// What the broker answered to ApiVersions (or the legacy table).
     pub versions: BrokerVersions,
 }
 
 type ConnectionSlot = Arc<Mutex<Option<Arc<BrokerConnection>>>>;
 
 /// A client for one cluster. Cheap to share (`Arc`), safe to use from many tasks.
+///
+/// Each call goes where Kafka wants it: partition calls to each partition's leader (from the
+/// metadata cache, refreshed when a leader moved), group calls to the group's coordinator, admin
+/// calls to the controller. Connections are opened on first use, one per broker, and shared by
+/// all calls; each broker's API versions are negotiated once per connection.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use kafka_wire::client::{Client, ClientConfig, Isolation, OffsetQuery, TopicPartition};
+///
+/// # async fn run() -> Result<(), kafka_wire::client::ClientError> {
+/// let client = Client::connect(ClientConfig::new("127.0.0.1:9092,127.0.0.1:9093")?).await?;
+/// let partitions = [TopicPartition::new("orders", 0), TopicPartition::new("orders", 1)];
+/// let latest = client
+///     .list_offsets(&partitions, OffsetQuery::Latest, Isolation::ReadCommitted, Duration::from_secs(10))
+///     .await;
+/// for (tp, answer) in &latest {
+///     match answer {
+///         // `offset` is the next offset to be written: one past the last stable record.
+///         Ok(listed) => println!("{tp}: {:?}", listed.offset),
+///         Err(e) => eprintln!("{tp}: {e}"),
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Client {
     config: ClientConfig,
@@ -107,6 +141,7 @@ impl Client {
         Ok(client)
     }
 
+    /// The configuration this client was connected with.
     pub fn config(&self) -> &ClientConfig {
         &self.config
     }
@@ -175,7 +210,7 @@ impl Client {
 
     /// The live connection to `broker`, opening and negotiating a new one if there is none or
     /// the old one died.
-    pub async fn connection(&self, broker: &BrokerRef) -> Result<Arc<BrokerConnection>, ClientError> {
+    pub(crate) async fn connection(&self, broker: &BrokerRef) -> Result<Arc<BrokerConnection>, ClientError> {
         let slot = Arc::clone(lock(&self.connections).entry(broker.addr.clone()).or_default());
         let mut slot = slot.lock().await;
         if let Some(conn) = slot.as_ref() {
@@ -429,7 +464,10 @@ impl Client {
     }
 
     /// Fetches metadata for `topics` (all topics when empty) and makes it the cached snapshot.
-    /// A name breaking Kafka's rules is refused before anything is sent.
+    /// A name breaking Kafka's rules is refused before anything is sent. Asked of any reachable
+    /// broker, as [`send_any`](Self::send_any) picks; a named topic that does not exist is in
+    /// the answer with `UNKNOWN_TOPIC_OR_PARTITION` as its [`error`](super::TopicInfo::error), not
+    /// an `Err`.
     pub async fn refresh_metadata(&self, topics: &[String]) -> Result<Arc<ClusterMetadata>, ClientError> {
         validate_topics(topics.iter().map(String::as_str))?;
         let request = MetadataRequest::for_topics(topics);

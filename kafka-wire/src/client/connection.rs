@@ -98,7 +98,9 @@ enum Stop {
 /// A response frame (without its size prefix) and the correlation id its request carried.
 #[derive(Debug)]
 pub struct Response {
+    /// The correlation id the broker echoed.
     pub correlation_id: i32,
+    /// The response frame after the size prefix: header, then body.
     pub frame: Bytes,
 }
 
@@ -112,7 +114,6 @@ pub struct Connection {
     /// Bytes read from the broker so far: a broker that predates ApiVersions closes the
     /// connection without a byte, while one that answered something did not.
     bytes_received: Arc<AtomicU64>,
-    requests_sent: Arc<AtomicU64>,
     reader: tokio::task::JoinHandle<()>,
     writer: tokio::task::JoinHandle<()>,
 }
@@ -145,7 +146,6 @@ impl Connection {
         let (read_half, write_half) = stream.into_split();
         let shared = Arc::new(Mutex::new(Shared { state: State::Open, waiters: HashMap::new() }));
         let bytes_received = Arc::new(AtomicU64::new(0));
-        let requests_sent = Arc::new(AtomicU64::new(0));
         let (outgoing, queue) = mpsc::unbounded_channel();
         let reader = tokio::spawn(read_task(
             read_half,
@@ -154,25 +154,19 @@ impl Connection {
             max_frame,
             Arc::clone(&bytes_received),
         ));
-        let writer = tokio::spawn(write_task(
-            write_half,
-            queue,
-            Arc::clone(&shared),
-            broker.clone(),
-            Arc::clone(&requests_sent),
-        ));
+        let writer = tokio::spawn(write_task(write_half, queue, Arc::clone(&shared), broker.clone()));
         Ok(Self {
             broker,
             shared,
             outgoing,
             next_correlation_id: AtomicI32::new(1),
             bytes_received,
-            requests_sent,
             reader,
             writer,
         })
     }
 
+    /// The broker this connection is to.
     pub fn broker(&self) -> &BrokerRef {
         &self.broker
     }
@@ -196,11 +190,6 @@ impl Connection {
     /// Bytes received from the broker so far.
     pub fn bytes_received(&self) -> u64 {
         self.bytes_received.load(Ordering::Relaxed)
-    }
-
-    /// Requests written on this connection so far.
-    pub fn requests_sent(&self) -> u64 {
-        self.requests_sent.load(Ordering::Relaxed)
     }
 
     /// A correlation id no request in flight here carries (ids wrap at `i32::MAX`, long after
@@ -301,7 +290,6 @@ async fn write_task(
     mut queue: mpsc::UnboundedReceiver<Outgoing>,
     shared: Arc<Mutex<Shared>>,
     broker: BrokerRef,
-    requests_sent: Arc<AtomicU64>,
 ) {
     let mut socket = tokio::io::BufWriter::with_capacity(64 * 1024, write_half);
     let mut written = Vec::new();
@@ -315,7 +303,6 @@ async fn write_task(
                 failed = Some((outgoing.api, e));
                 break;
             }
-            requests_sent.fetch_add(1, Ordering::Relaxed);
             written.extend(outgoing.written);
             next = queue.try_recv().ok();
         }
@@ -572,7 +559,6 @@ mod tests {
         let (mut socket, _) = listener.accept().await.expect("accept");
         let id = connection.send_only(METADATA, |id| Ok(frame(id, 3))).await.expect("written");
         assert_eq!(read_request(&mut socket).await, (id, vec![0, 1, 2]));
-        assert_eq!(connection.requests_sent(), 1);
         assert!(lock(&connection.shared).waiters.is_empty());
     }
 }

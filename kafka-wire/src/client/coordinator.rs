@@ -80,6 +80,12 @@ impl Client {
     /// Runs `call` against the coordinator of `group`, finding it again and retrying as the
     /// errors call for, until `timeout` has passed. A group id breaking Kafka's rules is refused
     /// before anything is sent.
+    ///
+    /// The coordinator is cached per group; it is found again when `call` fails with
+    /// NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE or a connection error, and `call` is retried
+    /// in place (with backoff) on other retriable Kafka errors such as
+    /// COORDINATOR_LOAD_IN_PROGRESS. Other errors are returned at once; at the deadline the last
+    /// error is returned inside [`ClientError::DeadlineExceeded`].
     pub async fn with_coordinator<T, F, Fut>(
         &self,
         group: &str,

@@ -12,9 +12,15 @@ use crate::protocol::records::RecordEncodeError;
 use crate::protocol::{ApiKey, DecodeError, EncodeError, ErrorCode, VersionRange};
 
 /// Where a request went: a broker's node id (when known) and address.
+///
+/// Displayed as `broker 2 (host:9092)`, or the bare address when the node id is unknown; any
+/// `user:password@` part of the address is redacted in the display.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerRef {
+    /// The broker's node id from cluster metadata; `None` for a bootstrap address not yet matched
+    /// to a node (and for errors about the cluster as a whole rather than one broker).
     pub node_id: Option<i32>,
+    /// The `host:port` the connection was made to, as given or as advertised in metadata.
     pub addr: String,
 }
 
@@ -27,55 +33,170 @@ impl fmt::Display for BrokerRef {
     }
 }
 
+/// Everything a [`Client`](super::Client) call can fail with.
+///
+/// Each variant names what is needed to act on it: the broker ([`BrokerRef`]), the API, the
+/// partition. [`ClientError::is_retriable`] says whether trying again can help and
+/// [`ClientError::is_unsupported`] whether the broker is too old for the call. New variants may be
+/// added in minor releases, so a `match` needs a wildcard arm.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ClientError {
     /// A bootstrap or broker address is not `host:port`.
-    InvalidAddress { addr: String, reason: &'static str },
+    InvalidAddress {
+        /// The address as given (credentials are redacted when displayed).
+        addr: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// Opening a TCP connection failed or timed out.
-    Connect { broker: BrokerRef, source: Arc<io::Error> },
+    Connect {
+        /// The broker the connection was for.
+        broker: BrokerRef,
+        /// The operating system's error (`TimedOut` when the connect timeout passed).
+        source: Arc<io::Error>,
+    },
     /// No address in the bootstrap list could be reached; each attempt's error is kept.
-    NoBrokerReachable { attempts: Vec<(String, String)> },
+    NoBrokerReachable {
+        /// `(address, error text)` for each bootstrap address tried, in the order tried.
+        attempts: Vec<(String, String)>,
+    },
     /// The connection failed while a request was in flight (reset, EOF, write error).
-    Io { broker: BrokerRef, api: ApiKey, source: Arc<io::Error> },
+    Io {
+        /// The broker the request was sent to.
+        broker: BrokerRef,
+        /// The API of the request that failed.
+        api: ApiKey,
+        /// The operating system's error.
+        source: Arc<io::Error>,
+    },
     /// The connection was closed (by the broker or after an earlier failure).
-    ConnectionClosed { broker: BrokerRef, reason: String },
+    ConnectionClosed {
+        /// The broker the connection was to.
+        broker: BrokerRef,
+        /// Why it was closed, as far as known.
+        reason: String,
+    },
     /// The broker sent bytes that are not a Kafka response frame (a negative or oversized
     /// size prefix, a frame shorter than its header): the connection was dropped, and every
     /// request in flight on it fails with this error.
-    InvalidFrame { broker: BrokerRef, reason: String },
+    InvalidFrame {
+        /// The broker that sent the bytes.
+        broker: BrokerRef,
+        /// What was wrong with the frame.
+        reason: String,
+    },
     /// No response arrived within the request timeout.
-    Timeout { broker: BrokerRef, api: ApiKey, after_ms: u64 },
+    Timeout {
+        /// The broker the request was sent to.
+        broker: BrokerRef,
+        /// The API of the request.
+        api: ApiKey,
+        /// The time waited, in milliseconds (the configured request timeout).
+        after_ms: u64,
+    },
     /// The broker's bytes did not decode.
-    Decode { broker: BrokerRef, api: ApiKey, version: i16, source: DecodeError },
+    Decode {
+        /// The broker that sent the response.
+        broker: BrokerRef,
+        /// The API of the response.
+        api: ApiKey,
+        /// The negotiated version the response was decoded at.
+        version: i16,
+        /// What the decoder refused.
+        source: DecodeError,
+    },
     /// The request could not be encoded at the negotiated version.
-    Encode { api: ApiKey, version: i16, source: EncodeError },
+    Encode {
+        /// The API of the request.
+        api: ApiKey,
+        /// The negotiated version.
+        version: i16,
+        /// What the encoder refused (e.g. a field this version cannot carry).
+        source: EncodeError,
+    },
     /// A feature needs a newer API version than the broker has; `needs` is the first Kafka
     /// release with it (e.g. read_committed: "0.11").
-    NotSupported { broker: BrokerRef, feature: String, needs: &'static str },
+    NotSupported {
+        /// The broker that lacks the feature.
+        broker: BrokerRef,
+        /// The feature asked for, in words (e.g. "read_committed fetch").
+        feature: String,
+        /// The first Kafka release that has it (e.g. "0.11").
+        needs: &'static str,
+    },
     /// kwire and the broker share no version of this API.
-    UnsupportedApi { broker: BrokerRef, api: ApiKey, ours: VersionRange, theirs: Option<VersionRange> },
+    UnsupportedApi {
+        /// The broker.
+        broker: BrokerRef,
+        /// The API with no common version.
+        api: ApiKey,
+        /// The versions kwire implements.
+        ours: VersionRange,
+        /// The versions the broker advertises; `None` when it does not have the API at all.
+        theirs: Option<VersionRange>,
+    },
     /// The broker answered with a Kafka error code.
-    Kafka { broker: BrokerRef, api: ApiKey, code: ErrorCode, context: String },
+    Kafka {
+        /// The broker that answered.
+        broker: BrokerRef,
+        /// The API of the request.
+        api: ApiKey,
+        /// Kafka's error code.
+        code: ErrorCode,
+        /// What the code applies to (a topic, `topic-partition` or group); empty when it is the
+        /// whole request.
+        context: String,
+    },
     /// A topic the caller named does not exist.
-    UnknownTopic { topic: String },
+    UnknownTopic {
+        /// The topic name as given.
+        topic: String,
+    },
     /// The overall deadline for a call passed while retrying.
-    DeadlineExceeded { what: String, last_error: Box<ClientError> },
+    DeadlineExceeded {
+        /// The call that gave up, in words.
+        what: String,
+        /// The error of the last attempt before the deadline.
+        last_error: Box<ClientError>,
+    },
     /// The response did not make sense (e.g. a leader id the broker list lacks).
-    Protocol { broker: BrokerRef, message: String },
+    Protocol {
+        /// The broker that answered (node id `None` when the problem is the cluster's view as a
+        /// whole).
+        broker: BrokerRef,
+        /// What did not make sense.
+        message: String,
+    },
     /// Records could not be encoded into a batch (e.g. a compression codec compiled out).
-    RecordEncode { context: String, source: RecordEncodeError },
+    RecordEncode {
+        /// What was being produced (topic and partition).
+        context: String,
+        /// What the record encoder refused.
+        source: RecordEncodeError,
+    },
     /// A fetch position is outside the partition's log (deleted by retention or
     /// `delete_records`, or past the end). `requested` is the caller's `[from, until)` range;
     /// `log_start` and `high_watermark` are the log's bounds when they could be read.
     OffsetOutOfRange {
+        /// The partition fetched.
         partition: TopicPartition,
+        /// The position the broker refused.
         offset: i64,
+        /// The caller's range: `from` inclusive, `until` exclusive.
         requested: (i64, i64),
+        /// The log start offset (first readable offset, inclusive); `None` when it could not be
+        /// read after the refusal.
         log_start: Option<i64>,
+        /// The high watermark (exclusive end of the committed log); `None` when it could not be
+        /// read after the refusal.
         high_watermark: Option<i64>,
     },
     /// The caller's arguments cannot make a valid request (an empty range, acks 2, ...).
-    InvalidArgument { message: String },
+    InvalidArgument {
+        /// What is wrong with them.
+        message: String,
+    },
     /// A topic name or group id breaks Kafka's rules: refused before anything was sent.
     InvalidName(InvalidName),
 }

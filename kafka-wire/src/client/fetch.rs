@@ -35,12 +35,16 @@ use crate::protocol::{DecodeError, ErrorCode, TaggedFields, Uuid};
 /// One partition's offsets to read: `from` inclusive, `until` exclusive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchRange {
+    /// The partition to read; the request goes to its leader.
     pub partition: TopicPartition,
+    /// First offset to return (inclusive); must be `>= 0`.
     pub from: i64,
+    /// Offset to stop before (exclusive); must be `>= from`. `from == until` reads nothing.
     pub until: i64,
 }
 
 impl FetchRange {
+    /// The range `[from, until)` of `partition`; checked when fetched, not here.
     pub fn new(partition: TopicPartition, from: i64, until: i64) -> Self {
         Self { partition, from, until }
     }
@@ -59,6 +63,9 @@ pub struct FetchOptions {
     /// Cap on one partition's record bytes per response, at first; a partition that makes no
     /// progress in a round gets double the next round.
     pub partition_max_bytes: i32,
+    /// Which records are visible: read_committed stops at the last stable offset and drops
+    /// aborted transactions' records (Fetch v4+, Kafka 0.11+; an older broker fails the call with
+    /// [`ClientError::NotSupported`]).
     pub isolation: Isolation,
     /// Overall deadline for the call, every round and retry included.
     pub timeout: Duration,
@@ -84,12 +91,18 @@ impl Default for FetchOptions {
 /// (or of one decompressed buffer per batch): nothing is copied per record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchedRecord {
+    /// The record's offset in its partition.
     pub offset: i64,
     /// Milliseconds since the epoch; `None` for magic-0 messages, which have none.
     pub timestamp: Option<i64>,
+    /// Whether `timestamp` was set by the producer (create time) or by the broker (log append
+    /// time).
     pub timestamp_type: TimestampType,
+    /// The record key; `None` for a null key (distinct from an empty one).
     pub key: Option<Bytes>,
+    /// The record value; `None` for a null value (a tombstone on a compacted topic).
     pub value: Option<Bytes>,
+    /// The record headers in the order they were written (always empty for legacy messages).
     pub headers: Vec<Header>,
     /// The leader epoch stamped on the record's batch (`None` for legacy messages).
     pub leader_epoch: Option<i32>,
@@ -103,10 +116,14 @@ pub struct FetchedPartition {
     /// Where reading stopped: `until`, or below it when the log ended first (the high
     /// watermark, or the last stable offset for read_committed).
     pub next_offset: i64,
-    /// The log start offset (Fetch v5+).
+    /// The log start offset, the first offset still in the log (Fetch v5+; `None` on older
+    /// brokers).
     pub log_start: Option<i64>,
+    /// The high watermark: one past the last offset replicated to all in-sync replicas
+    /// (exclusive). `-1` when no response for this partition arrived (an empty range).
     pub high_watermark: i64,
-    /// The last stable offset (Fetch v4+).
+    /// The last stable offset: below it no transaction is still open (Fetch v4+; `None` on older
+    /// brokers).
     pub last_stable: Option<i64>,
 }
 
@@ -172,9 +189,21 @@ impl Progress {
 
 impl Client {
     /// Reads each range `[from, until)` from its partition's leader, round after round, until
-    /// every range is complete (see the module docs) or `options.timeout` passes. One result
-    /// per partition: its records, or why it failed (an offset outside the log is
+    /// every range is complete or `options.timeout` passes. One result per partition: its
+    /// records, or why it failed (an offset outside the log is
     /// [`ClientError::OffsetOutOfRange`], naming the offset, the range and the log's bounds).
+    ///
+    /// Each round sends one Fetch request per leader broker. A range is complete when the fetch
+    /// position reaches `until`, or when the log says there is nothing more to read now: the
+    /// position reached the high watermark (read_uncommitted) or the last stable offset
+    /// (read_committed); [`FetchedPartition::next_offset`] says where it stopped. Offsets missing
+    /// inside a range (compacted away, or taken by transaction markers) are skipped, not waited
+    /// for; records at or past `until` are never returned. read_committed drops the records of
+    /// aborted transactions the way the Java consumer does; control batches are never returned.
+    ///
+    /// Retried until the deadline: leader changes (after a metadata refresh), lost connections
+    /// and retriable Kafka errors. A negative `from`, `until < from` or a partition given twice
+    /// fails that partition with [`ClientError::InvalidArgument`] before anything is sent.
     pub async fn fetch_range(
         &self,
         ranges: &[FetchRange],

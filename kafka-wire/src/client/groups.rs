@@ -21,53 +21,73 @@ use crate::protocol::{ErrorCode, TaggedFields};
 /// (Kafka's convention).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommittedOffset {
+    /// The next offset the group will read (one past the last record it processed).
     pub offset: i64,
     /// `None` when the commit carried no epoch or the broker predates OffsetFetch v5.
     pub leader_epoch: Option<i32>,
+    /// The metadata string stored with the commit; `None` when it is empty or absent.
     pub metadata: Option<String>,
 }
 
 /// One offset to commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OffsetToCommit {
+    /// The partition the offset is for.
     pub tp: TopicPartition,
     /// The next offset to read.
     pub offset: i64,
+    /// The leader epoch of the record before `offset`, sent on OffsetCommit v6+ (ignored by
+    /// older brokers); `None` sends "no epoch" (−1).
     pub leader_epoch: Option<i32>,
+    /// A free-form string stored with the commit; `None` stores an empty string.
     pub metadata: Option<String>,
 }
 
 /// A group as ListGroups reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupListing {
+    /// The group id.
     pub group_id: String,
+    /// `consumer` for consumer groups, `connect` for Kafka Connect, empty for groups used only
+    /// to store offsets.
     pub protocol_type: String,
     /// Added in ListGroups v4.
     pub state: Option<String>,
     /// Added in ListGroups v5 (`classic`, `consumer`, ...).
     pub group_type: Option<String>,
-    /// The coordinator that reported it.
+    /// The node id of the coordinator that reported it.
     pub coordinator: i32,
 }
 
 /// A member of a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupMember {
+    /// The id the coordinator gave the member.
     pub member_id: String,
+    /// The static member id (`group.instance.id`, DescribeGroups v4+); `None` for dynamic
+    /// members and older brokers.
     pub group_instance_id: Option<String>,
+    /// The member's `client.id`.
     pub client_id: String,
+    /// The host the member connected from, as the broker saw it (e.g. `/10.0.0.5`).
     pub client_host: String,
 }
 
 /// A group as DescribeGroups reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupDescription {
+    /// The group id.
     pub group_id: String,
     /// `Empty`, `Stable`, `PreparingRebalance`, `CompletingRebalance`, `Dead`, ...
     pub state: String,
+    /// `consumer`, `connect`, ...; empty for a group with no members that only stores offsets.
     pub protocol_type: String,
+    /// The assignment strategy chosen (`range`, `cooperative-sticky`, ...); empty when no
+    /// rebalance has completed.
     pub protocol: String,
+    /// The current members; empty for an inactive group.
     pub members: Vec<GroupMember>,
+    /// The group's coordinator, which answered.
     pub coordinator: BrokerRef,
 }
 
@@ -82,6 +102,10 @@ impl GroupDescription {
 impl Client {
     /// The committed offsets of `group` for `topics` (every topic it has offsets for when
     /// `None`). Partitions without a commit are absent from the map.
+    ///
+    /// Sent to the group's coordinator, retried until `timeout` as
+    /// [`with_coordinator`](Self::with_coordinator) describes. A named topic that does not exist
+    /// fails the call with [`ClientError::UnknownTopic`].
     pub async fn committed_offsets(
         &self,
         group: &str,
@@ -171,6 +195,10 @@ impl Client {
     /// Commits `offsets` for `group` as a non-member (generation −1, empty member id), which
     /// the coordinator accepts only while the group has no active members. One result per
     /// partition.
+    ///
+    /// Sent to the group's coordinator, retried until `timeout` as
+    /// [`with_coordinator`](Self::with_coordinator) describes; the `Err` of the outer result is a
+    /// failure of the whole call (a bad name refuses the batch before anything is sent).
     pub async fn commit_offsets(
         &self,
         group: &str,
@@ -247,7 +275,10 @@ impl Client {
         .await
     }
 
-    /// Every group on every broker (each coordinator lists only its own groups).
+    /// Every group on every broker (each coordinator lists only its own groups), sorted by
+    /// group id. Sent to every broker in the freshly read metadata, in parallel, once: a broker
+    /// that cannot be reached or answers an error fails the whole call (a partial list would
+    /// look complete).
     pub async fn list_groups(&self) -> Result<Vec<GroupListing>, ClientError> {
         let metadata = self.refresh_metadata(&[]).await?;
         let asks = metadata.brokers.iter().map(|b| {

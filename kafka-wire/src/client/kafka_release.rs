@@ -11,6 +11,7 @@ use crate::protocol::ApiKey;
 pub struct Feature {
     /// What the caller asked for, as the error names it.
     pub name: &'static str,
+    /// The API whose version decides.
     pub api: ApiKey,
     /// The lowest version of `api` that carries the feature.
     pub min_version: i16,
@@ -56,9 +57,6 @@ pub const LEADER_EPOCH_VALIDATION: Feature = Feature {
     min_version: 2,
     since: "2.1",
 };
-/// Topic ids in metadata: Metadata v10 (KIP-516).
-pub const TOPIC_IDS: Feature =
-    Feature { name: "topic ids", api: ApiKey::METADATA, min_version: 10, since: "2.8" };
 
 /// The first Kafka release that has `api` at all, for the APIs a client sends; `None` for
 /// inter-broker and controller APIs.

@@ -5,15 +5,21 @@
 use crate::protocol::messages::MetadataResponse;
 use crate::protocol::{BrokerIds, ErrorCode, Uuid};
 
+/// A broker of the cluster, as Metadata advertises it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerInfo {
+    /// The broker's node id (`node.id` / `broker.id`).
     pub node_id: i32,
+    /// The advertised host name or IP address.
     pub host: String,
+    /// The advertised port.
     pub port: i32,
+    /// The broker's `broker.rack`; `None` when unset or the Metadata version predates racks (v1).
     pub rack: Option<String>,
 }
 
 impl BrokerInfo {
+    /// The `host:port` to connect to; an IPv6 host is bracketed (`[::1]:9092`).
     pub fn addr(&self) -> String {
         if self.host.contains(':') && !self.host.starts_with('[') {
             format!("[{}]:{}", self.host, self.port)
@@ -23,25 +29,36 @@ impl BrokerInfo {
     }
 }
 
+/// One partition of a topic, as Metadata reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionInfo {
+    /// The partition index.
     pub partition: i32,
     /// `None` when the partition has no leader right now.
     pub leader: Option<i32>,
     /// `None` when the broker's Metadata version predates leader epochs (v7).
     pub leader_epoch: Option<i32>,
+    /// Node ids of all replicas, the preferred leader first.
     pub replicas: BrokerIds,
+    /// Node ids of the in-sync replicas.
     pub isr: BrokerIds,
+    /// Node ids of replicas that are offline (Metadata v5+; empty on older brokers).
     pub offline: BrokerIds,
+    /// The partition's error (`NONE` when fine; e.g. `LEADER_NOT_AVAILABLE` during an election).
     pub error: ErrorCode,
 }
 
+/// One topic, as Metadata reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicInfo {
+    /// The topic name.
     pub name: String,
     /// `None` when the broker predates topic ids (Metadata v10) or has none.
     pub topic_id: Option<Uuid>,
+    /// Whether Kafka itself owns the topic (`__consumer_offsets`, `__transaction_state`).
     pub is_internal: bool,
+    /// The topic's error: `UNKNOWN_TOPIC_OR_PARTITION` for a topic that does not exist, `NONE`
+    /// when fine.
     pub error: ErrorCode,
     /// Sorted by partition.
     pub partitions: Vec<PartitionInfo>,
@@ -52,7 +69,10 @@ pub struct TopicInfo {
 pub struct ClusterMetadata {
     /// Increases with each refresh of the client's cache.
     pub generation: u64,
+    /// The cluster id (Metadata v2+; `None` on older brokers).
     pub cluster_id: Option<String>,
+    /// The node id of the controller as this broker knows it (Metadata v1+); `None` when
+    /// unknown or not reported.
     pub controller_id: Option<i32>,
     /// Sorted by node id.
     pub brokers: Vec<BrokerInfo>,
@@ -61,6 +81,8 @@ pub struct ClusterMetadata {
 }
 
 impl ClusterMetadata {
+    /// Normalises a Metadata response: brokers and partitions sorted, `-1` ids and the zero
+    /// topic id turned into `None`. `generation` is stored as given.
     pub fn from_response(response: MetadataResponse, generation: u64) -> Self {
         let mut brokers: Vec<BrokerInfo> = response
             .brokers
@@ -104,10 +126,12 @@ impl ClusterMetadata {
         }
     }
 
+    /// The broker with `node_id`, if this snapshot lists it.
     pub fn broker(&self, node_id: i32) -> Option<&BrokerInfo> {
         self.brokers.iter().find(|b| b.node_id == node_id)
     }
 
+    /// The topic named `name`, if this snapshot has it (it may still carry an error).
     pub fn topic(&self, name: &str) -> Option<&TopicInfo> {
         self.topics.iter().find(|t| t.name == name)
     }

@@ -1,25 +1,30 @@
 //! The tokio client: pipelined connections, per-broker version negotiation, a metadata cache,
 //! and calls routed to the right broker.
+//!
+//! Everything a caller needs is re-exported here; the modules behind it are private. Start with
+//! [`ClientConfig`] and [`Client::connect`]. Offsets are Kafka's: a range `[from, until)` includes
+//! `from` and excludes `until`, and a partition's high watermark is the offset one past its last
+//! committed record. Times are milliseconds since the Unix epoch unless a type says otherwise.
 
-pub mod address;
-pub mod admin;
-pub mod cluster;
-pub mod connection;
-pub mod coordinator;
-pub mod deadline;
-pub mod error;
-pub mod fetch;
-pub mod groups;
-pub mod kafka_release;
-pub mod metadata;
-pub mod negotiate;
-pub mod offsets;
-pub mod partitioner;
-pub mod produce;
-pub mod retry;
-pub mod router;
+mod address;
+mod admin;
+mod cluster;
+mod connection;
+mod coordinator;
+mod deadline;
+mod error;
+mod fetch;
+mod groups;
+mod kafka_release;
+mod metadata;
+mod negotiate;
+mod offsets;
+mod partitioner;
+mod produce;
+mod retry;
+mod router;
 mod sync;
-pub mod trace;
+mod trace;
 
 pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};
 pub use cluster::{Client, ClientConfig};
@@ -29,6 +34,7 @@ pub use groups::{CommittedOffset, GroupDescription, GroupListing, GroupMember, O
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use negotiate::BrokerVersions;
 pub use offsets::{Isolation, ListedOffset, LogRange, OffsetQuery};
+pub use partitioner::partition_for_key;
 pub use produce::{Acks, ProduceOptions, ProduceRecord, Produced, ProducedByKey};
 pub use router::{LeaderAnswer, LeaderBatch, LeaderTarget, PartitionResults, TopicPartition};
 pub use trace::{Direction, TraceEvent, TraceHook};

@@ -16,6 +16,7 @@ pub struct BrokerVersions {
 }
 
 impl BrokerVersions {
+    /// The ranges a broker listed in its ApiVersions response (not [`legacy`](Self::legacy)).
     pub fn from_response(response: &ApiVersionsResponse) -> Self {
         let ranges = response.api_keys.iter().map(|a| (a.api_key, a.range())).collect();
         Self { ranges, legacy: false }
@@ -45,6 +46,7 @@ impl BrokerVersions {
         self.ranges.get(&api).copied()
     }
 
+    /// Every API the broker supports with its version range, in API key order.
     pub fn iter(&self) -> impl Iterator<Item = (ApiKey, VersionRange)> + '_ {
         self.ranges.iter().map(|(k, v)| (*k, *v))
     }

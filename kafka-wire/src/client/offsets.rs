@@ -69,8 +69,12 @@ pub struct ListedOffset {
 /// `last_stable` one past the last record not in an open transaction (`<= high_watermark`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogRange {
+    /// The first offset still stored (inclusive).
     pub log_start: i64,
+    /// One past the last record replicated to all in-sync replicas (exclusive).
     pub high_watermark: i64,
+    /// One past the last record not in an open transaction (exclusive; equals
+    /// `high_watermark` on brokers without transactions).
     pub last_stable: i64,
     /// The current leader's epoch, when the broker reports it.
     pub leader_epoch: Option<i32>,
@@ -81,6 +85,12 @@ pub struct LogRange {
 impl Client {
     /// Asks each partition's leader for `query`, one ListOffsets request per leader broker,
     /// in parallel; one result per partition.
+    ///
+    /// `isolation` changes only what [`OffsetQuery::Latest`] means, but asking read_committed
+    /// needs ListOffsets v2 (Kafka 0.11) whatever the query, and [`OffsetQuery::MaxTimestamp`]
+    /// needs v7 (Kafka 3.0): an older leader fails those partitions with
+    /// [`ClientError::NotSupported`]. Leaderless partitions and retriable errors
+    /// are retried until `timeout` as [`route_by_leader`](Self::route_by_leader) describes.
     pub async fn list_offsets(
         &self,
         partitions: &[TopicPartition],

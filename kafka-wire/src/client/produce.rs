@@ -80,6 +80,8 @@ impl Acks {
 /// How to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProduceOptions {
+    /// How many replicas must have each batch before the leader answers; [`Acks::All`] by
+    /// default.
     pub acks: Acks,
     /// The codec for each batch; it must be compiled in (see [`Compression::is_available`]).
     pub compression: Compression,
@@ -101,6 +103,7 @@ pub struct ProduceRecord {
     pub key: Option<Bytes>,
     /// `None` is a tombstone.
     pub value: Option<Bytes>,
+    /// Record headers, written in this order.
     pub headers: Vec<Header>,
     /// Create time in milliseconds since the Unix epoch; `None` is "now" when the batch is
     /// built. A topic with `message.timestamp.type=LogAppendTime` replaces it.
@@ -108,6 +111,7 @@ pub struct ProduceRecord {
 }
 
 impl ProduceRecord {
+    /// A record with no headers, stamped when its batch is built.
     pub fn new(key: Option<Bytes>, value: Option<Bytes>) -> Self {
         Self { key, value, headers: Vec::new(), timestamp: None }
     }
@@ -143,7 +147,8 @@ static NULL_KEY_ROUND_ROBIN: AtomicU32 = AtomicU32::new(0);
 
 impl Client {
     /// Appends `records` to one partition as one batch; the batch's base offset (`None` with
-    /// acks=0).
+    /// acks=0). Sent to the partition's leader and retried as
+    /// [`produce_batches`](Self::produce_batches) describes (at least once, not idempotent).
     pub async fn produce(
         &self,
         topic: &str,
@@ -159,7 +164,14 @@ impl Client {
     }
 
     /// Appends each partition's records as one batch per partition (records given for the
-    /// same partition twice are joined, in order), one Produce request per leader broker.
+    /// same partition twice are joined, in order), one Produce request per leader broker, in
+    /// parallel. One result per partition.
+    ///
+    /// Retried until `options.timeout`, after a metadata refresh where the error calls for one.
+    /// Not idempotent: a partition whose request got no answer (timeout, connection cut) is sent
+    /// again, so its records may be appended twice (at least once). Errors that say the broker
+    /// appended nothing (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ...) are retried
+    /// without that risk.
     pub async fn produce_batches(
         &self,
         batches: Vec<(TopicPartition, Vec<ProduceRecord>)>,

@@ -18,6 +18,7 @@ pub struct Backoff {
 }
 
 impl Backoff {
+    /// Waits start at about `initial`, double each time up to `max`, and never pass `deadline`.
     pub fn new(initial: Duration, max: Duration, deadline: Instant) -> Self {
         let seed = u64::from(deadline.elapsed().subsec_nanos()) | 1;
         Self { next: initial, max, deadline, seed: seed ^ 0x9e37_79b9_7f4a_7c15 }
@@ -36,10 +37,6 @@ impl Backoff {
             Duration::from_nanos(self.seed % (u64::try_from(half.as_nanos()).unwrap_or(u64::MAX).max(1)));
         let wait = half + jitter;
         fits_before(wait, self.deadline).then_some(wait)
-    }
-
-    pub fn deadline(&self) -> Instant {
-        self.deadline
     }
 }
 

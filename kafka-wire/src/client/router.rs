@@ -19,11 +19,14 @@ use crate::protocol::{ApiKey, ErrorCode, Recovery};
 /// A topic and partition.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TopicPartition {
+    /// The topic name.
     pub topic: String,
+    /// The partition index, from 0.
     pub partition: i32,
 }
 
 impl TopicPartition {
+    /// `partition` of `topic`; displayed as `topic-partition`, as Kafka's tools do.
     pub fn new(topic: impl Into<String>, partition: i32) -> Self {
         Self { topic: topic.into(), partition }
     }
@@ -47,6 +50,7 @@ pub type LeaderBatch = Vec<(TopicPartition, Option<i32>)>;
 /// What a partition's leader is known as when a request is built for it.
 #[derive(Debug, Clone)]
 pub struct LeaderTarget {
+    /// The leader broker, as metadata names it.
     pub broker: BrokerRef,
     /// The leader epoch from metadata, for requests that fence on it.
     pub leader_epoch: Option<i32>,
@@ -56,7 +60,7 @@ impl Client {
     /// Runs `per_leader` once per leader broker (in parallel) with that broker's partitions,
     /// and merges the answers into one result per partition. A partition without a leader, or
     /// whose answer's error is retriable, is retried (after a metadata refresh where the error
-    /// calls for one) until `deadline`; a fatal error is that partition's result.
+    /// calls for one) until `timeout` has passed; a fatal error is that partition's result.
     pub async fn route_by_leader<T, F, Fut>(
         &self,
         api: ApiKey,

@@ -5,20 +5,27 @@ use std::sync::Arc;
 
 use crate::protocol::ApiKey;
 
+/// Which way a traced frame went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
+    /// From kwire to the broker.
     Request,
+    /// From the broker to kwire.
     Response,
 }
 
 /// One frame as it crossed the wire, with its decoded form.
 #[derive(Debug)]
 pub struct TraceEvent<'a> {
+    /// Whether the frame was sent or received.
     pub direction: Direction,
     /// `host:port` of the broker.
     pub broker: &'a str,
+    /// The API of the request (a response carries its request's).
     pub api: ApiKey,
+    /// The negotiated API version the frame is encoded at.
     pub version: i16,
+    /// The correlation id that pairs a response with its request.
     pub correlation_id: i32,
     /// The frame's bytes (requests include the size prefix, responses do not).
     pub frame: &'a [u8],
