@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+
 //! kafka-wire: a hand-written Kafka wire-protocol codec ([`protocol`], sans-IO) and a tokio
 //! client (`client`, cargo feature `client`) that negotiates versions and routes each request to
 //! the right broker.
