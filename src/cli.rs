@@ -3,6 +3,12 @@
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_until};
+use nom::character::complete::{char, digit1};
+use nom::combinator::{all_consuming, eof, rest, value};
+use nom::sequence::separated_pair;
+use nom::{IResult, Parser as _};
 
 use crate::exit::Exit;
 
@@ -161,12 +167,18 @@ fn parse_from(text: &str) -> Result<ConsumeFrom, String> {
         "latest" => Ok(ConsumeFrom::Latest),
         _ => match text.strip_prefix('@') {
             Some(t) => crate::time::parse_time(t).map(ConsumeFrom::Time),
-            None => match text.parse::<i64>() {
-                Ok(o) if o >= 0 => Ok(ConsumeFrom::Offset(o)),
+            None => match whole_i64(text) {
+                Some(o) if o >= 0 => Ok(ConsumeFrom::Offset(o)),
                 _ => Err(format!("`{text}`: use earliest, latest, an offset, or @TIME")),
             },
         },
     }
+}
+
+/// All of `text` as a signed decimal `i64` (an optional `+` or `-`, then digits; what
+/// `str::parse::<i64>` accepts), `None` for anything else or an overflow.
+fn whole_i64(text: &str) -> Option<i64> {
+    all_consuming(nom::character::complete::i64::<_, ()>).parse(text).ok().map(|(_, n)| n)
 }
 
 #[derive(Debug, Args)]
@@ -309,27 +321,28 @@ pub enum ResetTo {
 }
 
 fn parse_reset_to(text: &str) -> Result<ResetTo, String> {
-    let number =
-        |s: &str, what: &str| s.parse::<i64>().map_err(|_| format!("`{s}` is not a number ({what})"));
-    match text.split_once(':') {
-        None => match text {
+    let number = |s: &str, what: &str| whole_i64(s).ok_or_else(|| format!("`{s}` is not a number ({what})"));
+    // `KIND:VALUE`, split at the first colon: a file path may hold more.
+    let kind_value = separated_pair(take_until::<_, _, ()>(":"), char(':'), rest).parse(text);
+    match kind_value.map(|(_, kv)| kv) {
+        Err(_) => match text {
             "earliest" => Ok(ResetTo::Earliest),
             "latest" => Ok(ResetTo::Latest),
             "current" => Ok(ResetTo::Current),
             _ => Err(format!("unknown target `{text}`: use earliest, latest, current, offset:N, shift:N, datetime:T, duration:D or file:CSV")),
         },
-        Some(("offset", n)) => {
+        Ok(("offset", n)) => {
             let n = number(n, "offset")?;
             if n < 0 {
                 return Err(format!("offset {n} is negative"));
             }
             Ok(ResetTo::Offset(n))
         }
-        Some(("shift", n)) => number(n, "shift").map(ResetTo::Shift),
-        Some(("datetime", t)) => crate::time::parse_time(t).map(ResetTo::Datetime),
-        Some(("duration", d)) => parse_duration(d).map(|d| ResetTo::Duration(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))),
-        Some(("file", p)) if !p.is_empty() => Ok(ResetTo::File(p.into())),
-        Some((kind, _)) => Err(format!("unknown target `{kind}:`")),
+        Ok(("shift", n)) => number(n, "shift").map(ResetTo::Shift),
+        Ok(("datetime", t)) => crate::time::parse_time(t).map(ResetTo::Datetime),
+        Ok(("duration", d)) => parse_duration(d).map(|d| ResetTo::Duration(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))),
+        Ok(("file", p)) if !p.is_empty() => Ok(ResetTo::File(p.into())),
+        Ok((kind, _)) => Err(format!("unknown target `{kind}:`")),
     }
 }
 
@@ -506,27 +519,44 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// A duration's unit: how many milliseconds one of it is.
+#[derive(Debug, Clone, Copy)]
+enum Unit {
+    Millis,
+    Seconds,
+    Minutes,
+    Hours,
+    Days,
+}
+
+/// The unit after a duration's digits; none means seconds. `ms` is tried before `m`.
+fn duration_unit(input: &str) -> IResult<&str, Unit, ()> {
+    all_consuming(alt((
+        value(Unit::Millis, tag("ms")),
+        value(Unit::Seconds, tag("s")),
+        value(Unit::Minutes, tag("m")),
+        value(Unit::Hours, tag("h")),
+        value(Unit::Days, tag("d")),
+        value(Unit::Seconds, eof),
+    )))
+    .parse(input)
+}
+
 /// Parses `30s`, `500ms`, `2m`, `3h`, `1d` or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => text.split_at(i),
-        None => (text, "s"),
-    };
-    let n: u64 = number.parse().map_err(|_| {
-        if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
-            format!("`{text}` is too large a duration")
-        } else {
-            format!("`{text}` is not a duration like 30s, 500ms or 2m")
-        }
-    })?;
-    let d = match unit {
-        "ms" => Duration::from_millis(n),
-        "s" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n.saturating_mul(60)),
-        "h" => Duration::from_secs(n.saturating_mul(3600)),
-        "d" => Duration::from_secs(n.saturating_mul(86_400)),
-        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use ms, s, m, h or d)")),
+    let (unit, digits) =
+        digit1::<_, ()>(text).map_err(|_| format!("`{text}` is not a duration like 30s, 500ms or 2m"))?;
+    let n: u64 = digits.parse().map_err(|_| format!("`{text}` is too large a duration"))?;
+    let d = match duration_unit(unit)
+        .map_err(|_| format!("`{text}`: unknown unit `{unit}` (use ms, s, m, h or d)"))?
+        .1
+    {
+        Unit::Millis => Duration::from_millis(n),
+        Unit::Seconds => Duration::from_secs(n),
+        Unit::Minutes => Duration::from_secs(n.saturating_mul(60)),
+        Unit::Hours => Duration::from_secs(n.saturating_mul(3600)),
+        Unit::Days => Duration::from_secs(n.saturating_mul(86_400)),
     };
     if d.is_zero() {
         return Err("the timeout must be above zero".to_owned());
@@ -581,5 +611,83 @@ mod tests {
             assert!(err.contains("maximum timeout of 24h"), "{absurd}: {err}");
         }
         assert!(parse_timeout("99999999999999999999999").unwrap_err().contains("too large"));
+    }
+
+    #[test]
+    fn reset_targets_keep_their_one_line_errors() {
+        assert_eq!(parse_reset_to("offset:42"), Ok(ResetTo::Offset(42)));
+        assert_eq!(parse_reset_to("shift:-3"), Ok(ResetTo::Shift(-3)));
+        assert_eq!(parse_reset_to("shift:+3"), Ok(ResetTo::Shift(3)));
+        assert_eq!(parse_reset_to("file:a:b.csv"), Ok(ResetTo::File("a:b.csv".into())));
+        assert_eq!(parse_reset_to("duration:2h"), Ok(ResetTo::Duration(7_200_000)));
+        assert_eq!(parse_reset_to("current"), Ok(ResetTo::Current));
+        assert_eq!(parse_reset_to("offset:-1").unwrap_err(), "offset -1 is negative");
+        assert_eq!(parse_reset_to("offset:x").unwrap_err(), "`x` is not a number (offset)");
+        assert_eq!(parse_reset_to("shift:").unwrap_err(), "`` is not a number (shift)");
+        assert_eq!(parse_reset_to("file:").unwrap_err(), "unknown target `file:`");
+        assert_eq!(parse_reset_to("bogus:1").unwrap_err(), "unknown target `bogus:`");
+        assert!(parse_reset_to("newest").unwrap_err().starts_with("unknown target `newest`: use earliest"));
+    }
+
+    #[test]
+    fn consume_starts_keep_their_one_line_errors() {
+        assert_eq!(parse_from("earliest"), Ok(ConsumeFrom::Earliest));
+        assert_eq!(parse_from("17"), Ok(ConsumeFrom::Offset(17)));
+        assert_eq!(parse_from("@1732874400000"), Ok(ConsumeFrom::Time(1_732_874_400_000)));
+        for bad in ["-1", "", "1.5", " 1", "9223372036854775808"] {
+            assert_eq!(
+                parse_from(bad).unwrap_err(),
+                format!("`{bad}`: use earliest, latest, an offset, or @TIME")
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn specs_never_panic_on_any_text(text in ".{0,40}") {
+            let _ = parse_duration(&text);
+            let _ = parse_timeout(&text);
+            let _ = parse_from(&text);
+            let _ = parse_at(&text);
+            let _ = parse_reset_to(&text);
+        }
+
+        #[test]
+        fn specs_never_panic_on_near_miss_text(
+            text in "(offset|shift|datetime|duration|file|@|earliest)?:?[-+0-9a-z.:@T]{0,24}",
+        ) {
+            let _ = parse_from(&text);
+            let _ = parse_at(&text);
+            let _ = parse_reset_to(&text);
+        }
+
+        #[test]
+        fn durations_mean_their_number_times_their_unit(n in 1u64..=u64::from(u32::MAX), unit in 0usize..6) {
+            let (suffix, ms_each) = [("ms", 1), ("s", 1000), ("", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)][unit];
+            let d = parse_duration(&format!(" {n}{suffix} ")).expect("a valid duration");
+            proptest::prop_assert_eq!(d.as_millis(), u128::from(n) * ms_each);
+        }
+
+        #[test]
+        fn offsets_and_shifts_round_trip_through_their_text(n in proptest::num::i64::ANY) {
+            proptest::prop_assert_eq!(parse_reset_to(&format!("shift:{n}")), Ok(ResetTo::Shift(n)));
+            if n >= 0 {
+                proptest::prop_assert_eq!(parse_reset_to(&format!("offset:{n}")), Ok(ResetTo::Offset(n)));
+                proptest::prop_assert_eq!(parse_from(&n.to_string()), Ok(ConsumeFrom::Offset(n)));
+            } else {
+                let text = format!("offset:{n}");
+                proptest::prop_assert!(parse_reset_to(&text).is_err());
+                proptest::prop_assert!(parse_from(&n.to_string()).is_err());
+            }
+        }
+
+        /// `At` has a printer (`Display`, used in output): what it prints parses back.
+        #[test]
+        fn points_in_the_log_round_trip_through_their_display(
+            ms in offset_engine::policy::MIN_PLAUSIBLE_TIMESTAMP_MS..crate::time::now_ms(), which in 0usize..4,
+        ) {
+            let at = [At::Earliest, At::Latest, At::MaxTimestamp, At::Time(ms)][which];
+            proptest::prop_assert_eq!(parse_at(&at.to_string()), Ok(at));
+        }
     }
 }

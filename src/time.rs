@@ -1,6 +1,12 @@
 //! Times on the command line: milliseconds since the epoch or RFC 3339, checked for
 //! plausibility (a value that looks like seconds is refused with a hint).
 
+use nom::branch::alt;
+use nom::bytes::complete::take_while_m_n;
+use nom::character::complete::{char, digit1, one_of};
+use nom::combinator::{all_consuming, opt, value};
+use nom::sequence::{preceded, separated_pair};
+use nom::{IResult, Parser};
 use offset_engine::policy::check_timestamp_ms;
 
 /// How far ahead of this machine's clock a time may be before it is refused as "in the future"
@@ -21,7 +27,7 @@ pub fn parse_time(text: &str) -> Result<i64, String> {
 
 fn parse_any_time(text: &str) -> Result<i64, String> {
     let text = text.trim();
-    if text.bytes().all(|b| b.is_ascii_digit()) && !text.is_empty() {
+    if all_consuming(digit1::<_, ()>).parse(text).is_ok() {
         let ms: i64 =
             text.parse().map_err(|_| format!("`{text}` is too large for a time in milliseconds"))?;
         return check_timestamp_ms(ms).map_err(|e| format!("`{text}`: {e}"));
@@ -33,23 +39,57 @@ fn parse_any_time(text: &str) -> Result<i64, String> {
     })
 }
 
+/// Exactly `n` ASCII digits as a number (at most 4 here, so it cannot overflow).
+fn fixed_digits<'a>(n: usize) -> impl Parser<&'a str, Output = i64, Error = ()> {
+    take_while_m_n(n, n, |c: char| c.is_ascii_digit())
+        .map(|d: &str| d.bytes().fold(0, |acc, b| acc * 10 + i64::from(b - b'0')))
+}
+
+/// `.ddd…`: at least one digit; the first three are the milliseconds, the rest are dropped.
+fn fraction_millis(input: &str) -> IResult<&str, i64, ()> {
+    preceded(char('.'), digit1)
+        .map(|d: &str| {
+            d.bytes().chain(std::iter::repeat(b'0')).take(3).fold(0, |acc, b| acc * 10 + i64::from(b - b'0'))
+        })
+        .parse(input)
+}
+
+/// `Z`, `z` or `±hh:mm`, in minutes east of UTC.
+fn utc_offset_minutes(input: &str) -> IResult<&str, i64, ()> {
+    alt((
+        value(0, one_of("Zz")),
+        (alt((value(1, char('+')), value(-1, char('-')))), fixed_digits(2), char(':'), fixed_digits(2))
+            .map(|(sign, h, _, m)| sign * (h * 60 + m)),
+    ))
+    .parse(input)
+}
+
+/// The grammar of RFC 3339's `date-time` (with `t` or a space allowed for `T`, as the RFC's
+/// note permits), before the calendar is checked.
+fn rfc3339_fields(input: &str) -> IResult<&str, [i64; 8], ()> {
+    all_consuming((
+        separated_pair(
+            fixed_digits(4),
+            char('-'),
+            separated_pair(fixed_digits(2), char('-'), fixed_digits(2)),
+        ),
+        one_of("Tt "),
+        separated_pair(
+            fixed_digits(2),
+            char(':'),
+            separated_pair(fixed_digits(2), char(':'), fixed_digits(2)),
+        ),
+        opt(fraction_millis),
+        utc_offset_minutes,
+    ))
+    .map(|((year, (month, day)), _, (hour, (minute, second)), millis, offset)| {
+        [year, month, day, hour, minute, second, millis.unwrap_or(0), offset]
+    })
+    .parse(input)
+}
+
 fn parse_rfc3339(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !matches!(b[10], b'T' | b't' | b' ')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let part = s.get(r)?;
-        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
-    };
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let (_, [year, month, day, hour, minute, second, millis, offset_minutes]) = rfc3339_fields(s).ok()?;
     if !(1..=12).contains(&month)
         || day < 1
         || day > days_in_month(year, month)
@@ -59,34 +99,6 @@ fn parse_rfc3339(s: &str) -> Option<i64> {
     {
         return None;
     }
-    let mut rest = &s[19..];
-    let mut millis = 0i64;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let padded = format!("{:0<3}", &frac[..digits.min(3)]);
-        millis = padded.parse().ok()?;
-        rest = &frac[digits..];
-    }
-    let offset_minutes = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let tz = rest.get(1..)?;
-            if tz.len() != 5 || tz.as_bytes()[2] != b':' {
-                return None;
-            }
-            let h: i64 = tz.get(0..2)?.parse().ok()?;
-            let m: i64 = tz.get(3..5)?.parse().ok()?;
-            sign * (h * 60 + m)
-        }
-    };
     let days = days_from_civil(year, month, day);
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
     Some(seconds * 1000 + millis)
@@ -122,6 +134,7 @@ pub fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use offset_engine::policy::MIN_PLAUSIBLE_TIMESTAMP_MS as MIN_PLAUSIBLE;
 
     #[test]
     fn rfc3339_times_become_epoch_milliseconds() {
@@ -145,5 +158,51 @@ mod tests {
         assert!(err.contains("1732874400"), "{err}");
         assert_eq!(parse_time("1732874400000"), Ok(1_732_874_400_000));
         assert!(parse_time("yesterday").unwrap_err().contains("RFC 3339"));
+    }
+
+    #[test]
+    fn rfc3339_offsets_must_be_two_digits_each() {
+        assert_eq!(parse_rfc3339("2024-11-29T11:00:00+01:00"), Some(1_732_874_400_000));
+        assert_eq!(parse_rfc3339("2024-11-29T11:00:00++1:00"), None);
+        assert_eq!(parse_rfc3339("2024-11-29T11:00:00+1:00"), None);
+        assert_eq!(parse_rfc3339("2024-11-29T11:00:00+01:00 "), None);
+        assert_eq!(parse_rfc3339("2024-11-29T11:00:00."), None);
+        assert_eq!(parse_rfc3339("2024-11-29T11:00:00.123456789Z"), Some(1_732_878_000_123));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn time_parsing_never_panics_on_any_text(text in ".{0,40}") {
+            let _ = parse_time(&text);
+            let _ = parse_rfc3339(&text);
+        }
+
+        #[test]
+        fn time_parsing_never_panics_on_near_rfc3339_text(text in "[0-9:.+TZz -]{0,32}") {
+            let _ = parse_time(&text);
+        }
+
+        #[test]
+        fn past_milliseconds_round_trip_through_their_text(ms in MIN_PLAUSIBLE..now_ms()) {
+            proptest::prop_assert_eq!(parse_time(&ms.to_string()), Ok(ms));
+            proptest::prop_assert_eq!(parse_time(&format!(" {ms}\n")), Ok(ms));
+        }
+
+        /// The same instant written with a UTC offset and a fraction is the UTC time moved by
+        /// the offset plus the fraction's first three digits.
+        #[test]
+        fn an_offset_and_a_fraction_move_the_instant_by_what_they_say(
+            year in 1971i64..2030, month in 1i64..=12, day in 1i64..=28,
+            hour in 0i64..24, minute in 0i64..60, second in 0i64..60,
+            fraction in "[0-9]{1,9}", east in proptest::bool::ANY, oh in 0i64..24, om in 0i64..60,
+        ) {
+            let base = format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}");
+            let utc = parse_rfc3339(&format!("{base}Z")).expect("a valid UTC time");
+            let sign = if east { '+' } else { '-' };
+            let shifted = parse_rfc3339(&format!("{base}.{fraction}{sign}{oh:02}:{om:02}")).expect("valid");
+            let millis: i64 = format!("{fraction:0<3}")[..3].parse().unwrap();
+            let offset_ms = (oh * 60 + om) * 60_000 * if east { 1 } else { -1 };
+            proptest::prop_assert_eq!(shifted, utc - offset_ms + millis);
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! kwire's `Decoder` against the same decode written with nom's parser combinators.
 //!
-//! The question (ARCHITECTURE.md, "Why the codec does not use nom"): would the binary codec's
+//! The question (ARCHITECTURE.md, "nom: text formats yes, binary codec measured"): would the binary codec's
 //! primitives be faster as nom parsers? Both sides decode the same ListOffsets response bytes
 //! (10,000 partitions; v3 classic and v8 flexible) into the same `ListOffsetsResponse` value,
 //! with the same defences: every count checked against the bytes left before anything is

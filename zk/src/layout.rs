@@ -13,6 +13,11 @@
 
 use std::fmt;
 
+use nom::bytes::complete::tag;
+use nom::character::complete::digit1;
+use nom::combinator::{all_consuming, opt, verify};
+use nom::{IResult, Parser};
+
 /// Kafka's own limit on a topic name (`Topic.MAX_NAME_LENGTH`).
 pub const MAX_TOPIC_LEN: usize = 249;
 
@@ -218,14 +223,13 @@ fn zookeeper_refuses(c: char) -> bool {
 /// A partition child name as the old writers produce it (`Integer.toString`): decimal digits,
 /// no sign, no leading zero, fits an `i32`. Anything else is not a partition.
 pub fn parse_partition(name: &str) -> Option<i32> {
-    let canonical = !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_digit())
-        && (name == "0" || !name.starts_with('0'));
-    if canonical {
-        name.parse().ok()
-    } else {
-        None
-    }
+    let (_, digits) = canonical_decimal(name).ok()?;
+    digits.parse().ok()
+}
+
+/// Decimal digits without a leading zero (but `0` itself): all of the input.
+fn canonical_decimal(input: &str) -> IResult<&str, &str, ()> {
+    all_consuming(verify(digit1, |d: &str| d == "0" || !d.starts_with('0'))).parse(input)
 }
 
 /// Why the bytes of an offset node are not an offset.
@@ -255,26 +259,24 @@ impl fmt::Display for OffsetTextError {
 /// Parses an offset node's value: decimal ASCII digits only, as Kafka 0.8 (`offset.toString`)
 /// and Jackson (`writeValueAsBytes(Long)`) write it. Leading zeros are accepted (the value is
 /// still unambiguous); whitespace and signs are not, so a damaged node is reported instead of
-/// half-read.
+/// half-read. A value both damaged and too long is reported as damaged.
 pub fn parse_offset(bytes: &[u8]) -> Result<i64, OffsetTextError> {
-    let digits = match bytes.split_first() {
-        None => return Err(OffsetTextError::Empty),
-        Some((b'-', rest)) if !rest.is_empty() && rest.iter().all(u8::is_ascii_digit) => {
-            return Err(OffsetTextError::Negative)
-        }
-        Some(_) => bytes,
-    };
-    let mut value: i64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return Err(OffsetTextError::NotDecimal);
-        }
-        value = value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(i64::from(b - b'0')))
-            .ok_or(OffsetTextError::Overflow)?;
+    if bytes.is_empty() {
+        return Err(OffsetTextError::Empty);
     }
-    Ok(value)
+    let (_, (minus, digits)) = signed_digits(bytes).map_err(|_| OffsetTextError::NotDecimal)?;
+    if minus {
+        return Err(OffsetTextError::Negative);
+    }
+    digits
+        .iter()
+        .try_fold(0i64, |value, &b| value.checked_mul(10)?.checked_add(i64::from(b - b'0')))
+        .ok_or(OffsetTextError::Overflow)
+}
+
+/// An optional `-` (whether there was one) and at least one ASCII digit: all of the input.
+fn signed_digits(input: &[u8]) -> IResult<&[u8], (bool, &[u8]), ()> {
+    all_consuming((opt(tag(&b"-"[..])).map(|minus| minus.is_some()), digit1)).parse(input)
 }
 
 /// The value of an offset node: `offset.to_string()`, byte for byte what Kafka 0.8 writes.
@@ -398,6 +400,50 @@ mod tests {
     fn every_offset_round_trips_through_its_text() {
         for offset in [0, 1, 9, 10, 99, 100, 1_000_000_007, i64::from(i32::MAX) + 1, i64::MAX - 1, i64::MAX] {
             assert_eq!(parse_offset(&format_offset(offset)), Ok(offset));
+        }
+    }
+
+    #[test]
+    fn a_damaged_value_is_reported_as_damaged_even_when_too_long() {
+        assert_eq!(parse_offset(b"99999999999999999999x"), Err(OffsetTextError::NotDecimal));
+        assert_eq!(parse_offset(b"-99999999999999999999"), Err(OffsetTextError::Negative));
+        assert_eq!(parse_offset(b"-1x"), Err(OffsetTextError::NotDecimal));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn offset_text_never_panics_on_any_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..32)) {
+            let _ = parse_offset(&bytes);
+        }
+
+        #[test]
+        fn partition_names_never_panic_on_any_text(name in ".{0,16}") {
+            let _ = parse_partition(&name);
+        }
+
+        #[test]
+        fn offsets_round_trip_through_their_text(offset in 0..=i64::MAX) {
+            proptest::prop_assert_eq!(parse_offset(&format_offset(offset)), Ok(offset));
+        }
+
+        #[test]
+        fn partitions_round_trip_through_their_name(partition in 0..=i32::MAX) {
+            proptest::prop_assert_eq!(parse_partition(&partition.to_string()), Some(partition));
+            proptest::prop_assert_eq!(parse_partition(&format!("0{partition}")), None);
+            proptest::prop_assert_eq!(parse_partition(&format!("-{partition}")), None);
+        }
+
+        /// Only ASCII digits are ever read: any other byte anywhere makes the value damaged.
+        #[test]
+        fn one_foreign_byte_makes_the_offset_text_damaged(
+            offset in 0..=i64::MAX, at in proptest::num::usize::ANY, byte in proptest::num::u8::ANY,
+        ) {
+            proptest::prop_assume!(!byte.is_ascii_digit());
+            let mut text = format_offset(offset);
+            let at = at % (text.len() + 1);
+            text.insert(at, byte);
+            let expected = if at == 0 && byte == b'-' { OffsetTextError::Negative } else { OffsetTextError::NotDecimal };
+            proptest::prop_assert_eq!(parse_offset(&text), Err(expected));
         }
     }
 }
