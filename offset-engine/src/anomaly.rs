@@ -25,50 +25,110 @@ pub enum Anomaly {
     /// The stored offset was committed against another incarnation of the topic: the ids differ.
     /// Nothing in the new topic has been read; `skipped = from` (records `[0, from)` of it).
     TopicRecreated {
+        /// The id the stored offset was committed against (the old incarnation).
         stored_topic_id: TopicId,
+        /// The id of the topic as it exists now.
         topic_id: TopicId,
+        /// The stored offset, a position in the old topic; not used for reading.
         stored: Offset,
+        /// The first offset of the new log.
         log_start: Offset,
+        /// The new log's exclusive end, per isolation.
         end: Offset,
+        /// Records `[0, from)` of the new log that will never be read.
         skipped: u64,
     },
     /// The stored offset is beyond the log's high watermark, and the topic id is the same or
     /// unknown, and there is no leader-epoch evidence of truncation. Every policy resumes at or
     /// below the stored offset, so nothing is skipped.
-    OffsetAheadOfLog { stored: Offset, log_start: Offset, high_watermark: Offset },
+    OffsetAheadOfLog {
+        /// The stored offset, above `high_watermark`.
+        stored: Offset,
+        /// The first offset still in the log.
+        log_start: Offset,
+        /// The log's exclusive end under read_uncommitted, below `stored`.
+        high_watermark: Offset,
+    },
     /// The log diverged from what the consumer read (unclean leader election, KIP-320):
     /// the stored leader epoch ends at `divergence`, below `stored`. The records in
     /// `[divergence, stored)` the consumer saw are gone; `lost = stored − divergence`. The log
     /// now holds other records from `divergence` on, none of them read:
     /// `skipped = max(0, from − divergence)` (retention past the divergence, or the policy).
-    Truncated { stored: Offset, divergence: Offset, lost: u64, skipped: u64 },
+    Truncated {
+        /// The stored offset, above `divergence`.
+        stored: Offset,
+        /// The exclusive end of the stored leader epoch in the current log (OffsetForLeaderEpoch):
+        /// from this offset on, the log holds records the consumer did not read.
+        divergence: Offset,
+        /// `stored − divergence`: records the consumer read that are no longer in the log.
+        lost: u64,
+        /// `max(0, from − divergence)`: records of the current log from the divergence on that
+        /// will never be read.
+        skipped: u64,
+    },
     /// Retention or DeleteRecords moved the log start past the stored offset:
     /// `lost = log_start − stored` records were never read. `skipped = from − stored`: the lost
     /// records plus any the policy jumped over (`Latest`).
-    DataLoss { stored: Offset, log_start: Offset, lost: u64, skipped: u64 },
+    DataLoss {
+        /// The stored offset, below `log_start`.
+        stored: Offset,
+        /// The first offset still in the log.
+        log_start: Offset,
+        /// `log_start − stored`: records deleted before the consumer read them.
+        lost: u64,
+        /// `from − stored`: the lost records plus any the policy jumped over; at least `lost`
+        /// when a range is planned, 0 when none is.
+        skipped: u64,
+    },
     /// Nothing is stored for this partition (a new partition, or a new consumer). A `log_start`
     /// above 0 means records were deleted before anyone read them. `skipped = from`: those,
     /// plus any the start policy jumped over (`Latest`, a timestamp).
-    NewPartition { log_start: Offset, end: Offset, skipped: u64 },
+    NewPartition {
+        /// The first offset still in the log; above 0 when records were deleted unread.
+        log_start: Offset,
+        /// The log's exclusive end, per isolation.
+        end: Offset,
+        /// `from`: records `[0, from)` that will never be read.
+        skipped: u64,
+    },
     /// The topic exists but the partition does not. The stored offset, if any, is left alone.
-    PartitionGone { stored: Option<Offset> },
+    PartitionGone {
+        /// The stored offset, untouched; `None` when nothing is stored.
+        stored: Option<Offset>,
+    },
     /// The topic does not exist. The stored offset, if any, is left alone.
-    TopicGone { stored: Option<Offset> },
+    TopicGone {
+        /// The stored offset, untouched; `None` when nothing is stored.
+        stored: Option<Offset>,
+    },
     /// The end is below the `until` of the previous plan: a lagging replica or a stale lookup
     /// answered (KAFKA-7703). Re-query before trusting it.
-    EndWentBackwards { previous_until: Offset, end: Offset },
+    EndWentBackwards {
+        /// The exclusive `until` this partition had in the previous plan.
+        previous_until: Offset,
+        /// The exclusive end answered now (per isolation), below `previous_until`.
+        end: Offset,
+    },
 }
 
 /// The anomaly's name without its numbers; `as_str` is the stable snake_case name used in JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AnomalyKind {
+    /// `topic_recreated`: [`Anomaly::TopicRecreated`].
     TopicRecreated,
+    /// `offset_ahead_of_log`: [`Anomaly::OffsetAheadOfLog`].
     OffsetAheadOfLog,
+    /// `truncated`: [`Anomaly::Truncated`].
     Truncated,
+    /// `data_loss`: [`Anomaly::DataLoss`].
     DataLoss,
+    /// `new_partition`: [`Anomaly::NewPartition`].
     NewPartition,
+    /// `partition_gone`: [`Anomaly::PartitionGone`].
     PartitionGone,
+    /// `topic_gone`: [`Anomaly::TopicGone`].
     TopicGone,
+    /// `end_went_backwards`: [`Anomaly::EndWentBackwards`].
     EndWentBackwards,
 }
 
@@ -107,6 +167,7 @@ impl fmt::Display for AnomalyKind {
 }
 
 impl Anomaly {
+    /// The variant without its numbers; its `as_str` is the name used in JSON.
     pub const fn kind(&self) -> AnomalyKind {
         match self {
             Anomaly::TopicRecreated { .. } => AnomalyKind::TopicRecreated,

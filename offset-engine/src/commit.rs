@@ -28,10 +28,13 @@ use crate::plan::{FromReason, Outcome, Plan};
 /// A position to store for one partition.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Commit {
+    /// The partition the position is for.
     pub tp: TopicPartition,
     /// The next offset to read.
     pub offset: Offset,
+    /// The leader epoch of the log the records were read from; `None` when unknown.
     pub leader_epoch: Option<LeaderEpoch>,
+    /// The id of the topic the records were read from; `None` when unknown (older brokers).
     pub topic_id: Option<TopicId>,
     /// An explicit reset: may move the stored offset backwards or replace another topic id's.
     pub reset: bool,
@@ -71,15 +74,33 @@ pub enum CommitDecision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CommitRejection {
     /// The proposed offset is below the stored one and the commit is not a reset.
-    Backwards { stored: Offset, proposed: Offset },
+    Backwards {
+        /// The offset stored now.
+        stored: Offset,
+        /// The offset the commit would store, below `stored`.
+        proposed: Offset,
+    },
     /// Stored and proposed topic ids differ and the commit is not a reset (a stale batch of an
     /// old topic, franz-go #1426, or a new topic whose first commit was not marked a reset).
-    TopicIdChanged { stored: TopicId, proposed: TopicId },
+    TopicIdChanged {
+        /// The topic id stored now.
+        stored: TopicId,
+        /// The topic id the commit carries.
+        proposed: TopicId,
+    },
     /// The proposed leader epoch is below the stored one and the commit is not a reset: it
     /// comes from a stale leader's view or a log that diverged from the stored position's.
-    LeaderEpochBackwards { stored: LeaderEpoch, proposed: LeaderEpoch },
+    LeaderEpochBackwards {
+        /// The leader epoch stored now.
+        stored: LeaderEpoch,
+        /// The leader epoch the commit carries, below `stored`.
+        proposed: LeaderEpoch,
+    },
     /// A negative offset is never stored.
-    NegativeOffset { proposed: Offset },
+    NegativeOffset {
+        /// The offset the commit would store, below 0.
+        proposed: Offset,
+    },
 }
 
 impl fmt::Display for CommitRejection {

@@ -41,28 +41,37 @@ pub fn is_valid_topic(name: &str) -> bool {
 pub struct CsvError {
     /// 1-based line number.
     pub line: usize,
+    /// What is wrong with the line.
     pub kind: CsvErrorKind,
 }
 
+/// What is wrong with a CSV line ([`CsvError::kind`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CsvErrorKind {
     /// Not exactly three comma-separated fields.
     FieldCount {
+        /// How many fields the line has.
         found: usize,
     },
+    /// Not a legal Kafka topic name (see [`is_valid_topic`]).
     InvalidTopic {
+        /// The field as read, quotes removed.
         topic: String,
     },
     /// Not an integer in `0..=i32::MAX`.
     InvalidPartition {
+        /// The field as read, quotes removed.
         text: String,
     },
     /// Not an integer in `0..=i64::MAX`.
     InvalidOffset {
+        /// The field as read, quotes removed.
         text: String,
     },
     /// The same topic-partition appeared on an earlier line.
     Duplicate {
+        /// 1-based number of the line that listed it first.
         first_line: usize,
     },
     /// A quoted field whose closing quote is missing.
@@ -263,6 +272,7 @@ pub fn to_csv(entries: &[(TopicPartition, Offset)]) -> String {
 /// A Spark per-partition offset: a real offset or one of Spark's two special values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SparkOffset {
+    /// A real offset, `>= 0`: the next offset to read.
     At(Offset),
     /// `-2`
     Earliest,
@@ -286,19 +296,28 @@ impl SparkOffset {
 pub struct JsonError {
     /// Byte offset into the input.
     pub position: usize,
-    /// 1-based line and column (column in characters).
+    /// 1-based line number.
     pub line: usize,
+    /// 1-based column within the line, counted in characters, not bytes.
     pub column: usize,
+    /// What was wrong at that position.
     pub kind: JsonErrorKind,
 }
 
+/// What is wrong in Spark offsets JSON ([`JsonError::kind`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum JsonErrorKind {
+    /// The input ended where more was required.
     UnexpectedEnd {
+        /// What the parser needed next, in words.
         expected: &'static str,
     },
+    /// A character that cannot appear at this position.
     Unexpected {
+        /// The character found.
         found: char,
+        /// What the parser needed instead, in words.
         expected: &'static str,
     },
     /// A backslash escape that JSON does not define, or a bad `\u` escape.
@@ -307,22 +326,31 @@ pub enum JsonErrorKind {
     ControlCharacter,
     /// A number with a fraction or exponent, or outside `i64`.
     InvalidNumber,
+    /// A topic key that is not a legal Kafka topic name (see [`is_valid_topic`]).
     InvalidTopic {
+        /// The key, unescaped.
         topic: String,
     },
     /// A partition key that is not an integer in `0..=i32::MAX`.
     InvalidPartition {
+        /// The key, unescaped.
         key: String,
     },
     /// Below `-2`: not an offset, not earliest (-2), not latest (-1).
     InvalidOffset {
+        /// The number as given.
         value: i64,
     },
+    /// The same topic key appears twice in the object.
     DuplicateTopic {
+        /// The repeated topic name.
         topic: String,
     },
+    /// The same partition key appears twice within one topic.
     DuplicatePartition {
+        /// The topic whose object repeats the key.
         topic: String,
+        /// The repeated partition number.
         partition: i32,
     },
     /// Something after the closing brace.

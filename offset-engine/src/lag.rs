@@ -35,9 +35,17 @@ pub enum Lag {
     /// Something is committed. See the module docs for the definitions. The third number,
     /// `lost` ([`Lag::lost`]), is always `lag − consumable` (`max(committed, log_start) −
     /// committed`), so it is not stored: a plan of a million partitions holds a million of these.
-    Committed { lag: i64, consumable: i64 },
+    Committed {
+        /// `end − committed`, in records; negative when the committed offset is beyond the end.
+        lag: i64,
+        /// `end − max(committed, log_start)`, in records: what is still in the log to be read.
+        consumable: i64,
+    },
     /// Nothing is committed: `consumable = end − log_start`, all of the log.
-    NothingCommitted { consumable: i64 },
+    NothingCommitted {
+        /// `end − log_start`, in records.
+        consumable: i64,
+    },
     /// No log to compare against (partition or topic not found, or an invalid view).
     Unknown,
 }

@@ -193,11 +193,18 @@ impl fmt::Debug for TopicId {
 
 /// Why a string is not a topic id.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TopicIdParseError {
     /// Kafka's text form is exactly 22 characters.
-    WrongLength { found: usize },
+    WrongLength {
+        /// The input's length in bytes.
+        found: usize,
+    },
     /// A character outside the URL-safe base64 alphabet, at this byte position.
-    InvalidCharacter { position: usize },
+    InvalidCharacter {
+        /// 0-based byte index of the first such character.
+        position: usize,
+    },
     /// The last character carries bits beyond the 128 of the id.
     NonCanonical,
     /// The all-zero id, which Kafka uses for "unknown", not a topic's id
@@ -261,11 +268,15 @@ impl FromStr for TopicId {
 /// partitions of a few topics does not copy a million strings.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TopicPartition {
+    /// Shared: a clone costs a reference count, not a string copy.
     pub topic: Arc<str>,
+    /// Numbered from 0 within the topic.
     pub partition: Partition,
 }
 
 impl TopicPartition {
+    /// From a name (`&str`, `String` or `Arc<str>`; an `Arc` is shared, not copied) and a
+    /// partition number. Neither is validated.
     pub fn new(topic: impl Into<Arc<str>>, partition: i32) -> Self {
         TopicPartition { topic: topic.into(), partition: Partition(partition) }
     }
@@ -283,8 +294,11 @@ impl fmt::Display for TopicPartition {
 /// cannot be detected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Stored {
+    /// The next offset to read, `>= 0` (see [`Stored::validate`]).
     pub offset: Offset,
+    /// The leader epoch of the last record read; `None` when the store has none.
     pub leader_epoch: Option<LeaderEpoch>,
+    /// The topic's id when the offset was committed; `None` when the store has none.
     pub topic_id: Option<TopicId>,
     /// When the offset was committed, milliseconds since the Unix epoch.
     pub commit_timestamp_ms: Option<i64>,
@@ -360,7 +374,10 @@ pub struct LogView {
     /// One past the last record not covered by an open transaction (ListOffsets latest under
     /// read_committed). Equal to `high_watermark` when there are no transactions.
     pub last_stable: Offset,
+    /// The partition's current leader epoch; `None` when the broker did not say.
     pub leader_epoch: Option<LeaderEpoch>,
+    /// The topic's id; `None` when unknown (brokers before Kafka 2.8). The engine reads the
+    /// all-zero id as `None` too.
     pub topic_id: Option<TopicId>,
 }
 
@@ -395,6 +412,8 @@ impl LogView {
         }
     }
 
+    /// `Ok` when `0 <= log_start <= last_stable <= high_watermark`, else
+    /// [`InvalidInput::InconsistentLogView`] with the three offsets.
     pub fn validate(&self) -> Result<(), InvalidInput> {
         let ok = self.log_start.0 >= 0
             && self.log_start <= self.last_stable
@@ -414,6 +433,7 @@ impl LogView {
 /// What the caller found when it looked a partition up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LogState {
+    /// The partition exists; its log as the broker reported it.
     Found(LogView),
     /// The topic exists but has no such partition.
     PartitionNotFound,
@@ -423,14 +443,28 @@ pub enum LogState {
 
 /// Input the engine refuses to reason about. Reported per partition, never a panic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum InvalidInput {
     /// Not `0 <= log_start <= last_stable <= high_watermark`.
-    InconsistentLogView { log_start: Offset, last_stable: Offset, high_watermark: Offset },
+    InconsistentLogView {
+        /// The view's first offset.
+        log_start: Offset,
+        /// The view's exclusive end under read_committed.
+        last_stable: Offset,
+        /// The view's exclusive end under read_uncommitted.
+        high_watermark: Offset,
+    },
     /// A stored offset below 0 (a `-1` "none" placeholder that was not turned into `None`).
-    NegativeStored { stored: Offset },
+    NegativeStored {
+        /// The stored offset as given.
+        stored: Offset,
+    },
     /// A timestamp lookup answered with an offset below `-1` (`-1` is Kafka's "no record at or
     /// after the time" and is read as [`crate::TimeLookup::NoRecordAtOrAfter`]).
-    NegativeTimestampOffset { offset: Offset },
+    NegativeTimestampOffset {
+        /// The offset as answered.
+        offset: Offset,
+    },
 }
 
 impl fmt::Display for InvalidInput {

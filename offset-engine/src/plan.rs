@@ -35,21 +35,29 @@ use crate::rate::{share_in_order, BatchCap, Limits, RateCarry, NOT_WAITING};
 /// Everything the engine needs to plan one batch.
 #[derive(Debug, Clone, Default)]
 pub struct PlanRequest {
+    /// Where to start a partition that has nothing stored.
     pub start: StartPolicy,
+    /// What to do when the stored offset cannot be used (`TopicRecreated`, `Truncated`,
+    /// `OffsetAheadOfLog`, `DataLoss`).
     pub out_of_range: OutOfRangePolicy,
+    /// Which end ranges stop at: the high watermark or the last stable offset.
     pub isolation: Isolation,
+    /// Caps on the records planned, per partition and for the whole batch.
     pub limits: Limits,
     /// The previous plan's [`Plan::carry`]; empty for the first batch.
     pub carry: RateCarry,
+    /// One input per partition; the plan has one entry for each, in this order.
     pub partitions: Vec<PartitionInput>,
 }
 
 /// One partition's facts, as the caller gathered them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionInput {
+    /// Which partition these facts are about; copied to its [`PlanEntry`].
     pub tp: TopicPartition,
     /// The committed position, `None` when nothing is stored.
     pub stored: Option<Stored>,
+    /// What the broker said about the partition's log (or that it does not exist).
     pub log: LogState,
     /// OffsetForLeaderEpoch's answer for the stored leader epoch: the end offset (exclusive) of
     /// that epoch in the current log. `None` when the caller did not ask or the broker did not
@@ -79,6 +87,7 @@ impl PartitionInput {
 /// The result of planning: one entry per input partition, in input order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
+    /// One per [`PlanRequest::partitions`], in the same order.
     pub entries: Vec<PlanEntry>,
     /// Pass into the next request's [`PlanRequest::carry`].
     pub carry: RateCarry,
@@ -91,7 +100,9 @@ pub struct Plan {
 /// What the plan says about one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanEntry {
+    /// The partition, as in its input.
     pub tp: TopicPartition,
+    /// A range to read, a skip, or a policy failure.
     pub outcome: Outcome,
     /// The situation found, if any. Always `Some` when the outcome is `Failed`, and for the
     /// skips `PartitionGone`, `TopicGone` and `EndWentBackwards`.
@@ -100,6 +111,7 @@ pub struct PlanEntry {
     pub lag: Lag,
     /// The log's topic id and leader epoch when planned, to commit with the `until`.
     pub topic_id: Option<TopicId>,
+    /// See `topic_id`; `None` when the log view had no (or a negative) epoch, or no log was found.
     pub leader_epoch: Option<LeaderEpoch>,
 }
 
@@ -119,21 +131,34 @@ pub enum Outcome {
     /// Read `[from, until)`.
     Range(PlannedRange),
     /// Not planned this time, for a reason that is not a policy failure.
-    Skipped { reason: SkipReason },
+    Skipped {
+        /// Why there is no range.
+        reason: SkipReason,
+    },
     /// The policy turned the anomaly of this kind (in [`PlanEntry::anomaly`]) into a failure.
-    Failed { kind: AnomalyKind },
+    Failed {
+        /// The kind of [`PlanEntry::anomaly`], whose numbers explain the failure.
+        kind: AnomalyKind,
+    },
 }
 
 /// A half-open range `[from, until)` with `log_start <= from <= until <= end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PlannedRange {
+    /// The first offset to read (inclusive).
     pub from: Offset,
+    /// One past the last offset to read (exclusive); the offset to commit once the range is
+    /// processed. Equal to `from` for an empty range.
     pub until: Offset,
+    /// Why reading starts at `from`.
     pub from_reason: FromReason,
+    /// Why reading stops at `until`.
     pub until_reason: UntilReason,
 }
 
 impl PlannedRange {
+    /// `until − from`, the number of offsets in the range (0 when empty). Under
+    /// read_committed or with compaction, fewer records may actually be returned.
     pub const fn records(&self) -> u64 {
         self.from.records_until(self.until)
     }
@@ -170,7 +195,9 @@ pub enum UntilReason {
 /// Why a partition has no range and no failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SkipReason {
+    /// The topic exists but has no such partition (the anomaly is `PartitionGone`).
     PartitionGone,
+    /// The topic does not exist (the anomaly is `TopicGone`).
     TopicGone,
     /// The end is below the previous `until`: re-query the end (bounded retries, R3); once the
     /// retries are spent, plan again without `previous_until` to classify it.
@@ -178,11 +205,14 @@ pub enum SkipReason {
     /// read_committed, and the stored offset is past the last stable offset but within the high
     /// watermark: nothing is readable until the open transaction ends.
     AwaitingStable {
+        /// The stored offset, in `(last_stable, high_watermark]`.
         stored: Offset,
+        /// The log's current last stable offset (exclusive end under read_committed).
         last_stable: Offset,
     },
     /// [`StartPolicy::Timestamp`] without a [`PartitionInput::timestamp_offset`].
     TimestampNotResolved,
+    /// The partition's input is inconsistent; nothing about it is trusted.
     InvalidInput(InvalidInput),
 }
 

@@ -83,13 +83,25 @@ impl TimeLookup {
 
 /// A time that cannot be a millisecond timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TimeError {
     /// Below 0: negative values are ListOffsets' special codes, not times.
-    Negative { value: i64 },
+    Negative {
+        /// The value as given.
+        value: i64,
+    },
     /// Below 10^11 ms (March 1973), but in range for seconds: almost certainly seconds.
-    LooksLikeSeconds { value: i64 },
+    LooksLikeSeconds {
+        /// The value as given.
+        value: i64,
+    },
     /// `now − duration` does not fit or is before the epoch.
-    DurationTooLong { now_ms: i64, duration_ms: u64 },
+    DurationTooLong {
+        /// The current time passed in, milliseconds since the Unix epoch.
+        now_ms: i64,
+        /// The duration to go back, milliseconds.
+        duration_ms: u64,
+    },
 }
 
 impl fmt::Display for TimeError {

@@ -33,15 +33,27 @@ pub struct TimeBudget {
 
 /// A [`TimeBudget`] that cannot be used.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum RateError {
     /// The measured rate must be finite and above 0 records/s.
-    InvalidRate { records_per_sec: f64 },
+    InvalidRate {
+        /// The rate as given, records/s.
+        records_per_sec: f64,
+    },
     /// The safety factor must be in `(0, 1]`.
-    InvalidSafety { safety: f64 },
+    InvalidSafety {
+        /// The factor as given.
+        safety: f64,
+    },
     /// A PID gain or the minimum rate is negative or not finite.
     InvalidPidConfig,
     /// [`share`] needs one `waiting_since` per backlog.
-    LengthMismatch { backlogs: usize, waiting_since: usize },
+    LengthMismatch {
+        /// How many backlogs were given.
+        backlogs: usize,
+        /// How many `waiting_since` values were given.
+        waiting_since: usize,
+    },
 }
 
 impl fmt::Display for RateError {
@@ -78,14 +90,17 @@ impl TimeBudget {
         Ok(TimeBudget { budget_ms, records_per_sec, safety })
     }
 
+    /// The time one batch may take, milliseconds.
     pub const fn budget_ms(&self) -> u64 {
         self.budget_ms
     }
 
+    /// The processing rate planned with, records/s; finite and above 0.
     pub const fn records_per_sec(&self) -> f64 {
         self.records_per_sec
     }
 
+    /// The share of the budget planned for, in `(0, 1]`.
     pub const fn safety(&self) -> f64 {
         self.safety
     }
@@ -116,14 +131,18 @@ pub fn records_for(records_per_sec: f64, interval_ms: u64) -> u64 {
 /// Which limit set a batch's total cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BatchCapSource {
+    /// [`Limits::max_per_batch`] (also when it equals the time budget's cap).
     MaxPerBatch,
+    /// [`Limits::time_budget`]: [`TimeBudget::max_records`] was the smaller.
     TimeBudget,
 }
 
 /// The effective total cap of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BatchCap {
+    /// The most records the whole batch may hold.
     pub records: u64,
+    /// Which limit gave that number.
     pub source: BatchCapSource,
 }
 
@@ -326,14 +345,20 @@ fn share_exact<W: Wide>(backlogs: &[u64], cap: W, total: W, waiting_since: Optio
 pub struct PidConfig {
     /// The batch interval the scheduling delay is measured against, in milliseconds.
     pub batch_interval_ms: u64,
+    /// Gain `p` on the error between the latest rate and the measured processing rate.
     pub proportional: f64,
+    /// Gain `i` on the historical error, `scheduling_delay × processing_rate / batch_interval`
+    /// (records/s).
     pub integral: f64,
+    /// Gain `d` on the error's change per second since the last update.
     pub derivative: f64,
     /// The estimate never goes below this many records/s.
     pub min_rate: f64,
 }
 
 impl PidConfig {
+    /// Spark's defaults (`p = 1`, `i = 0.2`, `d = 0`, minimum 100 records/s) for batches
+    /// `batch_interval_ms` milliseconds apart.
     pub fn new(batch_interval_ms: u64) -> Self {
         PidConfig { batch_interval_ms, proportional: 1.0, integral: 0.2, derivative: 0.0, min_rate: 100.0 }
     }
@@ -358,6 +383,8 @@ pub struct PidState {
     pub latest_time_ms: Option<i64>,
     /// Records/s of the last estimate.
     pub latest_rate: f64,
+    /// Records/s by which the previous estimate exceeded the measured processing rate (0 after
+    /// the first batch); the derivative term's reference.
     pub latest_error: f64,
 }
 
@@ -366,6 +393,7 @@ pub struct PidState {
 pub struct BatchObservation {
     /// When the batch completed, milliseconds since the epoch (passed in; no clock here).
     pub time_ms: i64,
+    /// Records the batch processed; a batch of 0 records is ignored.
     pub records: u64,
     /// How long processing took, milliseconds.
     pub processing_ms: u64,

@@ -26,10 +26,16 @@ pub enum ResetTarget {
     /// `--shift-by N`: committed + N (negative moves back). An error where nothing is committed.
     ShiftBy(i64),
     /// `--to-datetime`: the offset resolved per partition in [`ResetInput::time_lookup`].
-    Timestamp { timestamp_ms: i64 },
+    Timestamp {
+        /// The time to reset to, milliseconds since the Unix epoch.
+        timestamp_ms: i64,
+    },
     /// `--by-duration`: like `Timestamp`, for `now − duration` (see
     /// [`crate::policy::timestamp_before`]).
-    Duration { duration_ms: u64 },
+    Duration {
+        /// How far back from now, milliseconds.
+        duration_ms: u64,
+    },
     /// `--from-file`: the offset per partition in [`ResetInput::file_offset`].
     FromFile,
 }
@@ -37,8 +43,11 @@ pub enum ResetTarget {
 /// One partition to reset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResetInput {
+    /// Which partition to reset; its [`ResetEntry`] carries the same value.
     pub tp: TopicPartition,
+    /// The group's committed position; `None` when nothing is committed.
     pub committed: Option<Stored>,
+    /// What the broker said about the partition's log (or that it does not exist).
     pub log: LogState,
     /// For `Timestamp` and `Duration`.
     pub time_lookup: Option<TimeLookup>,
@@ -47,6 +56,7 @@ pub struct ResetInput {
 }
 
 impl ResetInput {
+    /// A partition without a resolved time or file offset (both `None`).
     pub fn new(tp: TopicPartition, committed: Option<Stored>, log: LogState) -> Self {
         ResetInput { tp, committed, log, time_lookup: None, file_offset: None }
     }
@@ -55,9 +65,11 @@ impl ResetInput {
 /// The reset decided for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResetEntry {
+    /// The partition, as in its input.
     pub tp: TopicPartition,
     /// The committed offset before the reset.
     pub before: Option<Offset>,
+    /// The new position, or why there is none (then nothing is to be written).
     pub outcome: Result<ResetTo, ResetError>,
 }
 
@@ -66,31 +78,42 @@ pub struct ResetEntry {
 pub struct ResetTo {
     /// Inside `[log_start, end]`.
     pub offset: Offset,
+    /// Whether `offset` is the target or the target clamped into the log.
     pub reason: ResetReason,
     /// Lag after the reset.
     pub lag: Lag,
 }
 
+/// Why a reset's new offset is what it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ResetReason {
     /// The target was inside the log.
     AsRequested,
     /// The target was below the log start ("New offset (X) is lower than earliest offset").
-    ClampedToLogStart { requested: i64 },
+    ClampedToLogStart {
+        /// The target offset before clamping (may be negative after a shift).
+        requested: i64,
+    },
     /// The target was beyond the end ("New offset (X) is higher than latest offset").
-    ClampedToEnd { requested: i64 },
+    ClampedToEnd {
+        /// The target offset before clamping.
+        requested: i64,
+    },
     /// No record at or after the time: the end ("Falling back to latest known offset").
     NoRecordAtOrAfterTimestamp,
 }
 
 /// Why a partition cannot be reset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ResetError {
     /// `ShiftBy` with nothing committed.
     ShiftWithoutCommit,
     /// `committed + shift` does not fit in 64 bits.
     ShiftOverflow {
+        /// The committed offset the shift was added to.
         committed: Offset,
+        /// The `N` of `--shift-by N`.
         shift: i64,
     },
     /// `Current` with nothing committed.
@@ -99,8 +122,11 @@ pub enum ResetError {
     TimeNotResolved,
     /// `FromFile` without a [`ResetInput::file_offset`] (the file does not list the partition).
     NotInFile,
+    /// The topic exists but has no such partition.
     PartitionNotFound,
+    /// The topic does not exist.
     TopicNotFound,
+    /// The partition's input is inconsistent (log view, committed offset or time lookup).
     InvalidInput(InvalidInput),
 }
 

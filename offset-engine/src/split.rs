@@ -30,11 +30,17 @@ pub enum Split {
 
 /// A split that cannot be made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SplitError {
     /// `MaxRecords(0)` or `Pieces(0)`.
     Zero,
     /// The split would make `pieces` pieces, more than `max` ([`MAX_PIECES`]).
-    TooManyPieces { pieces: u128, max: u64 },
+    TooManyPieces {
+        /// How many pieces the split would make.
+        pieces: u128,
+        /// The limit, [`MAX_PIECES`].
+        max: u64,
+    },
 }
 
 impl fmt::Display for SplitError {
@@ -53,12 +59,16 @@ impl Error for SplitError {}
 /// A piece of work: read `[from, until)` of `tp`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TopicRange {
+    /// Where the records are; every piece of a split keeps its range's value.
     pub tp: TopicPartition,
+    /// The first offset to read (inclusive).
     pub from: Offset,
+    /// One past the last offset to read (exclusive).
     pub until: Offset,
 }
 
 impl TopicRange {
+    /// `until − from`, the number of offsets in the range; 0 when `until <= from`.
     pub const fn records(&self) -> u64 {
         self.from.records_until(self.until)
     }

@@ -656,6 +656,7 @@ proptest! {
                     prop_assert_eq!(pieces, want);
                 }
             }
+            Err(e) => return Err(TestCaseError::fail(format!("a split error this test does not know: {e}"))),
         }
     }
 
@@ -684,6 +685,7 @@ proptest! {
                 prop_assert_eq!(n, u128::from(pieces.min(records)));
                 prop_assert!(n > u128::from(MAX_PIECES));
             }
+            Err(e) => return Err(TestCaseError::fail(format!("a split error this test does not know: {e}"))),
         }
     }
 
