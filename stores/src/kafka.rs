@@ -11,13 +11,15 @@
 //! (kafka-consumer-groups' rule), and reads the offsets back after committing unless
 //! [`KafkaGroupStore::verify`] is turned off.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_wire::client::{Client, ClientError, CommittedOffset, OffsetToCommit, TopicPartition};
 use kafka_wire::protocol::Uuid;
-use offset_store::{validate_batch, OffsetStore, RefusedPartition, StoreError, StoreFuture, StoredOffset};
+use offset_store::{
+    check_read_back, topics_of, validate_batch, OffsetStore, RefusedPartition, StoreError, StoreFuture,
+    StoredOffset,
+};
 
 /// The metadata prefix under which the topic id is kept.
 pub const TOPIC_ID_METADATA_PREFIX: &str = "kwire:topic_id=";
@@ -162,27 +164,8 @@ impl OffsetStore for KafkaGroupStore {
                 .filter(|o| written.iter().any(|(t, p)| *t == o.topic && *p == o.partition))
                 .collect();
             if self.verify {
-                let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
-                topics.sort();
-                topics.dedup();
-                let now: BTreeMap<(String, i32), i64> = self
-                    .load_all(group, Some(&topics))
-                    .await?
-                    .into_iter()
-                    .map(|o| ((o.topic, o.partition), o.offset))
-                    .collect();
-                for o in &offsets {
-                    let read = now.get(&(o.topic.clone(), o.partition)).copied();
-                    if read != Some(o.offset) {
-                        return Err(StoreError::ReadBackMismatch {
-                            store: "kafka",
-                            topic: o.topic.clone(),
-                            partition: o.partition,
-                            wrote: o.offset,
-                            read,
-                        });
-                    }
-                }
+                let now = self.load_all(group, Some(&topics_of(offsets.iter().copied()))).await?;
+                check_read_back("kafka", offsets.iter().copied(), &now)?;
             }
             if refused.is_empty() {
                 return Ok(());

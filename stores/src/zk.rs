@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use kafka_wire::protocol::Uuid;
 use kwire_zk::ZkOffsetStore;
-use offset_store::{validate_batch, OffsetStore, StoreError, StoreFuture, StoredOffset};
+use offset_store::{
+    check_read_back, topics_of, validate_batch, OffsetStore, StoreError, StoreFuture, StoredOffset,
+};
 
 const KIND: &str = "zookeeper";
 
@@ -83,24 +85,8 @@ impl OffsetStore for ZkStore {
                 .collect();
             self.inner.write(group, &entries).await.map_err(store_error)?;
             // Read back, as the Kafka and file stores do: a save that returns Ok holds.
-            let mut topics: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
-            topics.sort();
-            topics.dedup();
-            let now = self.inner.read(group, Some(&topics)).await.map_err(store_error)?;
-            for o in offsets {
-                let read =
-                    now.iter().find(|n| n.topic == o.topic && n.partition == o.partition).map(|n| n.offset);
-                if read != Some(o.offset) {
-                    return Err(StoreError::ReadBackMismatch {
-                        store: KIND,
-                        topic: o.topic.clone(),
-                        partition: o.partition,
-                        wrote: o.offset,
-                        read,
-                    });
-                }
-            }
-            Ok(())
+            let now = self.load(group, Some(&topics_of(offsets))).await?;
+            check_read_back(KIND, offsets, &now)
         })
     }
 }
