@@ -8,7 +8,6 @@
 //!
 //!     cargo bench -p kwire-stores --bench file_store
 
-use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -16,17 +15,9 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kwire_stores::FileStore;
 
-fn document(n: usize) -> String {
-    let mut s = String::from(r#"{"format":"kwire-offsets","version":1,"group":"g","offsets":["#);
-    for i in 0..n {
-        if i > 0 {
-            s.push(',');
-        }
-        let _ = write!(s, r#"{{"topic":"topic-{}","partition":{},"offset":{i}}}"#, i / 1000, i % 1000);
-    }
-    s.push_str("]}\n");
-    s
-}
+#[path = "../tests/support/compact_document.rs"]
+mod compact_document;
+use compact_document::compact_document;
 
 fn load(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("kwire-bench-file-store-{}", std::process::id()));
@@ -34,7 +25,7 @@ fn load(c: &mut Criterion) {
     let mut group = c.benchmark_group("file_store_load");
     for n in [10_000usize, 20_000, 40_000, 80_000, 1_600_000] {
         let path: PathBuf = dir.join(format!("offsets-{n}.json"));
-        std::fs::write(&path, document(n)).expect("write the document");
+        std::fs::write(&path, compact_document(n)).expect("write the document");
         let store = FileStore::new(&path).timeout(Duration::from_secs(600));
         assert_eq!(store.load("g").expect("loads").len(), n);
         group.throughput(Throughput::Elements(n as u64));

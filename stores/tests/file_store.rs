@@ -4,7 +4,6 @@
 //! Writers in other processes are this test binary run again with [`CHILD_ENV`] set: it then
 //! runs only `child_writer_process`, which commits the partitions it is told to and exits.
 
-use std::fmt::Write as _;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -17,6 +16,10 @@ use kafka_wire::protocol::Uuid;
 use kwire_stores::file::{FileStore, FileStoreError, MAX_FILE_SIZE};
 use offset_store::StoredOffset;
 use proptest::prelude::*;
+
+#[path = "support/compact_document.rs"]
+mod compact_document;
+use compact_document::compact_document;
 
 /// Set to `PATH|GROUP|TOPIC|FIRST|COUNT|OFFSET` in a child writer process.
 const CHILD_ENV: &str = "KWIRE_TEST_FILE_STORE_CHILD";
@@ -423,24 +426,11 @@ fn a_writer_that_cannot_get_the_lock_times_out_naming_the_lock_file() {
     FileStore::new(&path).merge("g", &[offset("t", 1, 1)]).unwrap();
 }
 
-/// A compact document of `n` entries, as another tool (or an attacker) might write it.
-fn big_document(n: usize) -> String {
-    let mut s = String::from(r#"{"format":"kwire-offsets","version":1,"group":"g","offsets":["#);
-    for i in 0..n {
-        if i > 0 {
-            s.push(',');
-        }
-        let _ = write!(s, r#"{{"topic":"topic-{}","partition":{},"offset":{i}}}"#, i / 1000, i % 1000);
-    }
-    s.push_str("]}\n");
-    s
-}
-
 #[test]
 fn a_file_of_one_point_six_million_entries_stops_at_the_timeout() {
     let dir = temp_dir("huge");
     let path = dir.join("offsets.json");
-    fs::write(&path, big_document(1_600_000)).unwrap();
+    fs::write(&path, compact_document(1_600_000)).unwrap();
     let store = FileStore::new(&path).timeout(Duration::from_millis(1));
     let err = store.load("g").unwrap_err();
     assert!(matches!(err, FileStoreError::TimedOut { .. }), "{err}");
@@ -465,7 +455,7 @@ fn a_file_over_the_size_cap_is_refused_before_it_is_read() {
 fn duplicates_are_found_among_many_entries() {
     let dir = temp_dir("dups");
     let path = dir.join("offsets.json");
-    let mut doc = big_document(50_000);
+    let mut doc = compact_document(50_000);
     doc.truncate(doc.len() - 3);
     doc.push_str(r#",{"topic":"topic-3","partition":7,"offset":1}]}"#);
     fs::write(&path, doc).unwrap();

@@ -328,14 +328,7 @@ impl Broker<'_> {
             "kafka.tools.GetOffsetShell",
             &[server_flag, self.addr, "--topic", topic, "--time", time],
         );
-        text.lines()
-            .filter_map(|l| {
-                let mut parts = l.rsplitn(3, ':');
-                let offset = parts.next()?.parse().ok()?;
-                let partition = parts.next()?.parse().ok()?;
-                Some((partition, offset))
-            })
-            .collect()
+        support::parse_get_offset_shell(&text)
     }
 
     /// ConsumerGroupCommand --describe: `partition -> (current offset, lag)` of `topic`.

@@ -1,7 +1,6 @@
 //! `--store file:PATH` through real `kwire` processes (issue 19): concurrent commits to one
 //! file, a linked or special store path, a file too large to load within `--timeout`.
 
-use std::fmt::Write as _;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -10,6 +9,10 @@ use std::time::{Duration, Instant};
 use kwire_stores::FileStore;
 
 use crate::support::{self, create_topic, kwire, stderr, unique, Cluster};
+
+#[path = "../../stores/tests/support/compact_document.rs"]
+mod compact_document;
+use compact_document::compact_document;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(unique(name));
@@ -122,14 +125,7 @@ fn a_file_of_one_point_six_million_entries_respects_the_timeout() {
     let dir = temp_dir("kwire-file-huge");
     let path = dir.join("offsets.json");
     // 87 MB of compact entries like the issue's 93 MB file, 1,000 partitions per topic.
-    let mut doc = String::from(r#"{"format":"kwire-offsets","version":1,"group":"g","offsets":["#);
-    for i in 0..1_600_000 {
-        if i > 0 {
-            doc.push(',');
-        }
-        let _ = write!(doc, r#"{{"topic":"topic-{}","partition":{},"offset":{i}}}"#, i / 1000, i % 1000);
-    }
-    doc.push_str("]}\n");
+    let doc = compact_document(1_600_000);
     std::fs::write(&path, doc).unwrap();
     let store = format!("file:{}", path.display());
     let out = finish_without_hanging(spawn_kwire(

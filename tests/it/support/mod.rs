@@ -201,8 +201,13 @@ pub fn get_offset_shell(cluster: &Cluster, topic: &str, time: &str) -> std::coll
         "org.apache.kafka.tools.GetOffsetShell",
         &["--bootstrap-server", &cluster.bootstrap, "--topic", topic, "--time", time],
     );
-    stdout(&out)
-        .lines()
+    parse_get_offset_shell(&stdout(&out))
+}
+
+/// GetOffsetShell's `TOPIC:PARTITION:OFFSET` lines as `partition -> offset` (the same in every
+/// Kafka release); other lines are skipped.
+pub fn parse_get_offset_shell<P: std::str::FromStr + Ord>(text: &str) -> std::collections::BTreeMap<P, i64> {
+    text.lines()
         .filter_map(|l| {
             let mut parts = l.rsplitn(3, ':');
             let offset = parts.next()?.parse().ok()?;
