@@ -189,13 +189,16 @@ fn split_csv_rows(
     topics: &[String],
     rows: &[PartitionRow],
 ) -> (BTreeMap<(String, i32), Offset>, Vec<SkippedRow>) {
+    let found: std::collections::HashSet<(&str, i32)> = rows
+        .iter()
+        .filter(|r| matches!(r.log, LogState::Found(_)))
+        .map(|r| (r.tp.topic.as_str(), r.tp.partition))
+        .collect();
     let mut map = BTreeMap::new();
     let mut skipped = Vec::new();
     for (tp, offset) in entries {
         let (topic, partition) = (tp.topic.to_string(), tp.partition.0);
-        let exists = rows.iter().any(|r| {
-            r.tp.topic == topic && r.tp.partition == partition && matches!(r.log, LogState::Found(_))
-        });
+        let exists = found.contains(&(topic.as_str(), partition));
         let foreign = !topics.contains(&topic);
         if foreign || !exists {
             let reason = if foreign {
