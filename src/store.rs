@@ -50,10 +50,10 @@ pub async fn load(
     topics: Option<&[String]>,
 ) -> Result<StoredOffsets, Failure> {
     let store = open(spec, access, false).await?;
+    // Every store returns only `topics` (the `OffsetStore::load` contract).
     let stored = store.load(group, topics).await.map_err(failure)?;
     Ok(stored
         .iter()
-        .filter(|o| topics.is_none_or(|t| t.contains(&o.topic)))
         .filter_map(|o| Some((TopicPartition::new(o.topic.clone(), o.partition), to_engine(o)?)))
         .collect())
 }
