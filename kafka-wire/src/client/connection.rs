@@ -422,17 +422,19 @@ mod tests {
         socket.write_all(&out).await.expect("answer");
     }
 
-    async fn broker() -> (TcpListener, BrokerRef) {
+    /// A connection to a loopback listener standing in for a broker, and the broker's end of it.
+    async fn connected() -> (Connection, TcpStream) {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr").to_string();
-        (listener, BrokerRef { node_id: Some(1), addr })
+        let broker = BrokerRef { node_id: Some(1), addr };
+        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
+        let (socket, _) = listener.accept().await.expect("accept");
+        (connection, socket)
     }
 
     #[tokio::test]
     async fn a_caller_dropped_in_the_middle_of_a_large_write_leaves_no_half_frame_on_the_socket() {
-        let (listener, broker) = broker().await;
-        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
-        let (mut socket, _) = listener.accept().await.expect("accept");
+        let (connection, mut socket) = connected().await;
         // 32 MiB cannot fit in the socket buffers of a peer that is not reading yet, so the
         // caller is dropped while its frame is only partly written.
         let big = 32 << 20;
@@ -474,9 +476,7 @@ mod tests {
 
     #[tokio::test]
     async fn correlation_ids_are_the_connections_and_responses_find_their_callers_out_of_order() {
-        let (listener, broker) = broker().await;
-        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
-        let (mut socket, _) = listener.accept().await.expect("accept");
+        let (connection, mut socket) = connected().await;
         let broker_side = tokio::spawn(async move {
             let (a, _) = read_request(&mut socket).await;
             let (b, _) = read_request(&mut socket).await;
@@ -498,9 +498,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_broker_that_hangs_up_fails_the_request_in_flight_and_every_later_one() {
-        let (listener, broker) = broker().await;
-        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
-        let (mut socket, _) = listener.accept().await.expect("accept");
+        let (connection, mut socket) = connected().await;
         let broker_side = tokio::spawn(async move {
             read_request(&mut socket).await;
             drop(socket);
@@ -522,9 +520,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_retired_connection_still_delivers_what_is_in_flight_but_takes_nothing_new() {
-        let (listener, broker) = broker().await;
-        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
-        let (mut socket, _) = listener.accept().await.expect("accept");
+        let (connection, mut socket) = connected().await;
         let (asked_tx, asked_rx) = tokio::sync::oneshot::channel();
         let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
         let broker_side = tokio::spawn(async move {
@@ -554,9 +550,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_request_nobody_answers_is_done_once_written() {
-        let (listener, broker) = broker().await;
-        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
-        let (mut socket, _) = listener.accept().await.expect("accept");
+        let (connection, mut socket) = connected().await;
         let id = connection.send_only(METADATA, |id| Ok(frame(id, 3))).await.expect("written");
         assert_eq!(read_request(&mut socket).await, (id, vec![0, 1, 2]));
         assert!(lock(&connection.shared).waiters.is_empty());
