@@ -11,6 +11,7 @@ use nom::sequence::separated_pair;
 use nom::{IResult, Parser as _};
 
 use crate::exit::Exit;
+use kafka_vocab::Isolation;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -148,8 +149,8 @@ pub struct ConsumeArgs {
     /// Stop after this many records in all.
     #[arg(long)]
     pub count: Option<u64>,
-    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
-    pub isolation: IsolationArg,
+    #[arg(long, value_parser = IsolationParser, default_value_t = Isolation::ReadUncommitted)]
+    pub isolation: Isolation,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,8 +303,8 @@ pub struct ResetArgs {
     /// do not exist, as skipped instead of refusing the file.
     #[arg(long)]
     pub skip_unknown: bool,
-    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
-    pub isolation: IsolationArg,
+    #[arg(long, value_parser = IsolationParser, default_value_t = Isolation::ReadUncommitted)]
+    pub isolation: Isolation,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -396,8 +397,8 @@ pub struct PlanArgs {
     /// At most this many records in the whole batch, shared in proportion to backlog.
     #[arg(long)]
     pub max_total: Option<u64>,
-    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
-    pub isolation: IsolationArg,
+    #[arg(long, value_parser = IsolationParser, default_value_t = Isolation::ReadUncommitted)]
+    pub isolation: Isolation,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -433,8 +434,8 @@ pub struct GroupDescribeArgs {
     #[arg(long = "topic")]
     pub topics: Vec<String>,
     /// Which end counts: the high watermark or the last stable offset.
-    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
-    pub isolation: IsolationArg,
+    #[arg(long, value_parser = IsolationParser, default_value_t = Isolation::ReadUncommitted)]
+    pub isolation: Isolation,
 }
 
 #[derive(Debug, Args)]
@@ -446,8 +447,8 @@ pub struct OffsetsArgs {
     #[arg(long, value_parser = parse_at, default_value = "latest")]
     pub at: At,
     /// Which end counts as latest: the high watermark or the last stable offset.
-    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
-    pub isolation: IsolationArg,
+    #[arg(long, value_parser = IsolationParser, default_value_t = Isolation::ReadUncommitted)]
+    pub isolation: Isolation,
 }
 
 /// A point in a partition's log.
@@ -480,23 +481,39 @@ fn parse_at(text: &str) -> Result<At, String> {
     }
 }
 
-/// `--isolation`: Kafka's spelling (`isolation.level=read_committed`); the kebab-case form
-/// is an alias.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum IsolationArg {
-    #[default]
-    #[value(name = "read_uncommitted", alias = "read-uncommitted")]
-    ReadUncommitted,
-    #[value(name = "read_committed", alias = "read-committed")]
-    ReadCommitted,
-}
+/// `--isolation`: the shared [`Isolation`] read in Kafka's spelling
+/// (`isolation.level=read_committed`), with the kebab-case form as an alias; `--help` and the
+/// completions list the two values.
+#[derive(Debug, Clone, Copy)]
+pub struct IsolationParser;
 
-impl std::fmt::Display for IsolationArg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            IsolationArg::ReadUncommitted => "read_uncommitted",
-            IsolationArg::ReadCommitted => "read_committed",
+impl clap::builder::TypedValueParser for IsolationParser {
+    type Value = Isolation;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Isolation, clap::Error> {
+        let text = value
+            .to_str()
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidUtf8).with_cmd(cmd))?;
+        text.parse::<Isolation>().map_err(|e| {
+            let name = arg.map_or_else(|| "--isolation".to_owned(), ToString::to_string);
+            clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("invalid value for {name}: {e}\n"))
+                .with_cmd(cmd)
         })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(Isolation::ALL.into_iter().map(|level| {
+            let alias = match level {
+                Isolation::ReadUncommitted => "read-uncommitted",
+                Isolation::ReadCommitted => "read-committed",
+            };
+            clap::builder::PossibleValue::new(level.as_str()).alias(alias)
+        })))
     }
 }
 

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use kafka_wire::client::{Client, TopicPartition};
 use kwire_stores::OpenOptions;
-use kwire_stream::driver::to_engine;
 use offset_engine::Stored;
 use offset_store::{OffsetStore, StoreError, StoredOffset};
 
@@ -52,10 +51,7 @@ pub async fn load(
     let store = open(spec, access, false).await?;
     // Every store returns only `topics` (the `OffsetStore::load` contract).
     let stored = store.load(group, topics).await.map_err(failure)?;
-    Ok(stored
-        .iter()
-        .filter_map(|o| Some((TopicPartition::new(o.topic.clone(), o.partition), to_engine(o)?)))
-        .collect())
+    Ok(stored.iter().filter_map(|o| Some((o.topic_partition(), Stored::from_store(o)?))).collect())
 }
 
 /// One partition the store refused to write, and why.

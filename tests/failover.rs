@@ -129,7 +129,8 @@ fn offsets_and_group_offsets_stay_right_while_the_coordinator_and_leader_broker_
         let topic = support::unique("failover");
         let created = client.create_topics(&[NewTopic::new(&topic, PARTITIONS, 3)], DEADLINE).await;
         created[&topic].as_ref().unwrap();
-        let tps: Vec<TopicPartition> = (0..PARTITIONS).map(|p| TopicPartition::new(&topic, p)).collect();
+        let tps: Vec<TopicPartition> =
+            (0..PARTITIONS).map(|p| TopicPartition::new(topic.as_str(), p)).collect();
         for tp in &tps {
             let records = (0..records_in(tp.partition))
                 .map(|i| ProduceRecord::new(None, Some(Bytes::from(format!("{tp}/{i}")))))

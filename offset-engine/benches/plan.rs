@@ -11,9 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use offset_engine::{
-    plan, Limits, LogState, LogView, Partition, PartitionInput, PlanRequest, Stored, TopicPartition,
-};
+use offset_engine::{plan, Limits, LogState, LogView, PartitionInput, PlanRequest, Stored, TopicPartition};
 
 struct Counting;
 
@@ -64,7 +62,7 @@ fn inputs() -> Vec<PartitionInput> {
                 LogState::Found(LogView::new(log_start, hw))
             };
             out.push(PartitionInput::new(
-                TopicPartition { topic: Arc::clone(&topic), partition: Partition(p as i32) },
+                TopicPartition { topic: Arc::clone(&topic), partition: p as i32 },
                 stored,
                 log,
             ));

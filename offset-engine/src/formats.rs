@@ -17,7 +17,7 @@ use std::fmt;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use crate::model::{Offset, Partition, TopicPartition};
+use crate::model::{Offset, TopicPartition};
 
 /// Kafka's limit on topic name length.
 pub const MAX_TOPIC_LEN: usize = 249;
@@ -139,7 +139,7 @@ pub fn from_csv(text: &str) -> Result<Vec<(TopicPartition, Offset)>, CsvError> {
             _ => Arc::from(&*topic.text),
         };
         last_topic = Some(Arc::clone(&topic));
-        let tp = TopicPartition { topic, partition: Partition(partition) };
+        let tp = TopicPartition { topic, partition };
         if let Some(&first_line) = seen.get(&tp) {
             return Err(err(CsvErrorKind::Duplicate { first_line }));
         }
@@ -522,7 +522,7 @@ impl JsonParser<'_> {
                 v if v >= 0 => SparkOffset::At(Offset(v)),
                 v => return Err((at, JsonErrorKind::InvalidOffset { value: v })),
             };
-            out.push((TopicPartition { topic: Arc::clone(topic), partition: Partition(partition) }, offset));
+            out.push((TopicPartition { topic: Arc::clone(topic), partition }, offset));
             if !self.next_or_close('}', "',' or '}'")? {
                 return Ok(());
             }
@@ -635,7 +635,7 @@ impl JsonParser<'_> {
 pub fn to_spark_json(entries: &[(TopicPartition, SparkOffset)]) -> String {
     let mut by_topic: BTreeMap<&str, BTreeMap<i32, i64>> = BTreeMap::new();
     for (tp, o) in entries {
-        by_topic.entry(&tp.topic).or_default().insert(tp.partition.0, o.to_wire());
+        by_topic.entry(&tp.topic).or_default().insert(tp.partition, o.to_wire());
     }
     let mut out = String::from("{");
     for (ti, (topic, parts)) in by_topic.iter().enumerate() {

@@ -17,7 +17,7 @@ pub use commit::{commits_for, merge_commit, merge_commits, Commit, CommitDecisio
 pub use formats::{CsvError, JsonError, SparkOffset};
 pub use lag::{lag, lag_of, stored_lag, Lag};
 pub use model::{
-    InvalidInput, Isolation, LeaderEpoch, LogState, LogView, Offset, Partition, Stored, TopicId,
+    InvalidInput, Isolation, LeaderEpoch, LogState, LogView, Offset, Stored, StoredOffset, TopicId,
     TopicIdParseError, TopicPartition,
 };
 pub use plan::{

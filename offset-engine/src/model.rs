@@ -16,7 +16,9 @@
 use std::error::Error;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
+
+pub use kafka_vocab::{Isolation, StoredOffset, TopicPartition};
+use kafka_vocab::{Uuid, UuidParseError};
 
 /// A position in a partition's log. A committed offset is the *next* offset to read (Kafka's
 /// convention), so a partition holding records `0..=9` has `high_watermark = Offset(10)`, and a
@@ -73,16 +75,6 @@ impl From<i64> for Offset {
     }
 }
 
-/// A partition number within a topic (Kafka's `int32`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Partition(pub i32);
-
-impl fmt::Display for Partition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
 /// A partition leader epoch (KIP-101/KIP-320). Increases with every leader change; stored with
 /// committed offsets so a truncation after an unclean election can be detected.
 ///
@@ -127,8 +119,6 @@ impl fmt::Display for LeaderEpoch {
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TopicId(pub [u8; 16]);
 
-const B64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
 impl TopicId {
     /// `None` for Kafka's all-zero "no id" value.
     pub fn from_wire(bytes: [u8; 16]) -> Option<TopicId> {
@@ -167,21 +157,7 @@ impl TopicId {
 
 impl fmt::Display for TopicId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = [0u8; 22];
-        let mut o = 0;
-        for chunk in self.0.chunks(3) {
-            let b0 = u32::from(chunk[0]);
-            let b1 = chunk.get(1).copied().map_or(0, u32::from);
-            let b2 = chunk.get(2).copied().map_or(0, u32::from);
-            let n = (b0 << 16) | (b1 << 8) | b2;
-            let chars = chunk.len() + 1;
-            for i in 0..chars {
-                out[o] = B64URL[((n >> (18 - 6 * i)) & 63) as usize];
-                o += 1;
-            }
-        }
-        // Only ASCII from the alphabet above was written.
-        f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
+        Uuid(self.0).fmt(f)
     }
 }
 
@@ -232,59 +208,17 @@ impl Error for TopicIdParseError {}
 impl FromStr for TopicId {
     type Err = TopicIdParseError;
 
+    /// Kafka's text form (the one codec: [`Uuid::parse`]); the all-zero id is an error here.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bytes = s.as_bytes();
-        if bytes.len() != 22 {
-            return Err(TopicIdParseError::WrongLength { found: bytes.len() });
-        }
-        let mut bits: u128 = 0;
-        for (position, &c) in bytes.iter().enumerate() {
-            let v = match c {
-                b'A'..=b'Z' => c - b'A',
-                b'a'..=b'z' => c - b'a' + 26,
-                b'0'..=b'9' => c - b'0' + 52,
-                b'-' => 62,
-                b'_' => 63,
-                _ => return Err(TopicIdParseError::InvalidCharacter { position }),
-            };
-            if position == 21 {
-                // 21 * 6 = 126 bits so far; the last character holds 2 data bits + 4 zero bits.
-                if v & 0b1111 != 0 {
-                    return Err(TopicIdParseError::NonCanonical);
-                }
-                bits = (bits << 2) | u128::from(v >> 4);
-            } else {
-                bits = (bits << 6) | u128::from(v);
-            }
-        }
-        if bits == 0 {
+        let id = Uuid::parse(s).map_err(|e| match e {
+            UuidParseError::WrongLength { found } => TopicIdParseError::WrongLength { found },
+            UuidParseError::InvalidCharacter { position } => TopicIdParseError::InvalidCharacter { position },
+            _ => TopicIdParseError::NonCanonical,
+        })?;
+        if id.is_zero() {
             return Err(TopicIdParseError::Zero);
         }
-        Ok(TopicId(bits.to_be_bytes()))
-    }
-}
-
-/// A topic name and partition. The name is shared (`Arc<str>`) so that planning a million
-/// partitions of a few topics does not copy a million strings.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TopicPartition {
-    /// Shared: a clone costs a reference count, not a string copy.
-    pub topic: Arc<str>,
-    /// Numbered from 0 within the topic.
-    pub partition: Partition,
-}
-
-impl TopicPartition {
-    /// From a name (`&str`, `String` or `Arc<str>`; an `Arc` is shared, not copied) and a
-    /// partition number. Neither is validated.
-    pub fn new(topic: impl Into<Arc<str>>, partition: i32) -> Self {
-        TopicPartition { topic: topic.into(), partition: Partition(partition) }
-    }
-}
-
-impl fmt::Display for TopicPartition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.topic, self.partition)
+        Ok(TopicId(id.0))
     }
 }
 
@@ -331,6 +265,30 @@ impl Stored {
         })
     }
 
+    /// A store's entry as the engine reads it, Kafka's "unknown" values normalised as in
+    /// [`Stored::from_wire`]: `None` for offset `-1` (nothing committed); an epoch of `-1` and
+    /// the all-zero topic id are `None`.
+    pub fn from_store(entry: &StoredOffset) -> Option<Stored> {
+        Stored::from_wire(
+            entry.offset,
+            entry.leader_epoch,
+            entry.topic_id.map(|id| id.0),
+            entry.commit_timestamp_ms,
+        )
+    }
+
+    /// This position as the store entry of `tp`.
+    pub fn to_store(&self, tp: &TopicPartition) -> StoredOffset {
+        StoredOffset {
+            topic: tp.topic.to_string(),
+            partition: tp.partition,
+            offset: self.offset.0,
+            leader_epoch: self.leader_epoch.map(|e| e.0),
+            topic_id: self.topic_id.map(|id| Uuid(id.0)),
+            commit_timestamp_ms: self.commit_timestamp_ms,
+        }
+    }
+
     /// The same position with "unknown" values as `None`: a negative leader epoch and the
     /// all-zero topic id.
     #[must_use]
@@ -350,16 +308,6 @@ impl Stored {
         }
         Ok(())
     }
-}
-
-/// Which end of the log a consumer may read up to (Kafka's `isolation.level`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Isolation {
-    /// Up to the high watermark.
-    #[default]
-    ReadUncommitted,
-    /// Up to the last stable offset (below any open transaction).
-    ReadCommitted,
 }
 
 /// What the broker says about a partition's log, as ListOffsets/Metadata report it.
@@ -490,6 +438,28 @@ impl Error for InvalidInput {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn store_entries_convert_both_ways() {
+        let o = StoredOffset {
+            topic: "t".into(),
+            partition: 2,
+            offset: 40,
+            leader_epoch: Some(3),
+            topic_id: Some(Uuid([5; 16])),
+            commit_timestamp_ms: Some(9),
+        };
+        let tp = TopicPartition::new("t", 2);
+        assert_eq!(Stored::from_store(&o).map(|s| s.to_store(&tp)), Some(o.clone()));
+        let zero = StoredOffset { topic_id: Some(Uuid::ZERO), leader_epoch: Some(-1), ..o.clone() };
+        let engine = Stored::from_store(&zero).expect("offset 40 is a position");
+        assert_eq!(
+            (engine.topic_id, engine.leader_epoch),
+            (None, None),
+            "Kafka's zero id and -1 mean unknown"
+        );
+        assert_eq!(Stored::from_store(&StoredOffset { offset: -1, ..o }), None, "-1 is nothing committed");
+    }
 
     #[test]
     fn topic_id_text_matches_java_uuid_to_string() {

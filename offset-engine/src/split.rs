@@ -203,8 +203,8 @@ mod tests {
     fn pieces_shared_by_size() {
         // 8 pieces: one each, then 6 more shared 900:100 → 5 and 0.
         let pieces = split_ranges(&[r(0, 0, 900), r(1, 0, 100)], Split::Pieces(8)).unwrap();
-        assert_eq!(pieces.iter().filter(|p| p.tp.partition.0 == 0).count(), 6);
-        assert_eq!(pieces.iter().filter(|p| p.tp.partition.0 == 1).count(), 1);
+        assert_eq!(pieces.iter().filter(|p| p.tp.partition == 0).count(), 6);
+        assert_eq!(pieces.iter().filter(|p| p.tp.partition == 1).count(), 1);
         assert_eq!(split_ranges(&[r(0, 0, 9)], Split::Pieces(0)), Err(SplitError::Zero));
         assert_eq!(split_ranges(&[r(0, 0, 9)], Split::MaxRecords(0)), Err(SplitError::Zero));
     }

@@ -51,7 +51,7 @@ fn interleaved(stale: bool) -> [Vec<bool>; 3] {
         });
         assert_eq!(p.records, 1, "the cap is used every batch");
         for e in &p.entries {
-            let i = e.tp.partition.0 as usize;
+            let i = e.tp.partition as usize;
             match e.range() {
                 Some(r) => {
                     served[i].push(r.records() > 0);
@@ -397,7 +397,7 @@ fn logs_as_long_as_an_offset_allows_share_one_record_without_starving() {
         assert_eq!(p.records, 1);
         for e in &p.entries {
             let r = e.range().expect("in range");
-            let i = e.tp.partition.0 as usize;
+            let i = e.tp.partition as usize;
             if r.records() > 0 {
                 assert!(
                     batch - last_served[i] <= 3,

@@ -112,7 +112,7 @@ proptest! {
                 ..PlanRequest::default()
             });
             for e in &p.entries {
-                let i = e.tp.partition.0 as usize;
+                let i = e.tp.partition as usize;
                 let counted = round.presence[i] == Presence::Present && stored[i] < end[i] && round.cap >= 1;
                 let got = match e.range() {
                     Some(r) => {
@@ -392,7 +392,7 @@ fn run_batch(
     let request = PlanRequest { carry: std::mem::take(carry), ..request };
     let p = plan(&request);
     for e in &p.entries {
-        let log = &mut logs[e.tp.partition.0 as usize];
+        let log = &mut logs[e.tp.partition as usize];
         let reported = e.anomaly.map_or(0, |a| a.skipped());
         let Some(r) = e.range() else {
             prop_assert_eq!(reported, 0, "nothing skipped without a range: {:?}", e);

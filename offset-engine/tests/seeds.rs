@@ -185,7 +185,7 @@ fn seed_004_restart_from_a_stored_file_resumes_every_partition() {
                 PartitionInput::new(
                     tp.clone(),
                     Some(Stored::at(offset.0)),
-                    LogState::Found(views[tp.partition.0 as usize]),
+                    LogState::Found(views[tp.partition as usize]),
                 )
             })
             .collect(),
@@ -196,7 +196,7 @@ fn seed_004_restart_from_a_stored_file_resumes_every_partition() {
             e.range().copied(),
             Some(PlannedRange {
                 from: until.1,
-                until: Offset(1_000 + i64::from(e.tp.partition.0) * 100),
+                until: Offset(1_000 + i64::from(e.tp.partition) * 100),
                 from_reason: FromReason::Stored,
                 until_reason: UntilReason::End,
             })

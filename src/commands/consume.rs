@@ -2,7 +2,7 @@
 //! like `kcat -C`, but reading exact ranges from the leaders without joining a group.
 
 use base64::Engine as _;
-use kafka_wire::client::{FetchOptions, FetchRange, FetchedRecord, Isolation, OffsetQuery, TopicPartition};
+use kafka_wire::client::{FetchOptions, FetchRange, FetchedRecord, OffsetQuery, TopicPartition};
 use serde_json::json;
 
 use super::Context;
@@ -20,7 +20,7 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
             return Err(Failure::new(Exit::NOT_FOUND, format!("unknown partition {}-{p}", args.topic)));
         }
     }
-    let isolation: Isolation = args.isolation.into();
+    let isolation = args.isolation;
     let ends = client.list_offsets(&partitions, OffsetQuery::Latest, isolation, timeout).await;
     let starts = match args.from {
         ConsumeFrom::Earliest => {
@@ -43,7 +43,9 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
         let end = ends
             .get(&tp)
             .cloned()
-            .unwrap_or_else(|| Err(kafka_wire::client::ClientError::UnknownTopic { topic: tp.topic.clone() }))
+            .unwrap_or_else(|| {
+                Err(kafka_wire::client::ClientError::UnknownTopic { topic: tp.topic.to_string() })
+            })
             .map_err(|e| Failure::client(&tp, &e))?
             .offset
             .unwrap_or(0);
@@ -53,7 +55,7 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
                 .get(&tp)
                 .cloned()
                 .unwrap_or_else(|| {
-                    Err(kafka_wire::client::ClientError::UnknownTopic { topic: tp.topic.clone() })
+                    Err(kafka_wire::client::ClientError::UnknownTopic { topic: tp.topic.to_string() })
                 })
                 .map_err(|e| Failure::client(&tp, &e))?
                 .offset

@@ -85,7 +85,7 @@ pub async fn partition_rows(
 ) -> Result<Vec<PartitionRow>, Failure> {
     let timeout = ctx.global.timeout;
     let stored = store::load(store, ctx.store_access(client), group, topics).await?;
-    let mut names: BTreeSet<String> = stored.keys().map(|tp| tp.topic.clone()).collect();
+    let mut names: BTreeSet<String> = stored.keys().map(|tp| tp.topic.to_string()).collect();
     names.extend(topics.unwrap_or_default().iter().cloned());
     let names: Vec<String> = names.into_iter().collect();
     let metadata = client.refresh_metadata(&names).await?;
@@ -142,10 +142,7 @@ fn end_of(log: &LogState, isolation: Isolation) -> Option<i64> {
 
 async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
-    let isolation = match args.isolation {
-        crate::cli::IsolationArg::ReadUncommitted => Isolation::ReadUncommitted,
-        crate::cli::IsolationArg::ReadCommitted => Isolation::ReadCommitted,
-    };
+    let isolation = args.isolation;
     let description = match args.store {
         StoreSpec::Kafka => Some(client.describe_group(&args.group, ctx.global.timeout).await?),
         _ => None,
@@ -162,7 +159,7 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
     let now = crate::time::now_ms();
     let mut totals: BTreeMap<&str, (i64, i64, u64)> = BTreeMap::new();
     for r in &rows {
-        let t = totals.entry(r.tp.topic.as_str()).or_default();
+        let t = totals.entry(&*r.tp.topic).or_default();
         t.0 += r.lag.lag().unwrap_or(0);
         t.1 += r.lag.consumable().unwrap_or(0);
         t.2 += r.lag.lost().unwrap_or(0);
@@ -217,7 +214,7 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
                     LogState::TopicNotFound => "topic gone".to_owned(),
                 };
                 t.row([
-                    r.tp.topic.clone(),
+                    r.tp.topic.to_string(),
                     r.tp.partition.to_string(),
                     r.committed().map_or_else(|| "none".to_owned(), |c| c.to_string()),
                     log_start,

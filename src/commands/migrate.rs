@@ -37,7 +37,7 @@ pub async fn run(ctx: &Context, args: &MigrateArgs) -> Result<(), Failure> {
         let offsets: Vec<StoredOffset> = source
             .iter()
             .map(|(tp, s)| StoredOffset {
-                topic: tp.topic.clone(),
+                topic: tp.topic.to_string(),
                 partition: tp.partition,
                 offset: s.offset.0,
                 leader_epoch: s.leader_epoch.map(|e| e.0),
@@ -78,7 +78,7 @@ pub async fn run(ctx: &Context, args: &MigrateArgs) -> Result<(), Failure> {
             let mut t = Table::new(header);
             for (tp, before, s) in &diff {
                 let mut row = vec![
-                    tp.topic.clone(),
+                    tp.topic.to_string(),
                     tp.partition.to_string(),
                     before.map_or_else(|| "none".to_owned(), |b| b.to_string()),
                     s.offset.0.to_string(),

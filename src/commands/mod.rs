@@ -128,7 +128,7 @@ fn check_names(command: &Command) -> Result<(), Failure> {
         }
         Command::Commit(a) => {
             groups.push(&a.group);
-            topics.extend(a.offsets.iter().map(|(tp, _)| tp.topic.as_str()));
+            topics.extend(a.offsets.iter().map(|(tp, _)| &*tp.topic));
         }
         Command::Migrate(a) => {
             groups.push(&a.group);

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use kafka_wire::client::{ClientError, Isolation, ListedOffset, LogRange, OffsetQuery, TopicPartition};
+use kafka_wire::client::{ClientError, ListedOffset, LogRange, OffsetQuery, TopicPartition};
 use serde_json::json;
 
 use super::Context;
@@ -21,7 +21,7 @@ pub async fn run(ctx: &Context, args: &OffsetsArgs) -> Result<(), Failure> {
         At::MaxTimestamp => OffsetQuery::MaxTimestamp,
         At::Time(ms) => OffsetQuery::Timestamp(ms),
     };
-    let isolation = args.isolation.into();
+    let isolation = args.isolation;
     let timeout = ctx.global.timeout;
     let (ranges, at) = tokio::join!(
         client.log_ranges(&partitions, timeout),
@@ -57,7 +57,7 @@ pub async fn run(ctx: &Context, args: &OffsetsArgs) -> Result<(), Failure> {
             ]);
             for (tp, (range, at)) in &rows {
                 table.row([
-                    tp.topic.clone(),
+                    tp.topic.to_string(),
                     tp.partition.to_string(),
                     range.log_start.to_string(),
                     range.high_watermark.to_string(),
@@ -85,18 +85,9 @@ fn merge(
         let range = range.map_err(|e| Failure::client(&tp, &e))?;
         let listed = at
             .remove(&tp)
-            .unwrap_or_else(|| Err(ClientError::UnknownTopic { topic: tp.topic.clone() }))
+            .unwrap_or_else(|| Err(ClientError::UnknownTopic { topic: tp.topic.to_string() }))
             .map_err(|e| Failure::client(&tp, &e))?;
         rows.insert(tp, (range, listed));
     }
     Ok(rows)
-}
-
-impl From<crate::cli::IsolationArg> for Isolation {
-    fn from(value: crate::cli::IsolationArg) -> Self {
-        match value {
-            crate::cli::IsolationArg::ReadUncommitted => Isolation::ReadUncommitted,
-            crate::cli::IsolationArg::ReadCommitted => Isolation::ReadCommitted,
-        }
-    }
 }

@@ -2,7 +2,7 @@
 //! partition `[from, until)`, the anomaly with its numbers, and the action the policies took.
 //! Nothing is written. Exit code 3 when an anomaly met a `fail` policy.
 
-use offset_engine::{plan, Isolation, Limits, Outcome, PartitionInput, PlanRequest, TopicPartition};
+use offset_engine::{plan, Limits, Outcome, PartitionInput, PlanRequest, TopicPartition};
 use serde_json::json;
 
 use super::group::partition_rows;
@@ -14,7 +14,7 @@ use crate::output::{out, outln, print_json, Table};
 
 pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
-    let isolation = args.isolation.into_engine();
+    let isolation = args.isolation;
     let rows = partition_rows(ctx, &client, &args.store, &args.group, Some(&args.topics), isolation).await?;
     let request = PlanRequest {
         start: match args.start {
@@ -37,9 +37,7 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
         carry: offset_engine::RateCarry::default(),
         partitions: rows
             .into_iter()
-            .map(|r| {
-                PartitionInput::new(TopicPartition::new(r.tp.topic.as_str(), r.tp.partition), r.stored, r.log)
-            })
+            .map(|r| PartitionInput::new(TopicPartition::new(&*r.tp.topic, r.tp.partition), r.stored, r.log))
             .collect(),
     };
     let planned = plan(&request);
@@ -54,7 +52,7 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
                 let range = e.range();
                 json!({
                     "topic": &*e.tp.topic,
-                    "partition": e.tp.partition.0,
+                    "partition": e.tp.partition,
                     "from": range.map(|r| r.from.0),
                     "until": range.map(|r| r.until.0),
                     "records": range.map(offset_engine::PlannedRange::records),
@@ -73,7 +71,7 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
                 let range = e.range();
                 t.row([
                     e.tp.topic.to_string(),
-                    e.tp.partition.0.to_string(),
+                    e.tp.partition.to_string(),
                     range.map(|r| r.from.0.to_string()).unwrap_or_default(),
                     range.map(|r| r.until.0.to_string()).unwrap_or_default(),
                     range.map(|r| r.records().to_string()).unwrap_or_default(),
@@ -93,13 +91,4 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
         ));
     }
     Ok(())
-}
-
-impl crate::cli::IsolationArg {
-    pub fn into_engine(self) -> Isolation {
-        match self {
-            crate::cli::IsolationArg::ReadUncommitted => Isolation::ReadUncommitted,
-            crate::cli::IsolationArg::ReadCommitted => Isolation::ReadCommitted,
-        }
-    }
 }

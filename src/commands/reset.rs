@@ -26,7 +26,7 @@ use crate::store;
 
 pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
-    let isolation = args.isolation.into_engine();
+    let isolation = args.isolation;
     let rows = partition_rows(ctx, &client, &args.store, &args.group, Some(&args.topics), isolation).await?;
     let now = crate::time::now_ms();
     let (target, lookups, file) = match &args.to {
@@ -64,7 +64,7 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
             let mut input = ResetInput::new(engine_tp(&r.tp), r.stored, r.log);
             input.time_lookup = lookups.as_ref().and_then(|l| l.get(&r.tp).copied());
             input.file_offset =
-                file.as_ref().and_then(|f| f.get(&(r.tp.topic.clone(), r.tp.partition)).copied());
+                file.as_ref().and_then(|f| f.get(&(r.tp.topic.to_string(), r.tp.partition)).copied());
             input
         })
         .collect();
@@ -72,7 +72,7 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
     let errors: Vec<String> = entries
         .iter()
         .filter_map(|e| {
-            e.outcome.as_ref().err().map(|err| format!("{}-{}: {err}", e.tp.topic, e.tp.partition.0))
+            e.outcome.as_ref().err().map(|err| format!("{}-{}: {err}", e.tp.topic, e.tp.partition))
         })
         .collect();
     let planned: Vec<(WireTp, Option<Offset>, Offset, ResetReason, offset_engine::Lag)> = entries
@@ -80,7 +80,7 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
         .filter_map(|e| {
             let to = e.outcome.as_ref().ok()?;
             Some((
-                WireTp::new(e.tp.topic.to_string(), e.tp.partition.0),
+                WireTp::new(e.tp.topic.to_string(), e.tp.partition),
                 e.before,
                 to.offset,
                 to.reason,
@@ -133,7 +133,7 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
                 let mut t = Table::new(header);
                 for (tp, before, to, reason, lag) in &planned {
                     let mut row = vec![
-                        tp.topic.clone(),
+                        tp.topic.to_string(),
                         tp.partition.to_string(),
                         before.map_or_else(|| "none".to_owned(), |b| b.0.to_string()),
                         to.0.to_string(),
@@ -192,12 +192,12 @@ fn split_csv_rows(
     let found: std::collections::HashSet<(&str, i32)> = rows
         .iter()
         .filter(|r| matches!(r.log, LogState::Found(_)))
-        .map(|r| (r.tp.topic.as_str(), r.tp.partition))
+        .map(|r| (&*r.tp.topic, r.tp.partition))
         .collect();
     let mut map = BTreeMap::new();
     let mut skipped = Vec::new();
     for (tp, offset) in entries {
-        let (topic, partition) = (tp.topic.to_string(), tp.partition.0);
+        let (topic, partition) = (tp.topic.to_string(), tp.partition);
         let exists = found.contains(&(topic.as_str(), partition));
         let foreign = !topics.contains(&topic);
         if foreign || !exists {
@@ -234,7 +234,7 @@ fn csv_rows_refused(path: &std::path::Path, skipped: &[SkippedRow]) -> Failure {
 
 pub async fn commit(ctx: &Context, args: &CommitArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
-    let mut topics: Vec<String> = args.offsets.iter().map(|(tp, _)| tp.topic.clone()).collect();
+    let mut topics: Vec<String> = args.offsets.iter().map(|(tp, _)| tp.topic.to_string()).collect();
     topics.sort();
     topics.dedup();
     let rows = partition_rows(
@@ -293,7 +293,7 @@ pub async fn commit(ctx: &Context, args: &CommitArgs) -> Result<(), Failure> {
             _ => {
                 let mut t = Table::new(["TOPIC", "PARTITION", "OFFSET", "STATUS"]);
                 for (tp, o) in &args.offsets {
-                    t.row([tp.topic.clone(), tp.partition.to_string(), o.to_string(), report.cell(tp)]);
+                    t.row([tp.topic.to_string(), tp.partition.to_string(), o.to_string(), report.cell(tp)]);
                 }
                 out!("{}", t.render());
             }
@@ -316,7 +316,7 @@ fn to_store(
                 _ => None,
             });
             StoredOffset {
-                topic: tp.topic,
+                topic: tp.topic.to_string(),
                 partition: tp.partition,
                 offset,
                 leader_epoch: None,
@@ -348,7 +348,7 @@ async fn resolve(
 }
 
 fn engine_tp(tp: &WireTp) -> TopicPartition {
-    TopicPartition::new(tp.topic.as_str(), tp.partition)
+    TopicPartition::new(&*tp.topic, tp.partition)
 }
 
 fn reason_text(reason: &ResetReason) -> String {

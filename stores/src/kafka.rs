@@ -69,8 +69,8 @@ impl KafkaGroupStore {
             self.client.committed_offsets(group, None, self.timeout).await.map_err(kafka_error)?;
         Ok(committed
             .into_iter()
-            .filter(|(tp, _)| topics.is_none_or(|t| t.contains(&tp.topic)))
-            .map(|(tp, c)| stored_offset(tp, &c))
+            .filter(|(tp, _)| topics.is_none_or(|t| t.iter().any(|name| **name == *tp.topic)))
+            .map(|(tp, c)| stored_offset(&tp, &c))
             .collect())
     }
 }
@@ -84,13 +84,13 @@ pub fn topic_id_metadata(topic_id: Option<Uuid>) -> Option<String> {
 pub fn topic_id_from_metadata(metadata: Option<&str>) -> Option<Uuid> {
     metadata
         .and_then(|m| m.strip_prefix(TOPIC_ID_METADATA_PREFIX))
-        .and_then(Uuid::parse)
-        .filter(|id| !id.is_zero())
+        .and_then(|text| Uuid::parse(text).ok())
+        .and_then(Uuid::known)
 }
 
-fn stored_offset(tp: TopicPartition, c: &CommittedOffset) -> StoredOffset {
+fn stored_offset(tp: &TopicPartition, c: &CommittedOffset) -> StoredOffset {
     StoredOffset {
-        topic: tp.topic,
+        topic: tp.topic.to_string(),
         partition: tp.partition,
         offset: c.offset,
         leader_epoch: c.leader_epoch,
@@ -144,7 +144,7 @@ impl OffsetStore for KafkaGroupStore {
             let mut refused = Vec::new();
             for (tp, result) in results {
                 match result {
-                    Ok(()) => written.push((tp.topic, tp.partition)),
+                    Ok(()) => written.push((tp.topic.to_string(), tp.partition)),
                     Err(source) => refused.push((tp, source)),
                 }
             }
@@ -152,7 +152,7 @@ impl OffsetStore for KafkaGroupStore {
                 let (tp, source) = refused.swap_remove(0);
                 return Err(StoreError::CommitRefused {
                     store: "kafka",
-                    topic: tp.topic,
+                    topic: tp.topic.to_string(),
                     partition: tp.partition,
                     retriable: source.is_retriable(),
                     source: Box::new(source),
@@ -176,7 +176,7 @@ impl OffsetStore for KafkaGroupStore {
                 refused: refused
                     .into_iter()
                     .map(|(tp, source)| RefusedPartition {
-                        topic: tp.topic,
+                        topic: tp.topic.to_string(),
                         partition: tp.partition,
                         reason: Box::new(source),
                     })

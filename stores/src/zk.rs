@@ -58,14 +58,7 @@ impl OffsetStore for ZkStore {
             let read = self.inner.read(group, topics).await.map_err(store_error)?;
             Ok(read
                 .into_iter()
-                .map(|o| StoredOffset {
-                    topic: o.topic,
-                    partition: o.partition,
-                    offset: o.offset,
-                    leader_epoch: o.leader_epoch,
-                    topic_id: o.topic_id.map(Uuid).filter(|id| !id.is_zero()),
-                    commit_timestamp_ms: None,
-                })
+                .map(|o| StoredOffset { topic_id: o.topic_id.and_then(Uuid::known), ..o })
                 .collect())
         })
     }
@@ -73,17 +66,7 @@ impl OffsetStore for ZkStore {
     fn save<'a>(&'a self, group: &'a str, offsets: &'a [StoredOffset]) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             validate_batch(KIND, offsets)?;
-            let entries: Vec<kwire_zk::StoredOffset> = offsets
-                .iter()
-                .map(|o| kwire_zk::StoredOffset {
-                    topic: o.topic.clone(),
-                    partition: o.partition,
-                    offset: o.offset,
-                    leader_epoch: o.leader_epoch,
-                    topic_id: o.topic_id.map(|id| id.0),
-                })
-                .collect();
-            self.inner.write(group, &entries).await.map_err(store_error)?;
+            self.inner.write(group, offsets).await.map_err(store_error)?;
             // Read back, as the Kafka and file stores do: a save that returns Ok holds.
             let now = self.load(group, Some(&topics_of(offsets))).await?;
             check_read_back(KIND, offsets, &now)

@@ -4,18 +4,17 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use kafka_wire::client::{
-    Client, FetchRange, FetchedPartition, Isolation as WireIsolation, OffsetQuery, TopicPartition as WireTp,
-};
-use kafka_wire::protocol::Uuid;
+use kafka_vocab::now_ms;
+
+use kafka_wire::client::{Client, FetchRange, FetchedPartition, OffsetQuery};
 use offset_engine::{
-    merge_commits, plan, Anomaly, Commit, CommitDecision, CommitRejection, FromReason, Isolation,
-    LeaderEpoch, LogState, LogView, Offset, OutOfRangePolicy, Outcome, PartitionInput, Plan, PlanEntry,
-    PlanRequest, RateCarry, SkipReason, StartPolicy, Stored, TimeLookup, TopicId, TopicPartition,
+    merge_commits, plan, Anomaly, Commit, CommitDecision, CommitRejection, FromReason, LeaderEpoch, LogState,
+    LogView, Offset, OutOfRangePolicy, Outcome, PartitionInput, Plan, PlanEntry, PlanRequest, RateCarry,
+    SkipReason, StartPolicy, Stored, TimeLookup, TopicId, TopicPartition,
 };
-use offset_store::{BoxError, OffsetStore, StoredOffset};
+use offset_store::{BoxError, OffsetStore};
 
 use crate::batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
 use crate::config::StreamConfig;
@@ -136,7 +135,9 @@ impl<S: OffsetStore> DirectStream<S> {
             loaded
                 .iter()
                 .filter(|o| self.config.topics.contains(&o.topic))
-                .filter_map(|o| Some((TopicPartition::new(o.topic.as_str(), o.partition), to_engine(o)?)))
+                .filter_map(|o| {
+                    Some((TopicPartition::new(o.topic.as_str(), o.partition), Stored::from_store(o)?))
+                })
                 .collect(),
         );
         Ok(())
@@ -211,13 +212,10 @@ impl<S: OffsetStore> DirectStream<S> {
                 .entries
                 .iter()
                 .filter_map(|e| e.range().filter(|r| r.from < r.until).map(|r| (e, r)))
-                .map(|(e, r)| FetchRange::new(wire_tp(&e.tp), r.from.0, r.until.0))
+                .map(|(e, r)| FetchRange::new(e.tp.clone(), r.from.0, r.until.0))
                 .collect();
             let mut options = self.config.fetch;
-            options.isolation = match self.config.isolation {
-                Isolation::ReadUncommitted => WireIsolation::ReadUncommitted,
-                Isolation::ReadCommitted => WireIsolation::ReadCommitted,
-            };
+            options.isolation = self.config.isolation;
             let mut fetched = if ranges.is_empty() {
                 BTreeMap::new()
             } else {
@@ -263,14 +261,14 @@ impl<S: OffsetStore> DirectStream<S> {
     fn assemble(
         &mut self,
         planned: &Plan,
-        fetched: &mut BTreeMap<WireTp, Result<FetchedPartition, kafka_wire::client::ClientError>>,
+        fetched: &mut BTreeMap<TopicPartition, Result<FetchedPartition, kafka_wire::client::ClientError>>,
         mut events: Vec<Event>,
     ) -> Batch {
         let mut partitions = Vec::new();
         let mut commits = Vec::new();
         for entry in &planned.entries {
             let Some(r) = entry.range() else { continue };
-            let records = match fetched.remove(&wire_tp(&entry.tp)) {
+            let records = match fetched.remove(&entry.tp) {
                 Some(Ok(p)) => {
                     // Where reading stopped, inside [from, until]: the range is complete when
                     // it reached `until`; gaps inside it are compaction or markers, not loss.
@@ -294,7 +292,7 @@ impl<S: OffsetStore> DirectStream<S> {
             let batch = PartitionBatch {
                 range: OffsetRange {
                     topic: entry.tp.topic.to_string(),
-                    partition: entry.tp.partition.0,
+                    partition: entry.tp.partition,
                     from: r.from.0,
                     until,
                 },
@@ -328,7 +326,7 @@ impl<S: OffsetStore> DirectStream<S> {
         let metadata = self.client.refresh_metadata(&self.config.topics).await?;
         let mut events = Vec::new();
         let mut partitions: BTreeSet<(String, i32)> =
-            stored.keys().map(|tp| (tp.topic.to_string(), tp.partition.0)).collect();
+            stored.keys().map(|tp| (tp.topic.to_string(), tp.partition)).collect();
         let mut ids: HashMap<String, Option<TopicId>> = HashMap::new();
         for name in &self.config.topics {
             let topic = metadata.topic(name).filter(|t| t.error.is_ok() || !t.partitions.is_empty());
@@ -350,10 +348,10 @@ impl<S: OffsetStore> DirectStream<S> {
                 .filter(|t| t.error.is_ok() || !t.partitions.is_empty())
                 .is_some_and(|t| t.partitions.iter().any(|p| p.partition == partition))
         };
-        let live: Vec<WireTp> = partitions
+        let live: Vec<TopicPartition> = partitions
             .iter()
             .filter(|(t, p)| in_metadata(t, *p))
-            .map(|(t, p)| WireTp::new(t.clone(), *p))
+            .map(|(t, p)| TopicPartition::new(t.clone(), *p))
             .collect();
         let ranges =
             if live.is_empty() { BTreeMap::new() } else { self.client.log_ranges(&live, timeout).await };
@@ -366,7 +364,7 @@ impl<S: OffsetStore> DirectStream<S> {
             } else if !in_metadata(&topic, partition) {
                 LogState::PartitionNotFound
             } else {
-                match ranges.get(&WireTp::new(topic.clone(), partition)) {
+                match ranges.get(&TopicPartition::new(topic.clone(), partition)) {
                     Some(Ok(r)) => {
                         let mut view = LogView::new(r.log_start, r.high_watermark);
                         view.last_stable = Offset(r.last_stable);
@@ -410,7 +408,7 @@ impl<S: OffsetStore> DirectStream<S> {
     /// OffsetForLeaderEpoch for every stored offset with a leader epoch, on the same log: the
     /// truncation check (KIP-320). An unanswered partition is planned without it.
     async fn epoch_ends(&self, inputs: &mut [PartitionInput]) {
-        let asks: Vec<(WireTp, i32)> = inputs
+        let asks: Vec<(TopicPartition, i32)> = inputs
             .iter()
             .filter_map(|p| {
                 let stored = p.stored?;
@@ -420,7 +418,7 @@ impl<S: OffsetStore> DirectStream<S> {
                     (Some(a), Some(b)) => a == b,
                     _ => true,
                 };
-                same_log.then(|| (wire_tp(&p.tp), epoch.0))
+                same_log.then(|| (p.tp.clone(), epoch.0))
             })
             .collect();
         if asks.is_empty() {
@@ -428,7 +426,7 @@ impl<S: OffsetStore> DirectStream<S> {
         }
         let answers = self.client.offset_for_leader_epoch(&asks, self.config.request_timeout).await;
         for p in inputs.iter_mut() {
-            if let Some(Ok(end)) = answers.get(&wire_tp(&p.tp)) {
+            if let Some(Ok(end)) = answers.get(&p.tp) {
                 p.end_offset_for_stored_epoch = end.end_offset.and_then(Offset::from_wire);
             }
         }
@@ -437,18 +435,15 @@ impl<S: OffsetStore> DirectStream<S> {
     /// Resolves the start timestamp for partitions with nothing stored.
     async fn timestamp_offsets(&self, inputs: &mut [PartitionInput]) {
         let StartPolicy::Timestamp { timestamp_ms } = self.config.start else { return };
-        let wanted: Vec<WireTp> = inputs
+        let wanted: Vec<TopicPartition> = inputs
             .iter()
             .filter(|p| p.stored.is_none() && matches!(p.log, LogState::Found(_)))
-            .map(|p| wire_tp(&p.tp))
+            .map(|p| p.tp.clone())
             .collect();
         if wanted.is_empty() {
             return;
         }
-        let isolation = match self.config.isolation {
-            Isolation::ReadUncommitted => WireIsolation::ReadUncommitted,
-            Isolation::ReadCommitted => WireIsolation::ReadCommitted,
-        };
+        let isolation = self.config.isolation;
         let answers = self
             .client
             .list_offsets(
@@ -459,7 +454,7 @@ impl<S: OffsetStore> DirectStream<S> {
             )
             .await;
         for p in inputs.iter_mut() {
-            if let Some(Ok(listed)) = answers.get(&wire_tp(&p.tp)) {
+            if let Some(Ok(listed)) = answers.get(&p.tp) {
                 p.timestamp_offset =
                     Some(listed.offset.map_or(TimeLookup::NoRecordAtOrAfter, TimeLookup::from_wire));
             }
@@ -481,7 +476,7 @@ impl<S: OffsetStore> DirectStream<S> {
         for (c, d) in commits.iter().zip(decisions) {
             match d {
                 CommitDecision::Write(s) => {
-                    writes.push(to_store(&c.tp, &s));
+                    writes.push(s.to_store(&c.tp));
                     report.written.push((c.tp.clone(), s));
                 }
                 CommitDecision::Unchanged => report.unchanged += 1,
@@ -573,35 +568,6 @@ fn action_of(e: &PlanEntry) -> Action {
     }
 }
 
-fn wire_tp(tp: &TopicPartition) -> WireTp {
-    WireTp::new(tp.topic.to_string(), tp.partition.0)
-}
-
-/// A store entry as the engine sees it, Kafka's "unknown" values normalised
-/// ([`Stored::from_wire`]): `None` for offset `-1` (nothing committed); an epoch of `-1` and the
-/// all-zero topic id are `None`.
-pub fn to_engine(o: &StoredOffset) -> Option<Stored> {
-    Stored::from_wire(o.offset, o.leader_epoch, o.topic_id.map(|id| id.0), o.commit_timestamp_ms)
-}
-
-/// An engine position as a store entry.
-pub fn to_store(tp: &TopicPartition, s: &Stored) -> StoredOffset {
-    StoredOffset {
-        topic: tp.topic.to_string(),
-        partition: tp.partition.0,
-        offset: s.offset.0,
-        leader_epoch: s.leader_epoch.map(|e| e.0),
-        topic_id: s.topic_id.map(|id| Uuid(id.0)),
-        commit_timestamp_ms: s.commit_timestamp_ms,
-    }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,7 +589,8 @@ mod tests {
         let client = Arc::new(
             Client::connect(kafka_wire::client::ClientConfig::new(&bootstrap).unwrap()).await.unwrap(),
         );
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let topic = format!("stream-end-backwards-{}-{nanos:x}", std::process::id());
         let created = client
             .create_topics(&[kafka_wire::client::NewTopic::new(&topic, 1, 3)], Duration::from_secs(30))
@@ -681,28 +648,6 @@ mod tests {
         assert_eq!(next_rate(rate, 10, Duration::ZERO), rate);
         assert_eq!(budget_limits(base, Some(budget), rate).max_per_partition, Some(7), "other caps kept");
         assert_eq!(budget_limits(base, None, rate), base);
-    }
-
-    #[test]
-    fn store_entries_convert_both_ways() {
-        let o = StoredOffset {
-            topic: "t".into(),
-            partition: 2,
-            offset: 40,
-            leader_epoch: Some(3),
-            topic_id: Some(Uuid([5; 16])),
-            commit_timestamp_ms: Some(9),
-        };
-        let tp = TopicPartition::new("t", 2);
-        assert_eq!(to_engine(&o).map(|s| to_store(&tp, &s)), Some(o.clone()));
-        let zero = StoredOffset { topic_id: Some(Uuid([0; 16])), leader_epoch: Some(-1), ..o.clone() };
-        let engine = to_engine(&zero).unwrap();
-        assert_eq!(
-            (engine.topic_id, engine.leader_epoch),
-            (None, None),
-            "Kafka's zero id and -1 mean unknown"
-        );
-        assert_eq!(to_engine(&StoredOffset { offset: -1, ..o }), None, "-1 is nothing committed");
     }
 
     #[test]

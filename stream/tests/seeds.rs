@@ -32,7 +32,7 @@ fn anomalies(events: &[Event]) -> Vec<(i32, Anomaly, Action)> {
     let mut out: Vec<(i32, Anomaly, Action)> = events
         .iter()
         .filter_map(|e| match e {
-            Event::Anomaly { tp, anomaly, action } => Some((tp.partition.0, *anomaly, *action)),
+            Event::Anomaly { tp, anomaly, action } => Some((tp.partition, *anomaly, *action)),
             _ => None,
         })
         .collect();

@@ -155,9 +155,9 @@ fn delete_records_moves_the_log_start() {
         for p in 0..3 {
             produce_n(&client, &topic, p, 20).await;
         }
-        let p0 = TopicPartition::new(&topic, 0);
-        let p1 = TopicPartition::new(&topic, 1);
-        let p2 = TopicPartition::new(&topic, 2);
+        let p0 = TopicPartition::new(topic.as_str(), 0);
+        let p1 = TopicPartition::new(topic.as_str(), 1);
+        let p2 = TopicPartition::new(topic.as_str(), 2);
         // -1: everything up to the high watermark.
         let deleted = client.delete_records(&[(p0.clone(), 7), (p1.clone(), -1)], TIMEOUT).await;
         assert_eq!(deleted[&p0].as_ref().unwrap(), &7);
@@ -188,7 +188,7 @@ fn adding_partitions_grows_the_topic_and_the_new_ones_take_records() {
         assert_eq!(metadata.topic(&topic).unwrap().partitions.len(), 5);
         produce_n(&client, &topic, 4, 3).await;
         let ranges = client.log_ranges(&partitions(&topic, 5), TIMEOUT).await;
-        assert_eq!(ranges[&TopicPartition::new(&topic, 4)].as_ref().unwrap().high_watermark, 3);
+        assert_eq!(ranges[&TopicPartition::new(topic.as_str(), 4)].as_ref().unwrap().high_watermark, 3);
         // Shrinking is refused by Kafka, and the error names the topic.
         let shrink = client.create_partitions(&[(topic.clone(), 3)], TIMEOUT).await;
         let err = shrink[&topic].as_ref().unwrap_err();
@@ -242,8 +242,8 @@ fn the_current_leader_epoch_ends_at_the_log_end() {
         produce_n(&client, &topic, 0, 9).await;
         let metadata = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
         let epoch = |p: i32| metadata.topic(&topic).unwrap().partitions[p as usize].leader_epoch.unwrap();
-        let p0 = TopicPartition::new(&topic, 0);
-        let p1 = TopicPartition::new(&topic, 1);
+        let p0 = TopicPartition::new(topic.as_str(), 0);
+        let p1 = TopicPartition::new(topic.as_str(), 1);
         let ends =
             client.offset_for_leader_epoch(&[(p0.clone(), epoch(0)), (p1.clone(), epoch(1))], TIMEOUT).await;
         let e0 = ends[&p0].as_ref().unwrap();

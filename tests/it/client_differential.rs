@@ -74,7 +74,7 @@ fn offsets_and_group_offsets_equal_kafkas_tools_while_a_transaction_is_open() {
     let rt = runtime();
     let topic = support::unique("differential");
     let group = support::unique("differential-group");
-    let tps = [TopicPartition::new(&topic, 0), TopicPartition::new(&topic, 1)];
+    let tps = [TopicPartition::new(topic.as_str(), 0), TopicPartition::new(topic.as_str(), 1)];
     let client = rt.block_on(async {
         let client = Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap();
         let created = client.create_topics(&[NewTopic::new(&topic, 2, 3)], TIMEOUT).await;

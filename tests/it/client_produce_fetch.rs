@@ -83,7 +83,7 @@ fn every_compression_codec_round_trips_keys_values_headers_and_timestamps() {
         let client = client(&cluster).await;
         let topic = new_topic(&client, "codecs", Compression::ALL.len() as i32).await;
         for (partition, codec) in Compression::ALL.into_iter().enumerate() {
-            let tp = TopicPartition::new(&topic, partition as i32);
+            let tp = TopicPartition::new(topic.as_str(), partition as i32);
             let sent = varied_records(codec.name());
             let options = ProduceOptions { compression: codec, ..ProduceOptions::default() };
             let produced = client
@@ -180,8 +180,8 @@ fn an_exact_range_returns_exactly_its_offsets_when_the_log_has_more() {
                 client.produce(&topic, partition, records, &ProduceOptions::default()).await.unwrap();
             }
         }
-        let p0 = TopicPartition::new(&topic, 0);
-        let p1 = TopicPartition::new(&topic, 1);
+        let p0 = TopicPartition::new(topic.as_str(), 0);
+        let p1 = TopicPartition::new(topic.as_str(), 1);
         // Tiny per-partition limits force one batch per round: several rounds.
         let options = FetchOptions { partition_max_bytes: 1, ..FetchOptions::default() };
         let got = client
@@ -211,7 +211,7 @@ fn records_sent_with_acks_zero_arrive_and_the_connection_stays_usable() {
     runtime().block_on(async {
         let client = client(&cluster).await;
         let topic = new_topic(&client, "acks0", 1).await;
-        let tp = TopicPartition::new(&topic, 0);
+        let tp = TopicPartition::new(topic.as_str(), 0);
         let fire = ProduceOptions { acks: Acks::NoResponse, ..ProduceOptions::default() };
         for i in 0..3 {
             let produced = client
@@ -236,7 +236,7 @@ fn fetching_from_below_the_log_start_names_the_offset_and_the_log_range() {
     runtime().block_on(async {
         let client = client(&cluster).await;
         let topic = new_topic(&client, "below-start", 1).await;
-        let tp = TopicPartition::new(&topic, 0);
+        let tp = TopicPartition::new(topic.as_str(), 0);
         let records = (0..10).map(|i| ProduceRecord::new(None, Some(text(format!("{i}"))))).collect();
         client.produce(&topic, 0, records, &ProduceOptions::default()).await.unwrap();
         let deleted = client.delete_records(&[(tp.clone(), 6)], TIMEOUT).await;
@@ -265,7 +265,7 @@ fn a_transaction_aborted_by_the_java_producer_is_invisible_to_read_committed() {
         let topic = new_topic(&client, "txn", 1).await;
         (client, topic)
     });
-    let tp = TopicPartition::new(&topic, 0);
+    let tp = TopicPartition::new(topic.as_str(), 0);
     let (aborted, committed, open) = (5, 3, 2);
     // Java: 5 aborted, 3 committed, then 2 in a transaction it keeps open until stdin closes.
     let mut java = java_command(

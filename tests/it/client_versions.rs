@@ -161,7 +161,7 @@ fn kafka_3_9_gets_its_own_older_versions_and_the_same_answers_as_4_1() {
 
         // The numbers are the ones the writes imply, and identical on both.
         for p in 0..PARTITIONS {
-            let tp = TopicPartition::new(&topic, p);
+            let tp = TopicPartition::new(topic.as_str(), p);
             let n = records_in(p);
             assert_eq!(on_old.ranges[&tp], (0, n, n));
             assert_eq!(on_old.by_time[&tp], (Some(3), Some(T0 + 3000)));

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use kafka_vocab::redact_credentials;
+
 use crate::layout::{NameError, OffsetTextError};
 use crate::meta::MetaError;
 use crate::probe::Probe;
@@ -143,7 +145,11 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidConnectString { connect_string, reason } => {
-                write!(f, "invalid ZooKeeper connect string {:?}: {reason}", redacted(connect_string))
+                write!(
+                    f,
+                    "invalid ZooKeeper connect string {:?}: {reason}",
+                    redact_credentials(connect_string)
+                )
             }
             Error::InvalidGroup { group, reason } => write!(f, "invalid group id {group:?}: {reason}"),
             Error::InvalidTopic { topic, reason } => write!(f, "invalid topic name {topic:?}: {reason}"),
@@ -171,7 +177,11 @@ impl fmt::Display for Error {
                  since it was read; nothing in the batch was written"
             ),
             Error::DeadlineExceeded { operation, target, budget, last_error, outcome_unknown } => {
-                write!(f, "ZooKeeper {operation} of {} did not succeed within {budget:?}", redacted(target))?;
+                write!(
+                    f,
+                    "ZooKeeper {operation} of {} did not succeed within {budget:?}",
+                    redact_credentials(target)
+                )?;
                 if let Some(e) = last_error {
                     write!(f, " (last error: {e})")?;
                 }
@@ -181,10 +191,10 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Unreachable { servers, budget, last_error, probes } => {
-                write!(f, "no ZooKeeper session with {} within {budget:?}", redacted(servers))?;
+                write!(f, "no ZooKeeper session with {} within {budget:?}", redact_credentials(servers))?;
                 let mut separator = ": ";
                 for (server, probe) in probes {
-                    write!(f, "{separator}{} {probe}", redacted(server))?;
+                    write!(f, "{separator}{} {probe}", redact_credentials(server))?;
                     separator = "; ";
                 }
                 if let Some(e) = last_error {
@@ -208,25 +218,6 @@ impl std::error::Error for Error {
             _ => None,
         }
     }
-}
-
-/// `servers` with the password of any `user:password@` replaced by `***`: ZooKeeper connect
-/// strings carry no user info, but an error must not echo a secret someone pasted into one.
-/// (kafka-wire's `redact_credentials` applies the same rule to broker addresses.)
-fn redacted(servers: &str) -> String {
-    servers
-        .split(',')
-        .map(|addr| {
-            let Some(at) = addr.rfind('@') else { return addr.to_owned() };
-            let (user_info, host) = addr.split_at(at);
-            let start = user_info.find("://").map_or(0, |i| i + 3);
-            match user_info[start..].find(':') {
-                Some(colon) => format!("{}:***{host}", &user_info[..start + colon]),
-                None => addr.to_owned(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// A node value as quoted text, escaped, cut after 64 bytes (a corrupt node can be 1 MiB).

@@ -9,10 +9,12 @@
 //! writer that moves the offset node leaves this node behind, so a reader uses the metadata only
 //! when its `offset` equals the offset node's (see [`Meta::applies_to`]). `leader_epoch` and
 //! `topic_id` are left out when unknown. `topic_id` is Kafka's own text form of a topic id:
-//! URL-safe base64 without padding (`Uuid.toString()`), 22 characters.
+//! URL-safe base64 without padding (`Uuid.toString()`), 22 characters, read and written by
+//! [`Uuid`], the one codec of that form.
 
 use std::fmt;
 
+use kafka_vocab::Uuid;
 use serde_json::{Map, Value};
 
 /// The only format version this crate writes.
@@ -26,7 +28,7 @@ pub struct Meta {
     /// The leader epoch of the last record before the offset, when known.
     pub leader_epoch: Option<i32>,
     /// The topic's id when the offset was stored, when known.
-    pub topic_id: Option<[u8; 16]>,
+    pub topic_id: Option<Uuid>,
 }
 
 /// Why a metadata node's bytes were refused.
@@ -66,7 +68,7 @@ impl Meta {
         }
         if let Some(id) = self.topic_id {
             s.push_str(",\"topic_id\":\"");
-            s.push_str(&encode_topic_id(&id));
+            s.push_str(&id.to_string());
             s.push('"');
         }
         s.push('}');
@@ -90,7 +92,7 @@ impl Meta {
         let leader_epoch = optional(&map, "leader_epoch", |v| {
             v.as_i64().and_then(|e| i32::try_from(e).ok()).filter(|e| *e >= 0)
         })?;
-        let topic_id = optional(&map, "topic_id", |v| v.as_str().and_then(decode_topic_id))?;
+        let topic_id = optional(&map, "topic_id", |v| v.as_str().and_then(|t| Uuid::parse(t).ok()))?;
         Ok(Some(Meta { offset, leader_epoch, topic_id }))
     }
 }
@@ -107,85 +109,13 @@ fn optional<T>(
     }
 }
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/// Kafka's `Uuid.toString()`: URL-safe base64, no padding, 22 characters.
-pub fn encode_topic_id(id: &[u8; 16]) -> String {
-    let mut out = String::with_capacity(22);
-    for chunk in id.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let chars = chunk.len() + 1;
-        for i in 0..chars {
-            out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 0x3f) as usize]));
-        }
-    }
-    out
-}
-
-/// The inverse of [`encode_topic_id`]; `None` unless the text is exactly 22 characters of the
-/// URL-safe alphabet encoding 16 bytes (the unused low bits of the last character must be 0).
-pub fn decode_topic_id(text: &str) -> Option<[u8; 16]> {
-    let bytes = text.as_bytes();
-    if bytes.len() != 22 {
-        return None;
-    }
-    let mut bits: u128 = 0;
-    for (i, &c) in bytes.iter().enumerate() {
-        let v = ALPHABET.iter().position(|&a| a == c)? as u128;
-        if i == 21 {
-            // 21 characters carry 126 bits; the last one contributes its top 2 bits only.
-            if v & 0xf != 0 {
-                return None;
-            }
-            bits = (bits << 2) | (v >> 4);
-        } else {
-            bits = (bits << 6) | v;
-        }
-    }
-    Some(bits.to_be_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn topic_id_text_matches_kafka_uuid_to_string() {
-        // Kafka: new Uuid(0L, 1L).toString() == "AAAAAAAAAAAAAAAAAAAAAQ"
-        let mut one = [0u8; 16];
-        one[15] = 1;
-        assert_eq!(encode_topic_id(&one), "AAAAAAAAAAAAAAAAAAAAAQ");
-        assert_eq!(decode_topic_id("AAAAAAAAAAAAAAAAAAAAAQ"), Some(one));
-        // Kafka: new Uuid(-1L, -1L).toString() == "_____________________w"
-        assert_eq!(encode_topic_id(&[0xff; 16]), "_____________________w");
-        assert_eq!(decode_topic_id("_____________________w"), Some([0xff; 16]));
-    }
-
-    #[test]
-    fn topic_id_round_trips() {
-        let mut id = [0u8; 16];
-        for seed in 0u8..=255 {
-            for (i, b) in id.iter_mut().enumerate() {
-                *b = seed.wrapping_mul(31).wrapping_add(i as u8 * 17);
-            }
-            assert_eq!(decode_topic_id(&encode_topic_id(&id)), Some(id));
-        }
-    }
-
-    #[test]
-    fn malformed_topic_id_text_is_refused() {
-        assert_eq!(decode_topic_id(""), None);
-        assert_eq!(decode_topic_id("AAAAAAAAAAAAAAAAAAAAA"), None);
-        assert_eq!(decode_topic_id("AAAAAAAAAAAAAAAAAAAAAAA"), None);
-        assert_eq!(decode_topic_id("AAAAAAAAAAAAAAAAAAAAA+"), None);
-        assert_eq!(decode_topic_id("AAAAAAAAAAAAAAAAAAAAAB"), None);
-        assert_eq!(decode_topic_id("AAAAAAAAAAAAAAAAAAAAéA"), None);
-    }
-
-    #[test]
     fn metadata_round_trips_with_and_without_optional_fields() {
-        let full = Meta { offset: 42, leader_epoch: Some(7), topic_id: Some([9; 16]) };
+        let full = Meta { offset: 42, leader_epoch: Some(7), topic_id: Some(Uuid([9; 16])) };
         assert_eq!(Meta::decode(&full.encode()), Ok(Some(full)));
         let bare = Meta { offset: 0, leader_epoch: None, topic_id: None };
         assert_eq!(bare.encode(), br#"{"version":1,"offset":0}"#);
@@ -196,7 +126,7 @@ mod tests {
     fn metadata_text_is_stable() {
         let mut id = [0u8; 16];
         id[15] = 1;
-        let meta = Meta { offset: 42, leader_epoch: Some(7), topic_id: Some(id) };
+        let meta = Meta { offset: 42, leader_epoch: Some(7), topic_id: Some(Uuid(id)) };
         assert_eq!(
             String::from_utf8(meta.encode()).unwrap(),
             r#"{"version":1,"offset":42,"leader_epoch":7,"topic_id":"AAAAAAAAAAAAAAAAAAAAAQ"}"#

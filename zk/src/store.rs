@@ -474,6 +474,7 @@ impl ZkOffsetStore {
                 offset,
                 leader_epoch: meta.and_then(|m| m.leader_epoch),
                 topic_id: meta.and_then(|m| m.topic_id),
+                commit_timestamp_ms: None,
             });
         }
         Ok((out, seen))

@@ -1,31 +1,9 @@
 //! Parsing `host:port` lists, so a typo is reported before anything connects, and keeping
 //! passwords typed into an address out of messages.
 
-use std::borrow::Cow;
+pub use kafka_vocab::redact_credentials;
 
 use super::error::ClientError;
-
-/// `addresses` (one address or a comma-separated list) with the password of any user info
-/// replaced: `user:SECRET@host:9092` becomes `user:***@host:9092`, also after a `scheme://`.
-/// Kafka addresses carry no user info, but people paste URLs; an error must not echo a secret.
-pub fn redact_credentials(addresses: &str) -> Cow<'_, str> {
-    if !addresses.contains('@') {
-        return Cow::Borrowed(addresses);
-    }
-    let redacted: Vec<String> = addresses
-        .split(',')
-        .map(|addr| {
-            let Some(at) = addr.rfind('@') else { return addr.to_owned() };
-            let (user_info, host) = addr.split_at(at);
-            let start = user_info.find("://").map_or(0, |i| i + 3);
-            match user_info[start..].find(':') {
-                Some(colon) => format!("{}:***{host}", &user_info[..start + colon]),
-                None => addr.to_owned(),
-            }
-        })
-        .collect();
-    Cow::Owned(redacted.join(","))
-}
 
 /// Splits a comma-separated `host:port` list. Hosts may be names, IPv4, or `[IPv6]`.
 pub fn parse_bootstrap(list: &str) -> Result<Vec<String>, ClientError> {

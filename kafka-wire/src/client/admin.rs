@@ -14,7 +14,7 @@ use super::cluster::Client;
 use super::deadline::{deadline_after, fits_before};
 use super::error::{BrokerRef, ClientError};
 use super::metadata::{ClusterMetadata, TopicInfo};
-use super::offsets::{Isolation, OffsetQuery};
+use super::offsets::OffsetQuery;
 use super::retry::Backoff;
 use super::router::{LeaderAnswer, PartitionResults, TopicPartition};
 use crate::protocol::messages::{
@@ -25,6 +25,7 @@ use crate::protocol::messages::{
 };
 use crate::protocol::names::validate_topic;
 use crate::protocol::{ApiKey, ErrorCode, Recovery, Request, TaggedFields, Uuid};
+use kafka_vocab::Isolation;
 
 /// One result per topic named in a call.
 pub type TopicResults<T> = BTreeMap<String, Result<T, ClientError>>;
@@ -317,7 +318,7 @@ impl Client {
         self.route_by_leader(delete_records::SPEC.key, &partitions, timeout, |target, batch| async move {
             let mut topics: BTreeMap<&str, Vec<DeleteRecordsPartition>> = BTreeMap::new();
             for (tp, _) in &batch {
-                topics.entry(tp.topic.as_str()).or_default().push(DeleteRecordsPartition {
+                topics.entry(&*tp.topic).or_default().push(DeleteRecordsPartition {
                     partition_index: tp.partition,
                     offset: offsets.get(tp).copied().unwrap_or(delete_records::DELETE_UP_TO_HIGH_WATERMARK),
                     tagged_fields: TaggedFields::default(),
@@ -368,7 +369,7 @@ impl Client {
                 let build = |version: i16| {
                     let mut topics: BTreeMap<&str, Vec<OffsetForLeaderPartition>> = BTreeMap::new();
                     for (tp, current) in &batch {
-                        topics.entry(tp.topic.as_str()).or_default().push(OffsetForLeaderPartition {
+                        topics.entry(&*tp.topic).or_default().push(OffsetForLeaderPartition {
                             partition: tp.partition,
                             current_leader_epoch: (version >= 2).then_some(current.unwrap_or(-1)),
                             leader_epoch: wanted.get(tp).copied().unwrap_or(-1),
@@ -537,7 +538,7 @@ impl Client {
         let answers =
             self.list_offsets(&partitions, OffsetQuery::Earliest, Isolation::ReadUncommitted, left).await;
         for (tp, answer) in answers {
-            if let (Err(e), Some(outcome)) = (answer, seen.get_mut(&tp.topic)) {
+            if let (Err(e), Some(outcome)) = (answer, seen.get_mut(&*tp.topic)) {
                 if outcome.is_ok() {
                     *outcome = Err(e);
                 }

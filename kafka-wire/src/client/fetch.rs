@@ -22,7 +22,6 @@ use bytes::Bytes;
 use super::cluster::Client;
 use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
-use super::offsets::Isolation;
 use super::produce::{topic_ids, topic_name};
 use super::router::{LeaderAnswer, LeaderBatch, PartitionResults, TopicPartition};
 use crate::protocol::messages::fetch::{self, AbortedTransaction, READ_COMMITTED, READ_UNCOMMITTED};
@@ -31,6 +30,7 @@ use crate::protocol::records::{
     ControlRecordType, DecodeOptions, Header, RecordBatch, RecordSetBatch, TimestampType,
 };
 use crate::protocol::{DecodeError, ErrorCode, TaggedFields, Uuid};
+use kafka_vocab::Isolation;
 
 /// One partition's offsets to read: `from` inclusive, `until` exclusive.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -397,10 +397,10 @@ fn build_request(
             tagged_fields: TaggedFields::default(),
         };
         match topics.last_mut() {
-            Some(last) if last.topic.as_deref() == Some(tp.topic.as_str()) => last.partitions.push(partition),
+            Some(last) if last.topic.as_deref() == Some(&*tp.topic) => last.partitions.push(partition),
             _ => topics.push(FetchTopic {
-                topic: Some(tp.topic.clone()),
-                topic_id: ids.get(&tp.topic).copied(),
+                topic: Some(tp.topic.to_string()),
+                topic_id: ids.get(&*tp.topic).copied(),
                 partitions: vec![partition],
                 tagged_fields: TaggedFields::default(),
             }),

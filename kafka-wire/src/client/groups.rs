@@ -206,10 +206,10 @@ impl Client {
         timeout: Duration,
     ) -> Result<PartitionResults<()>, ClientError> {
         // A bad name refuses the whole batch: nothing is half-committed over a caller's typo.
-        validate_topics(offsets.iter().map(|o| o.tp.topic.as_str()))?;
+        validate_topics(offsets.iter().map(|o| &*o.tp.topic))?;
         let mut by_topic: BTreeMap<&str, Vec<&OffsetToCommit>> = BTreeMap::new();
         for o in offsets {
-            by_topic.entry(o.tp.topic.as_str()).or_default().push(o);
+            by_topic.entry(&*o.tp.topic).or_default().push(o);
         }
         self.with_coordinator(group, timeout, |broker| {
             let by_topic = &by_topic;

@@ -9,6 +9,7 @@ use super::error::ClientError;
 use super::router::{LeaderAnswer, PartitionResults, TopicPartition};
 use crate::protocol::messages::{ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic};
 use crate::protocol::TaggedFields;
+use kafka_vocab::Isolation;
 
 /// Which offset to ask a partition's leader for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,25 +31,6 @@ impl OffsetQuery {
             Self::Latest => -1,
             Self::MaxTimestamp => -3,
             Self::Timestamp(ms) => ms,
-        }
-    }
-}
-
-/// Which end of the log counts as "latest".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Isolation {
-    /// Up to the high watermark.
-    #[default]
-    ReadUncommitted,
-    /// Up to the last stable offset (no open transaction's records).
-    ReadCommitted,
-}
-
-impl Isolation {
-    fn wire(self) -> i8 {
-        match self {
-            Self::ReadUncommitted => 0,
-            Self::ReadCommitted => 1,
         }
     }
 }
@@ -201,7 +183,7 @@ fn build_request(
 ) -> ListOffsetsRequest {
     let mut topics: BTreeMap<&str, Vec<ListOffsetsPartition>> = BTreeMap::new();
     for (tp, epoch) in tps {
-        topics.entry(tp.topic.as_str()).or_default().push(ListOffsetsPartition {
+        topics.entry(&*tp.topic).or_default().push(ListOffsetsPartition {
             partition_index: tp.partition,
             current_leader_epoch: (version >= 4).then_some(epoch.unwrap_or(-1)),
             timestamp: query.wire_timestamp(),

@@ -31,7 +31,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+use kafka_vocab::now_ms;
 
 use bytes::Bytes;
 
@@ -275,12 +277,6 @@ impl Client {
     }
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 /// One batch for one partition: offsets 0.., the first record's timestamp as the base.
 fn encode_batch(
     tp: &TopicPartition,
@@ -343,7 +339,7 @@ fn build_request(
 ) -> ProduceRequest {
     let mut topics: BTreeMap<&str, Vec<PartitionProduceData>> = BTreeMap::new();
     for tp in tps {
-        topics.entry(tp.topic.as_str()).or_default().push(PartitionProduceData {
+        topics.entry(&*tp.topic).or_default().push(PartitionProduceData {
             index: tp.partition,
             records: encoded.get(tp).cloned(),
             tagged_fields: TaggedFields::default(),

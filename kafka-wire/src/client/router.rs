@@ -9,34 +9,14 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 
+pub use kafka_vocab::TopicPartition;
+
 use super::cluster::Client;
 use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
 use super::retry::Backoff;
 use crate::protocol::names::validate_topic;
 use crate::protocol::{ApiKey, ErrorCode, Recovery};
-
-/// A topic and partition.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TopicPartition {
-    /// The topic name.
-    pub topic: String,
-    /// The partition index, from 0.
-    pub partition: i32,
-}
-
-impl TopicPartition {
-    /// `partition` of `topic`; displayed as `topic-partition`, as Kafka's tools do.
-    pub fn new(topic: impl Into<String>, partition: i32) -> Self {
-        Self { topic: topic.into(), partition }
-    }
-}
-
-impl std::fmt::Display for TopicPartition {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}-{}", self.topic, self.partition)
-    }
-}
 
 /// One partition's answer within a many-partition call.
 pub type PartitionResults<T> = BTreeMap<TopicPartition, Result<T, ClientError>>;
@@ -90,7 +70,7 @@ impl Client {
             return results;
         }
         let topics: Vec<String> = {
-            let mut t: Vec<String> = pending.iter().map(|tp| tp.topic.clone()).collect();
+            let mut t: Vec<String> = pending.iter().map(|tp| tp.topic.to_string()).collect();
             t.dedup();
             t
         };
@@ -146,11 +126,13 @@ impl Client {
             let mut retry_next: Vec<TopicPartition> = Vec::new();
             for tp in std::mem::take(&mut pending) {
                 let Some(topic) = metadata.topic(&tp.topic) else {
-                    results.insert(tp.clone(), Err(ClientError::UnknownTopic { topic: tp.topic.clone() }));
+                    results
+                        .insert(tp.clone(), Err(ClientError::UnknownTopic { topic: tp.topic.to_string() }));
                     continue;
                 };
                 if topic.error == ErrorCode::UNKNOWN_TOPIC_OR_PARTITION {
-                    results.insert(tp.clone(), Err(ClientError::UnknownTopic { topic: tp.topic.clone() }));
+                    results
+                        .insert(tp.clone(), Err(ClientError::UnknownTopic { topic: tp.topic.to_string() }));
                     continue;
                 }
                 let Some(partition) = topic.partitions.iter().find(|p| p.partition == tp.partition) else {

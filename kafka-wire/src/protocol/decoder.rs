@@ -9,7 +9,7 @@ use bytes::Bytes;
 use super::broker_ids::{self, BrokerIds};
 use super::error::{DecodeError, DecodeErrorKind};
 use super::tagged::TaggedFields;
-use super::uuid::Uuid;
+use kafka_vocab::Uuid;
 
 /// A read position in an immutable buffer, plus whether the message version being read is
 /// flexible (KIP-482 compact lengths and tagged fields).

@@ -3,7 +3,7 @@
 use super::broker_ids::BrokerIds;
 use super::error::EncodeError;
 use super::tagged::TaggedFields;
-use super::uuid::Uuid;
+use kafka_vocab::Uuid;
 
 /// An output buffer plus whether the message version being written is flexible.
 #[derive(Debug, Default)]

@@ -35,7 +35,6 @@ use super::records::{
     TimestampType,
 };
 use super::tagged::TaggedFields;
-use super::uuid::Uuid;
 
 // ---------------------------------------------------------------------------------------------
 // The version being rendered
@@ -108,12 +107,6 @@ impl Serialize for ErrorCode {
 impl Serialize for ApiKey {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_i16(self.0)
-    }
-}
-
-impl Serialize for Uuid {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
     }
 }
 

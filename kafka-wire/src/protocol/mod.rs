@@ -17,7 +17,6 @@ pub mod records;
 pub mod registry;
 pub(crate) mod tagged;
 pub(crate) mod throttle;
-pub(crate) mod uuid;
 
 pub use api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 // The one list of implemented APIs, also here (it is defined at the crate root).
@@ -28,6 +27,6 @@ pub use encoder::{EncodeResult, Encoder};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use error_code::{ErrorCode, Recovery};
 pub use header::{RequestHeader, ResponseHeader};
+pub use kafka_vocab::{Uuid, UuidParseError};
 pub use tagged::TaggedFields;
 pub use throttle::Throttled;
-pub use uuid::Uuid;

@@ -89,13 +89,12 @@ pub(super) fn decode(
         if i % DEADLINE_STRIDE == 0 && passed() {
             return Err(Problem::TimedOut);
         }
-        let topic_id =
-            match e.topic_id {
-                None => None,
-                Some(text) => Some(Uuid::parse(&text).ok_or_else(|| {
-                    Problem::Corrupt(format!("entry {i}: `{text}` is not a Kafka topic id"))
-                })?),
-            };
+        let topic_id = match e.topic_id {
+            None => None,
+            Some(text) => Some(Uuid::parse(&text).map_err(|e| {
+                Problem::Corrupt(format!("entry {i}: `{text}` is not a Kafka topic id: {e}"))
+            })?),
+        };
         out.push(StoredOffset {
             topic: e.topic,
             partition: e.partition,

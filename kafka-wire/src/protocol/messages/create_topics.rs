@@ -10,7 +10,7 @@ use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error::{DecodeError, DecodeErrorKind};
 use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
-use crate::protocol::uuid::Uuid;
+use kafka_vocab::Uuid;
 
 /// CreateTopics's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {

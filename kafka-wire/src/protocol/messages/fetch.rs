@@ -19,7 +19,7 @@ use crate::protocol::error::{DecodeError, EncodeError};
 use crate::protocol::error_code::ErrorCode;
 use crate::protocol::records::{DecodeOptions, RecordSet};
 use crate::protocol::tagged::TaggedFields;
-use crate::protocol::uuid::Uuid;
+use kafka_vocab::Uuid;
 
 /// Fetch's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {

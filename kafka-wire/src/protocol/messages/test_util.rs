@@ -11,7 +11,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use crate::protocol::api::Body;
 use crate::protocol::error_code::ErrorCode;
 use crate::protocol::tagged::TaggedFields;
-use crate::protocol::uuid::Uuid;
+use kafka_vocab::Uuid;
 
 /// Cases per (message, version): enough to hit every gate and null, small enough that the whole
 /// crate's suite stays fast.
