@@ -260,10 +260,10 @@ impl From<CompressionArg> for kafka_wire::protocol::records::Compression {
 pub struct MigrateArgs {
     #[arg(long)]
     pub group: String,
-    /// The store to copy from: kafka, zk, or file:PATH.
+    /// The store to copy from: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long)]
     pub from: crate::store::StoreSpec,
-    /// The store to copy to: kafka, zk, or file:PATH.
+    /// The store to copy to: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long)]
     pub to: crate::store::StoreSpec,
     /// Only these topics (all stored topics by default).
@@ -272,7 +272,8 @@ pub struct MigrateArgs {
     /// Write (and read back). Without it nothing is written.
     #[arg(long)]
     pub execute: bool,
-    /// Write to a Kafka group even if it has active members.
+    /// Write to a Kafka group even if it has active members, or to a Spark checkpoint whose
+    /// query wrote a batch in the last 10 s.
     #[arg(long)]
     pub force: bool,
 }
@@ -281,7 +282,7 @@ pub struct MigrateArgs {
 pub struct ResetArgs {
     #[arg(long)]
     pub group: String,
-    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    /// Where the group's offsets are kept: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long, default_value = "kafka")]
     pub store: crate::store::StoreSpec,
     #[arg(long = "topic", required = true)]
@@ -295,7 +296,7 @@ pub struct ResetArgs {
     /// Print the plan as kafka-consumer-groups CSV (topic,partition,offset).
     #[arg(long)]
     pub export: bool,
-    /// Write even if the group has active members.
+    /// Write even if the group has active members (or a Spark query wrote a batch in the last 10 s).
     #[arg(long)]
     pub force: bool,
     /// With --to file:CSV: list rows for topics not named in --topic, or for partitions that
@@ -350,10 +351,11 @@ fn parse_reset_to(text: &str) -> Result<ResetTo, String> {
 pub struct CommitArgs {
     #[arg(long)]
     pub group: String,
-    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    /// Where the group's offsets are kept: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long, default_value = "kafka")]
     pub store: crate::store::StoreSpec,
-    /// Write even if the group has active members or an offset is outside the log.
+    /// Write even if the group has active members, a Spark query wrote a batch in the last
+    /// 10 s, or an offset is outside the log.
     #[arg(long)]
     pub force: bool,
     /// TOPIC:PARTITION=OFFSET (the next offset to read).
@@ -378,7 +380,7 @@ fn parse_assignment(text: &str) -> Result<(kafka_wire::client::TopicPartition, i
 pub struct PlanArgs {
     #[arg(long)]
     pub group: String,
-    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    /// Where the group's offsets are kept: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long, default_value = "kafka")]
     pub store: crate::store::StoreSpec,
     /// Topics to plan (all their partitions).
@@ -426,7 +428,7 @@ pub enum GroupCommand {
 #[derive(Debug, Args)]
 pub struct GroupDescribeArgs {
     pub group: String,
-    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    /// Where the group's offsets are kept: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long, default_value = "kafka")]
     pub store: crate::store::StoreSpec,
     /// Also show these topics' partitions that have nothing stored.

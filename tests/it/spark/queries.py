@@ -1,0 +1,66 @@
+"""One Spark session that runs Structured Streaming queries on request, for tests/it/spark_store.rs.
+
+Reads commands from stdin, one JSON object per line, and answers each with one JSON line on
+stdout (Spark's own logs go to stderr):
+
+  {"op": "run", "topic": T, "checkpoint": DIR, "output": DIR, "fail_on_data_loss": true}
+      runs the query Kafka(subscribe T, startingOffsets earliest) -> JSON files in DIR, with
+      trigger(availableNow=True): every record available at the start, then it stops.
+      Answers {"ok": true} or {"ok": false, "error": "<the exception's text>"}.
+  {"op": "quit"}
+
+One JVM for every query of a test keeps the Spark tests to seconds per query, not tens.
+"""
+
+import json
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+
+def main() -> None:
+    jars = os.environ["KWIRE_SPARK_JARS"]
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("kwire-spark-store-tests")
+        .config("spark.jars", jars)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "512m")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    bootstrap = os.environ["KWIRE_BOOTSTRAP"]
+    print(json.dumps({"ok": True, "ready": True, "spark": spark.version}), flush=True)
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        if cmd["op"] == "quit":
+            break
+        try:
+            df = (
+                spark.readStream.format("kafka")
+                .option("kafka.bootstrap.servers", bootstrap)
+                .option("subscribe", cmd["topic"])
+                .option("startingOffsets", "earliest")
+                .option("failOnDataLoss", "true" if cmd.get("fail_on_data_loss", True) else "false")
+                .load()
+            )
+            query = (
+                df.selectExpr("CAST(value AS STRING) AS value", "topic", "partition", "offset")
+                .writeStream.format("json")
+                .option("path", cmd["output"])
+                .option("checkpointLocation", cmd["checkpoint"])
+                .trigger(availableNow=True)
+                .start()
+            )
+            query.awaitTermination()
+            answer = {"ok": True}
+        except Exception as e:  # the test records Spark's own error text
+            answer = {"ok": False, "error": str(e)}
+        print(json.dumps(answer), flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
