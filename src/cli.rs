@@ -40,9 +40,10 @@ pub struct Global {
     /// ZooKeeper connect string host:port[,host:port][/chroot] (for the ZooKeeper offset store).
     #[arg(long, env = "KWIRE_ZOOKEEPER", hide_env_values = true, global = true)]
     pub zookeeper: Option<String>,
-    /// Output format: aligned text tables, or one JSON document on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text, global = true)]
-    pub format: Format,
+    /// Output format: aligned text tables, one JSON document on stdout, or (`plan` only) the
+    /// batch as Spark's startingOffsets / endingOffsets JSON.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text, global = true)]
+    pub format: FormatArg,
     /// Timeout for each request, e.g. 30s, 500ms, 2m (a bare number is seconds); at most 24h.
     #[arg(long, value_parser = parse_timeout, default_value = "30s", global = true)]
     pub timeout: Duration,
@@ -51,8 +52,19 @@ pub struct Global {
     pub trace: bool,
 }
 
+/// `--format` as given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 #[value(rename_all = "lower")]
+pub enum FormatArg {
+    Text,
+    Json,
+    /// `kwire plan` only: `{"startingOffsets": ..., "endingOffsets": ...}` for spark.read.
+    Spark,
+}
+
+/// How a command prints: every command has both; `--format spark` is refused before any
+/// command but `plan` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Text,
     Json,

@@ -7,14 +7,22 @@ stdout (Spark's own logs go to stderr):
       runs the query Kafka(subscribe T, startingOffsets earliest) -> JSON files in DIR, with
       trigger(availableNow=True): every record available at the start, then it stops.
       Answers {"ok": true} or {"ok": false, "error": "<the exception's text>"}.
+  {"op": "batch_loop", "args": [ARG, ...]}
+      runs examples/pyspark/batch_loop.py's loop with those command-line arguments in this
+      session. Answers {"ok": true, "records": N, "rounds": [...per-round timings...]}.
   {"op": "quit"}
 
 One JVM for every query of a test keeps the Spark tests to seconds per query, not tens.
 """
 
+import contextlib
+import io
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "pyspark"))
+import batch_loop  # noqa: E402  (the example, run in this session)
 
 from pyspark.sql import SparkSession
 
@@ -37,6 +45,17 @@ def main() -> None:
         cmd = json.loads(line)
         if cmd["op"] == "quit":
             break
+        if cmd["op"] == "batch_loop":
+            rounds = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(rounds):
+                    records = batch_loop.run_loop(spark, batch_loop.options(cmd["args"]))
+                answer = {"ok": True, "records": records,
+                          "rounds": [json.loads(l) for l in rounds.getvalue().splitlines() if l.startswith("{")]}
+            except (Exception, SystemExit) as e:
+                answer = {"ok": False, "error": str(e)}
+            print(json.dumps(answer), flush=True)
+            continue
         try:
             df = (
                 spark.readStream.format("kafka")
