@@ -233,6 +233,26 @@ mod tests {
     }
 
     #[test]
+    fn create_new_never_replaces_a_file_another_writer_put_there_first() {
+        let dir = std::env::temp_dir().join(format!("kwire-replace-create-new-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("7");
+        fs::write(&target, b"theirs").unwrap();
+        let owner = Ownership { mode: 0o644, owner: None };
+        let err = install(&dir, OsStr::new("7"), &target, b"ours", owner, Install::CreateNew).unwrap_err();
+        assert!(
+            matches!(&err, FileStoreError::Io { source, .. } if source.kind() == io::ErrorKind::AlreadyExists),
+            "{err}"
+        );
+        assert_eq!(fs::read(&target).unwrap(), b"theirs");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "the temporary file is removed");
+        install(&dir, OsStr::new("8"), &dir.join("8"), b"ours", owner, Install::CreateNew).unwrap();
+        assert_eq!(fs::read(dir.join("8")).unwrap(), b"ours");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn random_names_differ() {
         let a = random_suffix().unwrap();
         let b = random_suffix().unwrap();
