@@ -3,7 +3,7 @@
 //! retention past the checkpoint), and moves the query's position.
 //!
 //! The checkpoint is the group: any group name is accepted. What is read (see
-//! [`checkpoint`](self::checkpoint)): the Kafka sources' offsets of the newest batch that has a
+//! [`checkpoint`]): the Kafka sources' offsets of the newest batch that has a
 //! commit file (`offsets/N` with `commits/N`), which is where the query resumes; before any
 //! batch was committed, each Kafka source's starting offsets (`sources/I/0`). A later batch
 //! with offsets and no commit (planned, not finished) is reported by [`SparkStore::describe`].
