@@ -41,9 +41,10 @@ pub struct Global {
     /// ZooKeeper connect string host:port[,host:port][/chroot] (for the ZooKeeper offset store).
     #[arg(long, env = "KWIRE_ZOOKEEPER", hide_env_values = true, global = true)]
     pub zookeeper: Option<String>,
-    /// Output format: aligned text tables, or one JSON document on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text, global = true)]
-    pub format: Format,
+    /// Output format: aligned text tables, one JSON document on stdout, or (`plan` only) the
+    /// batch as Spark's startingOffsets / endingOffsets JSON.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text, global = true)]
+    pub format: FormatArg,
     /// Timeout for each request, e.g. 30s, 500ms, 2m (a bare number is seconds); at most 24h.
     #[arg(long, value_parser = parse_timeout, default_value = "30s", global = true)]
     pub timeout: Duration,
@@ -52,8 +53,19 @@ pub struct Global {
     pub trace: bool,
 }
 
+/// `--format` as given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 #[value(rename_all = "lower")]
+pub enum FormatArg {
+    Text,
+    Json,
+    /// `kwire plan` only: `{"startingOffsets": ..., "endingOffsets": ...}` for spark.read.
+    Spark,
+}
+
+/// How a command prints: every command has both; `--format spark` is refused before any
+/// command but `plan` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Text,
     Json,
@@ -261,10 +273,10 @@ impl From<CompressionArg> for kafka_wire::protocol::records::Compression {
 pub struct MigrateArgs {
     #[arg(long)]
     pub group: String,
-    /// The store to copy from: kafka, zk, or file:PATH.
+    /// The store to copy from: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long)]
     pub from: crate::store::StoreSpec,
-    /// The store to copy to: kafka, zk, or file:PATH.
+    /// The store to copy to: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long)]
     pub to: crate::store::StoreSpec,
     /// Only these topics (all stored topics by default).
@@ -273,7 +285,8 @@ pub struct MigrateArgs {
     /// Write (and read back). Without it nothing is written.
     #[arg(long)]
     pub execute: bool,
-    /// Write to a Kafka group even if it has active members.
+    /// Write to a Kafka group even if it has active members, or to a Spark checkpoint whose
+    /// query wrote a batch in the last 10 s.
     #[arg(long)]
     pub force: bool,
 }
@@ -282,7 +295,7 @@ pub struct MigrateArgs {
 pub struct ResetArgs {
     #[arg(long)]
     pub group: String,
-    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    /// Where the group's offsets are kept: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long, default_value = "kafka")]
     pub store: crate::store::StoreSpec,
     #[arg(long = "topic", required = true)]
@@ -296,7 +309,7 @@ pub struct ResetArgs {
     /// Print the plan as kafka-consumer-groups CSV (topic,partition,offset).
     #[arg(long)]
     pub export: bool,
-    /// Write even if the group has active members.
+    /// Write even if the group has active members (or a Spark query wrote a batch in the last 10 s).
     #[arg(long)]
     pub force: bool,
     /// With --to file:CSV: list rows for topics not named in --topic, or for partitions that
@@ -351,10 +364,11 @@ fn parse_reset_to(text: &str) -> Result<ResetTo, String> {
 pub struct CommitArgs {
     #[arg(long)]
     pub group: String,
-    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    /// Where the group's offsets are kept: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long, default_value = "kafka")]
     pub store: crate::store::StoreSpec,
-    /// Write even if the group has active members or an offset is outside the log.
+    /// Write even if the group has active members, a Spark query wrote a batch in the last
+    /// 10 s, or an offset is outside the log.
     #[arg(long)]
     pub force: bool,
     /// TOPIC:PARTITION=OFFSET (the next offset to read).
@@ -379,7 +393,7 @@ fn parse_assignment(text: &str) -> Result<(kafka_wire::client::TopicPartition, i
 pub struct PlanArgs {
     #[arg(long)]
     pub group: String,
-    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    /// Where the group's offsets are kept: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long, default_value = "kafka")]
     pub store: crate::store::StoreSpec,
     /// Topics to plan (all their partitions).
@@ -427,7 +441,7 @@ pub enum GroupCommand {
 #[derive(Debug, Args)]
 pub struct GroupDescribeArgs {
     pub group: String,
-    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    /// Where the group's offsets are kept: kafka, zk, file:PATH, or spark:PATH (a Spark checkpoint folder).
     #[arg(long, default_value = "kafka")]
     pub store: crate::store::StoreSpec,
     /// Also show these topics' partitions that have nothing stored.

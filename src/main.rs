@@ -1,6 +1,7 @@
 //! `kwire`: Kafka offsets, lag and protocol debugging from the command line.
 
 mod anomaly_json;
+mod checkpoint;
 mod cli;
 mod commands;
 mod exit;

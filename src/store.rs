@@ -1,6 +1,6 @@
 //! Where a group's offsets are kept, as named on the command line: `kafka` (the group's
-//! committed offsets), `zk` (the Kafka 0.8 ZooKeeper layout at `--zookeeper`) or `file:PATH`
-//! (kwire's JSON file). The stores themselves are the library's [`OffsetStore`]s; this file
+//! committed offsets), `zk` (the Kafka 0.8 ZooKeeper layout at `--zookeeper`), `file:PATH`
+//! (kwire's JSON file) or `spark:PATH` (a Structured Streaming checkpoint). The stores themselves are the library's [`OffsetStore`]s; this file
 //! names them, opens them, and turns their errors into exit codes.
 
 use std::collections::BTreeMap;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_wire::client::{Client, TopicPartition};
-use kwire_stores::OpenOptions;
+use kwire_stores::{OpenOptions, SparkStoreError};
 use offset_engine::Stored;
 use offset_store::{OffsetStore, StoreError, StoredOffset};
 
@@ -103,6 +103,9 @@ pub async fn save(
 fn failure(e: StoreError) -> Failure {
     let exit = match &e {
         StoreError::GroupActive { .. } => Exit::REFUSED,
+        _ if matches!(kwire_stores::spark::spark_error(&e), Some(SparkStoreError::QueryRunning { .. })) => {
+            Exit::REFUSED
+        }
         StoreError::PartlyWritten { .. } => Exit::PARTIAL,
         StoreError::Invalid { .. } => Exit::USAGE,
         // A file store's backend is the file system: its failures are the store's (exit 6).

@@ -1,5 +1,5 @@
 //! A store named in one string, as the CLI, the stream driver and other front ends take it:
-//! `kafka`, `zk` / `zk:HOST:PORT[,HOST:PORT][/chroot]` or `file:PATH`.
+//! `kafka`, `zk` / `zk:HOST:PORT[,HOST:PORT][/chroot]`, `file:PATH` or `spark:PATH`.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -15,6 +15,8 @@ pub enum StoreSpec {
     ZooKeeper(Option<String>),
     /// kwire's JSON file.
     File(PathBuf),
+    /// A Spark Structured Streaming checkpoint folder.
+    Spark(PathBuf),
 }
 
 impl FromStr for StoreSpec {
@@ -38,7 +40,15 @@ impl FromStr for StoreSpec {
                 path => Ok(Self::File(PathBuf::from(path))),
             };
         }
-        Err(format!("unknown store `{s}`: use kafka, zk[:HOST:PORT[/chroot]] or file:PATH"))
+        if let Some(rest) = s.strip_prefix("spark:") {
+            return match rest {
+                "" => {
+                    Err(format!("`{s}` names no checkpoint: use spark:PATH (the query's checkpointLocation)"))
+                }
+                path => Ok(Self::Spark(PathBuf::from(path))),
+            };
+        }
+        Err(format!("unknown store `{s}`: use kafka, zk[:HOST:PORT[/chroot]], file:PATH or spark:PATH"))
     }
 }
 
@@ -49,6 +59,7 @@ impl fmt::Display for StoreSpec {
             Self::ZooKeeper(None) => f.write_str("zk"),
             Self::ZooKeeper(Some(connect)) => write!(f, "zk:{connect}"),
             Self::File(path) => write!(f, "file:{}", path.display()),
+            Self::Spark(path) => write!(f, "spark:{}", path.display()),
         }
     }
 }
@@ -59,13 +70,13 @@ mod tests {
 
     #[test]
     fn store_names_parse_and_print_back() {
-        for text in ["kafka", "zk", "zk:127.0.0.1:2181/kafka", "file:/tmp/o.json"] {
+        for text in ["kafka", "zk", "zk:127.0.0.1:2181/kafka", "file:/tmp/o.json", "spark:/data/ckpt"] {
             let spec: StoreSpec = text.parse().unwrap();
             assert_eq!(spec.to_string(), text);
         }
         assert_eq!("zookeeper:h:1".parse::<StoreSpec>(), Ok(StoreSpec::ZooKeeper(Some("h:1".into()))));
         assert_eq!("zookeeper".parse::<StoreSpec>(), Ok(StoreSpec::ZooKeeper(None)));
-        for bad in ["", "zk:", "file:", "redis", "Kafka"] {
+        for bad in ["", "zk:", "file:", "spark:", "redis", "Kafka"] {
             assert!(bad.parse::<StoreSpec>().is_err(), "{bad}");
         }
     }

@@ -149,7 +149,12 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
     };
     let topics = (!args.topics.is_empty()).then_some(args.topics.as_slice());
     let rows = partition_rows(ctx, &client, &args.store, &args.group, topics, isolation).await?;
-    let dead = description.as_ref().is_none_or(|d| d.state == "Dead" && d.members.is_empty());
+    let checkpoint = match &args.store {
+        StoreSpec::Spark(path) => Some(crate::checkpoint::read(path)?),
+        _ => None,
+    };
+    let dead = description.as_ref().is_none_or(|d| d.state == "Dead" && d.members.is_empty())
+        && checkpoint.as_ref().is_none_or(|c| c.committed.is_none() && c.pending.is_none());
     if dead && rows.iter().all(|r| r.committed().is_none()) {
         return Err(Failure::new(
             crate::exit::Exit::NOT_FOUND,
@@ -174,6 +179,7 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
                 "member_id": m.member_id, "client_id": m.client_id, "client_host": m.client_host,
                 "group_instance_id": m.group_instance_id,
             })).collect::<Vec<_>>()).unwrap_or_default(),
+            "checkpoint": checkpoint.as_ref().map(crate::checkpoint::json),
             "partitions": rows.iter().map(|r| row_json(r, isolation, now)).collect::<Vec<_>>(),
             "topics": totals.iter().map(|(t, (lag, consumable, lost))| json!({
                 "topic": t, "lag": lag, "consumable": consumable, "lost": lost,
@@ -189,6 +195,9 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
                     d.members.len()
                 ),
                 None => outln!("group {}  store {}", args.group, args.store),
+            }
+            for line in checkpoint.iter().flat_map(crate::checkpoint::text) {
+                outln!("{line}");
             }
             if let Some(d) = &description {
                 for m in &d.members {

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use kafka_wire::client::{Client, ClientConfig, Direction, TopicPartition, TraceEvent};
 use kafka_wire::protocol::ErrorCode;
 
-use crate::cli::{Cli, Command, Format, Global};
+use crate::cli::{Cli, Command, Format, FormatArg, Global};
 use crate::exit::{Exit, Failure};
 use crate::output::hex;
 
@@ -32,7 +32,11 @@ pub struct Context {
 
 impl Context {
     pub fn format(&self) -> Format {
-        self.global.format
+        match self.global.format {
+            FormatArg::Text => Format::Text,
+            // `spark` reaches only `plan`, which asks for it itself (`run` refuses it elsewhere).
+            FormatArg::Json | FormatArg::Spark => Format::Json,
+        }
     }
 
     /// What the offset stores need: the client, `--zookeeper`, `--timeout`.
@@ -152,6 +156,11 @@ fn check_names(command: &Command) -> Result<(), Failure> {
 
 pub fn run(cli: Cli) -> Exit {
     if let Err(failure) = check_names(&cli.command) {
+        print_failure(&failure);
+        return failure.exit;
+    }
+    if cli.global.format == FormatArg::Spark && !matches!(cli.command, Command::Plan(_)) {
+        let failure = Failure::new(Exit::USAGE, "--format spark is for `kwire plan` only: use text or json");
         print_failure(&failure);
         return failure.exit;
     }

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::group::partition_rows;
 use super::Context;
 use crate::anomaly_json::{action, anomaly, until_reason};
-use crate::cli::{Format, OutOfRangeArg, PlanArgs, StartArg};
+use crate::cli::{Format, FormatArg, OutOfRangeArg, PlanArgs, StartArg};
 use crate::exit::{Exit, Failure};
 use crate::output::{out, outln, print_json, Table};
 
@@ -42,6 +42,9 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
     };
     let planned = plan(&request);
     let failed = planned.entries.iter().any(|e| matches!(e.outcome, Outcome::Failed { .. }));
+    if ctx.global.format == FormatArg::Spark {
+        return spark(&planned, failed);
+    }
     match ctx.format() {
         Format::Json => print_json(&json!({
             "group": args.group,
@@ -90,5 +93,44 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
             "an anomaly met the `fail` policy (see the plan); choose --on-out-of-range or reset the offsets",
         ));
     }
+    Ok(())
+}
+
+/// `--format spark`: the batch as the options of `spark.read.format("kafka")`, one JSON
+/// document: `assign` (the planned partitions), `startingOffsets` and `endingOffsets` (Spark's
+/// offset JSON, `[from, until)` per partition), and `records`. Spark's JSON objects are given as
+/// objects; pass each to Spark as text (`json.dumps`). When an anomaly met a `fail` policy
+/// nothing is printed on stdout (a job must not read part of a batch): the failure names each
+/// failed partition, exit 3.
+fn spark(planned: &offset_engine::Plan, failed: bool) -> Result<(), Failure> {
+    if failed {
+        let failures: Vec<String> = planned
+            .failures()
+            .map(|e| {
+                let why = e.anomaly.as_ref().map_or_else(|| action(&e.outcome), ToString::to_string);
+                format!("{}:{}: {why}", crate::output::escape(&e.tp.topic), e.tp.partition)
+            })
+            .collect();
+        return Err(Failure::new(
+            Exit::ANOMALY,
+            format!(
+                "an anomaly met the `fail` policy, no Spark offsets printed; choose --on-out-of-range or reset the \
+                 offsets: {}",
+                failures.join("; ")
+            ),
+        ));
+    }
+    let parse =
+        |text: String| serde_json::from_str::<serde_json::Value>(&text).unwrap_or(serde_json::Value::Null);
+    let mut assign: std::collections::BTreeMap<&str, Vec<i32>> = std::collections::BTreeMap::new();
+    for e in planned.entries.iter().filter(|e| e.range().is_some()) {
+        assign.entry(&e.tp.topic).or_default().push(e.tp.partition);
+    }
+    print_json(&json!({
+        "assign": assign,
+        "startingOffsets": parse(offset_engine::formats::offsets_to_spark_json(&planned.starting_offsets())),
+        "endingOffsets": parse(offset_engine::formats::offsets_to_spark_json(&planned.ending_offsets())),
+        "records": planned.records,
+    }));
     Ok(())
 }

@@ -30,9 +30,9 @@
 //!   and the problem, never "nothing stored".
 
 mod document;
-mod lock;
+pub(crate) mod lock;
 mod offset_store;
-mod replace;
+pub(crate) mod replace;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -243,13 +243,13 @@ impl std::error::Error for FileStoreError {
 
 /// `O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC`: how the store opens every file it did not just
 /// create, so a link is not followed and a FIFO does not block the open.
-fn no_follow_flags() -> i32 {
+pub(crate) fn no_follow_flags() -> i32 {
     use rustix::fs::OFlags;
     (OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC).bits() as i32
 }
 
 /// What a file type is when it is not a regular file.
-fn file_kind(t: fs::FileType) -> Option<&'static str> {
+pub(crate) fn file_kind(t: fs::FileType) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
     if t.is_file() {
         None

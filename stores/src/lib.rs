@@ -6,7 +6,8 @@
 //!   topic id in each offset's metadata;
 //! - [`FileStore`]: one JSON document per group, safe in a folder other users and processes
 //!   write to (see [`file`](mod@file));
-//! - [`ZkStore`] (feature `zookeeper`): the Kafka 0.8 ZooKeeper layout, over `kwire-zk`.
+//! - [`ZkStore`] (feature `zookeeper`): the Kafka 0.8 ZooKeeper layout, over `kwire-zk`;
+//! - [`SparkStore`]: a Structured Streaming checkpoint folder (see [`spark`](mod@spark)).
 //!
 //! [`open`] turns a [`StoreSpec`](offset_store::StoreSpec) into one of them, so the CLI, the
 //! stream driver and other front ends name stores the same way.
@@ -16,6 +17,7 @@ pub mod file;
 pub mod kafka;
 #[cfg(all(feature = "kafka", feature = "zookeeper"))]
 mod open;
+pub mod spark;
 #[cfg(feature = "zookeeper")]
 pub mod zk;
 
@@ -24,5 +26,6 @@ pub use file::{FileStore, FileStoreError};
 pub use kafka::KafkaGroupStore;
 #[cfg(all(feature = "kafka", feature = "zookeeper"))]
 pub use open::{open, OpenOptions};
+pub use spark::{SparkStore, SparkStoreError};
 #[cfg(feature = "zookeeper")]
 pub use zk::ZkStore;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use kafka_wire::client::Client;
 use offset_store::{OffsetStore, StoreError, StoreSpec};
 
-use crate::{FileStore, KafkaGroupStore, ZkStore};
+use crate::{FileStore, KafkaGroupStore, SparkStore, ZkStore};
 
 /// What opening a store may need besides its name.
 #[derive(Debug, Clone)]
@@ -19,7 +19,8 @@ pub struct OpenOptions {
     pub zookeeper_retry_budget: Duration,
     /// The connect string for a store written `zk` alone (the CLI's `--zookeeper`).
     pub default_zookeeper: Option<String>,
-    /// Lets the Kafka store write while the group has active members.
+    /// Lets the Kafka store write while the group has active members, and the Spark store
+    /// while the query looks alive.
     pub force: bool,
 }
 
@@ -38,6 +39,9 @@ pub async fn open(spec: &StoreSpec, options: &OpenOptions) -> Result<Box<dyn Off
             Box::new(KafkaGroupStore::new(Arc::clone(&options.client), options.timeout).force(options.force))
         }
         StoreSpec::File(path) => Box::new(FileStore::new(path).timeout(options.timeout)),
+        StoreSpec::Spark(path) => {
+            Box::new(SparkStore::new(path).timeout(options.timeout).force(options.force))
+        }
         StoreSpec::ZooKeeper(connect) => {
             let connect = connect
                 .as_deref()

@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::support::{
-    self, create_topic, json, kafka_tool, kwire, produce_with_kafka, stderr, stdout, unique, Cluster,
+    self, create_topic, create_topic_retrying, delete_topic_and_wait, json, kafka_tool, kwire,
+    produce_with_kafka, stderr, stdout, unique,
 };
 
 fn temp_file(name: &str) -> PathBuf {
@@ -24,31 +24,6 @@ fn by_partition(doc: &Value) -> BTreeMap<i64, Value> {
         .iter()
         .map(|p| (p["partition"].as_i64().unwrap(), p.clone()))
         .collect()
-}
-
-fn delete_topic_and_wait(cluster: &Cluster, topic: &str) {
-    kafka_tool(
-        "org.apache.kafka.tools.TopicCommand",
-        &["--bootstrap-server", &cluster.bootstrap, "--delete", "--topic", topic],
-    );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while kwire(cluster, &["metadata", topic]).status.code() != Some(4) {
-        assert!(Instant::now() < deadline, "topic {topic} still exists after 60 s");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-fn create_topic_retrying(cluster: &Cluster, topic: &str, partitions: u32) {
-    // Right after a delete, the brokers may still be removing the old log.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let out = support::try_create_topic(cluster, topic, partitions, 3);
-        if out.status.success() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "cannot recreate {topic}: {}", stderr(&out));
-        std::thread::sleep(Duration::from_millis(500));
-    }
 }
 
 #[test]

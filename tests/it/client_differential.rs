@@ -7,7 +7,6 @@
 //! so they are compared with kwire's high watermark; kwire's last stable offset is compared with
 //! the offsets the Java producer reports for its open transaction.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -18,30 +17,12 @@ use kafka_wire::client::{
     TopicPartition,
 };
 
-use crate::support::{self, get_offset_shell, kafka_tool, stdout, Cluster};
+use crate::support::{self, consumer_groups_describe, get_offset_shell, stdout, Cluster};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
-/// `partition -> (CURRENT-OFFSET, LOG-END-OFFSET)` from kafka-consumer-groups --describe.
-fn consumer_groups_describe(cluster: &Cluster, group: &str, topic: &str) -> BTreeMap<i32, (i64, i64)> {
-    let out = kafka_tool(
-        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-        &["--bootstrap-server", &cluster.bootstrap, "--describe", "--group", group],
-    );
-    stdout(&out)
-        .lines()
-        .filter_map(|line| {
-            let cols: Vec<&str> = line.split_whitespace().collect();
-            if cols.len() < 6 || cols[1] != topic {
-                return None;
-            }
-            Some((cols[2].parse().ok()?, (cols[3].parse().ok()?, cols[4].parse().ok()?)))
-        })
-        .collect()
 }
 
 /// The Java producer from tests/support/java/AbortedTxn.java on the cached Kafka classpath.

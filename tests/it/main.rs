@@ -17,6 +17,7 @@ mod cli_records;
 mod cli_reset_plan;
 mod cli_spellings;
 mod cli_stores;
+
 mod client_admin;
 mod client_differential;
 mod client_faults;
@@ -24,3 +25,4 @@ mod client_produce_fetch;
 mod client_routing;
 mod client_throttle;
 mod client_versions;
+mod spark_store;

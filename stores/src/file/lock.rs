@@ -25,12 +25,12 @@ const MAX_BACKOFF: Duration = Duration::from_millis(20);
 
 /// A held lock; dropping it (closing the file) releases it.
 #[derive(Debug)]
-pub(super) struct WriterLock {
+pub(crate) struct WriterLock {
     _file: File,
 }
 
 /// `.NAME.lock` in `dir`, for the store file called `name`.
-pub(super) fn lock_path(dir: &Path, name: &std::ffi::OsStr) -> PathBuf {
+pub(crate) fn lock_path(dir: &Path, name: &std::ffi::OsStr) -> PathBuf {
     let mut lock = OsString::from(".");
     lock.push(name);
     lock.push(".lock");
@@ -39,7 +39,7 @@ pub(super) fn lock_path(dir: &Path, name: &std::ffi::OsStr) -> PathBuf {
 
 /// Takes the lock at `path`, creating the file with `mode` (and group `gid`, where allowed)
 /// if it is missing; waits while another writer holds it, until `deadline`.
-pub(super) fn acquire(
+pub(crate) fn acquire(
     path: &Path,
     mode: u32,
     gid: Option<u32>,

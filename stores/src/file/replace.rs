@@ -32,7 +32,7 @@ const NAME_TRIES: usize = 8;
 
 /// Who the new file belongs to and what it may be read by.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Ownership {
+pub(crate) struct Ownership {
     /// Permission bits (the lower 12 bits).
     pub mode: u32,
     /// The old file's owner and group, to carry over; `None` for a new store file.
@@ -73,7 +73,7 @@ fn is_temp_name(file_name: &OsStr, prefix: &OsStr) -> bool {
 /// Removes the temporary files of `name` in `dir` that a killed writer left: only names of
 /// our pattern, only regular files (never following a link), only ours, only old ones.
 /// Best effort: a file that cannot be inspected or removed stays. Call it under the lock.
-pub(super) fn remove_stale_temps(dir: &Path, name: &OsStr) {
+pub(crate) fn remove_stale_temps(dir: &Path, name: &OsStr) {
     let prefix = temp_prefix(name);
     let Ok(entries) = fs::read_dir(dir) else { return };
     let me = rustix::process::geteuid().as_raw();
@@ -95,13 +95,36 @@ pub(super) fn remove_stale_temps(dir: &Path, name: &OsStr) {
     }
 }
 
+/// Whether the rename may replace a file already at the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Install {
+    /// Replace what is there (the file store's document).
+    Replace,
+    /// Fail with `AlreadyExists` when something is there (`renameat2(RENAME_NOREPLACE)`): a
+    /// Spark batch file is written once, and a query that wrote the same batch id first wins.
+    CreateNew,
+}
+
 /// Puts `bytes` at `target` (in `dir`, named `name`) as described in the module doc.
-pub(super) fn replace(
+pub(crate) fn replace(
     dir: &Path,
     name: &OsStr,
     target: &Path,
     bytes: &[u8],
     owner: Ownership,
+) -> Result<(), FileStoreError> {
+    install(dir, name, target, bytes, owner, Install::Replace)
+}
+
+/// [`replace`], or with [`Install::CreateNew`] the same steps ending in a rename that never
+/// replaces an existing file.
+pub(crate) fn install(
+    dir: &Path,
+    name: &OsStr,
+    target: &Path,
+    bytes: &[u8],
+    owner: Ownership,
+    how: Install,
 ) -> Result<(), FileStoreError> {
     let prefix = temp_prefix(name);
     let (tmp, mut file) = create_temp(dir, &prefix)?;
@@ -114,7 +137,15 @@ pub(super) fn replace(
         file.write_all(bytes).map_err(io("write", &tmp))?;
         file.sync_all().map_err(io("fsync", &tmp))?;
         drop(file);
-        fs::rename(&tmp, target).map_err(io("rename into place", target))?;
+        match how {
+            Install::Replace => fs::rename(&tmp, target).map_err(io("rename into place", target))?,
+            Install::CreateNew => {
+                use rustix::fs::{renameat_with, RenameFlags, CWD};
+                renameat_with(CWD, &tmp, CWD, target, RenameFlags::NOREPLACE)
+                    .map_err(io::Error::from)
+                    .map_err(io("rename into place (no replace)", target))?;
+            }
+        }
         File::open(dir).and_then(|d| d.sync_all()).map_err(io("fsync the folder of", target))
     })();
     if result.is_err() {
@@ -199,6 +230,26 @@ mod tests {
         ] {
             assert!(!is_temp_name(OsStr::new(other), &prefix), "{other}");
         }
+    }
+
+    #[test]
+    fn create_new_never_replaces_a_file_another_writer_put_there_first() {
+        let dir = std::env::temp_dir().join(format!("kwire-replace-create-new-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("7");
+        fs::write(&target, b"theirs").unwrap();
+        let owner = Ownership { mode: 0o644, owner: None };
+        let err = install(&dir, OsStr::new("7"), &target, b"ours", owner, Install::CreateNew).unwrap_err();
+        assert!(
+            matches!(&err, FileStoreError::Io { source, .. } if source.kind() == io::ErrorKind::AlreadyExists),
+            "{err}"
+        );
+        assert_eq!(fs::read(&target).unwrap(), b"theirs");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "the temporary file is removed");
+        install(&dir, OsStr::new("8"), &dir.join("8"), b"ours", owner, Install::CreateNew).unwrap();
+        assert_eq!(fs::read(dir.join("8")).unwrap(), b"ours");
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Addresses of the running local cluster.
 #[derive(Debug, Clone)]
@@ -213,6 +213,55 @@ pub fn parse_get_offset_shell<P: std::str::FromStr + Ord>(text: &str) -> std::co
             let offset = parts.next()?.parse().ok()?;
             let partition = parts.next()?.parse().ok()?;
             Some((partition, offset))
+        })
+        .collect()
+}
+
+/// Deletes `topic` with TopicCommand and waits until kwire no longer finds it.
+pub fn delete_topic_and_wait(cluster: &Cluster, topic: &str) {
+    kafka_tool(
+        "org.apache.kafka.tools.TopicCommand",
+        &["--bootstrap-server", &cluster.bootstrap, "--delete", "--topic", topic],
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while kwire(cluster, &["metadata", topic]).status.code() != Some(4) {
+        assert!(Instant::now() < deadline, "topic {topic} still exists after 60 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Creates `topic` (replication 3), retrying while the brokers still remove a deleted one.
+pub fn create_topic_retrying(cluster: &Cluster, topic: &str, partitions: u32) {
+    // Right after a delete, the brokers may still be removing the old log.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = try_create_topic(cluster, topic, partitions, 3);
+        if out.status.success() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "cannot recreate {topic}: {}", stderr(&out));
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// `partition -> (CURRENT-OFFSET, LOG-END-OFFSET)` from kafka-consumer-groups --describe.
+pub fn consumer_groups_describe(
+    cluster: &Cluster,
+    group: &str,
+    topic: &str,
+) -> std::collections::BTreeMap<i32, (i64, i64)> {
+    let out = kafka_tool(
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        &["--bootstrap-server", &cluster.bootstrap, "--describe", "--group", group],
+    );
+    stdout(&out)
+        .lines()
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            if cols.len() < 6 || cols[1] != topic {
+                return None;
+            }
+            Some((cols[2].parse().ok()?, (cols[3].parse().ok()?, cols[4].parse().ok()?)))
         })
         .collect()
 }

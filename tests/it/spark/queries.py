@@ -1,0 +1,85 @@
+"""One Spark session that runs Structured Streaming queries on request, for tests/it/spark_store.rs.
+
+Reads commands from stdin, one JSON object per line, and answers each with one JSON line on
+stdout (Spark's own logs go to stderr):
+
+  {"op": "run", "topic": T, "checkpoint": DIR, "output": DIR, "fail_on_data_loss": true}
+      runs the query Kafka(subscribe T, startingOffsets earliest) -> JSON files in DIR, with
+      trigger(availableNow=True): every record available at the start, then it stops.
+      Answers {"ok": true} or {"ok": false, "error": "<the exception's text>"}.
+  {"op": "batch_loop", "args": [ARG, ...]}
+      runs examples/pyspark/batch_loop.py's loop with those command-line arguments in this
+      session. Answers {"ok": true, "records": N, "rounds": [...per-round timings...]}.
+  {"op": "quit"}
+
+One JVM for every query of a test keeps the Spark tests to seconds per query, not tens.
+"""
+
+import contextlib
+import io
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "pyspark"))
+import batch_loop  # noqa: E402  (the example, run in this session)
+
+from pyspark.sql import SparkSession
+
+
+def main() -> None:
+    jars = os.environ["KWIRE_SPARK_JARS"]
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("kwire-spark-store-tests")
+        .config("spark.jars", jars)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "512m")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    bootstrap = os.environ["KWIRE_BOOTSTRAP"]
+    print(json.dumps({"ok": True, "ready": True, "spark": spark.version}), flush=True)
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        if cmd["op"] == "quit":
+            break
+        if cmd["op"] == "batch_loop":
+            rounds = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(rounds):
+                    records = batch_loop.run_loop(spark, batch_loop.options(cmd["args"]))
+                answer = {"ok": True, "records": records,
+                          "rounds": [json.loads(l) for l in rounds.getvalue().splitlines() if l.startswith("{")]}
+            except (Exception, SystemExit) as e:
+                answer = {"ok": False, "error": str(e)}
+            print(json.dumps(answer), flush=True)
+            continue
+        try:
+            df = (
+                spark.readStream.format("kafka")
+                .option("kafka.bootstrap.servers", bootstrap)
+                .option("subscribe", cmd["topic"])
+                .option("startingOffsets", "earliest")
+                .option("failOnDataLoss", "true" if cmd.get("fail_on_data_loss", True) else "false")
+                .load()
+            )
+            query = (
+                df.selectExpr("CAST(value AS STRING) AS value", "topic", "partition", "offset")
+                .writeStream.format("json")
+                .option("path", cmd["output"])
+                .option("checkpointLocation", cmd["checkpoint"])
+                .trigger(availableNow=True)
+                .start()
+            )
+            query.awaitTermination()
+            answer = {"ok": True}
+        except Exception as e:  # the test records Spark's own error text
+            answer = {"ok": False, "error": str(e)}
+        print(json.dumps(answer), flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,479 @@
+//! `--store spark:CKPT` against real Spark (PySpark and the Kafka connector from
+//! `scripts/spark install`): Structured Streaming queries with a Kafka source, a file sink and a
+//! checkpoint, run to the end of the topic (`trigger(availableNow)`), then kwire on the
+//! checkpoint they left. One Spark session (`tests/it/spark/queries.py`) serves every test of
+//! this file, one query at a time.
+//!
+//! Without Spark installed these tests print a note and pass; with `CI` or
+//! `KWIRE_REQUIRE_CLUSTER` set (as `scripts/test` does, after installing it) they fail instead.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{json, Value};
+
+use crate::support::{
+    self, consumer_groups_describe, create_topic, create_topic_retrying, delete_topic_and_wait,
+    get_offset_shell, kwire, stderr, unique, Cluster,
+};
+
+/// The running Spark session and the file its logs go to.
+struct Spark {
+    _child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    log: PathBuf,
+}
+
+impl Spark {
+    fn start(cluster: &Cluster) -> Option<Spark> {
+        let env = Command::new(support::repo_root().join("scripts/spark"))
+            .arg("env")
+            .output()
+            .expect("scripts/spark runs");
+        if !env.status.success() {
+            let required = ["CI", "KWIRE_REQUIRE_CLUSTER"]
+                .iter()
+                .any(|v| std::env::var(v).is_ok_and(|s| !s.is_empty() && s != "false"));
+            assert!(!required, "Spark is not installed, and CI requires it (run scripts/spark install)");
+            eprintln!("note: Spark not installed; skipping (run scripts/spark install)");
+            return None;
+        }
+        let vars: BTreeMap<String, String> = support::stdout(&env)
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
+            .collect();
+        let python = &vars["KWIRE_SPARK_PYTHON"];
+        let log = std::env::temp_dir().join(unique("kwire-spark-session")).with_extension("log");
+        let mut child = Command::new(python)
+            .arg(support::repo_root().join("tests/it/spark/queries.py"))
+            .env("KWIRE_SPARK_JARS", &vars["KWIRE_SPARK_JARS"])
+            .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
+            .env("PYSPARK_PYTHON", python)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("the Spark python runs");
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let mut spark = Spark { _child: child, stdin, stdout, log };
+        let ready = spark.answer();
+        assert_eq!(ready["ready"], true, "{ready}");
+        Some(spark)
+    }
+
+    fn answer(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).expect("reading the Spark session");
+        if n == 0 {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let tail: String = log
+                .lines()
+                .rev()
+                .take(40)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n");
+            panic!("the Spark session ended; its log ({}):\n{tail}", self.log.display());
+        }
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not JSON from the Spark session ({e}): {line}"))
+    }
+
+    /// Runs examples/pyspark/batch_loop.py's loop in this session with `args`; the answer has
+    /// `records` and per-round `rounds` timings.
+    fn batch_loop(&mut self, args: &[&str]) -> Value {
+        writeln!(self.stdin, "{}", json!({"op": "batch_loop", "args": args}))
+            .expect("the Spark session reads");
+        self.stdin.flush().expect("the Spark session reads");
+        self.answer()
+    }
+
+    /// Runs the query Kafka `topic` → JSON files in `output`, checkpoint `ckpt`, to the end of
+    /// the topic; `Err` carries Spark's error text.
+    fn run(&mut self, topic: &str, ckpt: &Path, output: &Path) -> Result<(), String> {
+        let cmd = json!({"op": "run", "topic": topic, "checkpoint": ckpt, "output": output, "fail_on_data_loss": true});
+        writeln!(self.stdin, "{cmd}").expect("the Spark session reads");
+        self.stdin.flush().expect("the Spark session reads");
+        let answer = self.answer();
+        match answer["ok"].as_bool() {
+            Some(true) => Ok(()),
+            _ => Err(answer["error"].as_str().unwrap_or_default().to_owned()),
+        }
+    }
+}
+
+/// The session every test of this file shares (started by the first), one query at a time.
+fn spark(cluster: &Cluster) -> Option<MutexGuard<'static, Spark>> {
+    static SPARK: OnceLock<Option<Mutex<Spark>>> = OnceLock::new();
+    SPARK
+        .get_or_init(|| Spark::start(cluster).map(Mutex::new))
+        .as_ref()
+        .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(unique(&format!("kwire-spark-{name}")));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Produces `values` with keys spread over the partitions.
+fn produce(cluster: &Cluster, topic: &str, values: impl Iterator<Item = String>) {
+    let lines = values.enumerate().fold(String::new(), |mut out, (i, v)| {
+        let _ = writeln!(out, "key-{i},{v}");
+        out
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kwire"))
+        .args(["produce", topic, "--key-separator", ","])
+        .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kwire runs");
+    child.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "produce: {}", stderr(&out));
+}
+
+/// One record the file sink wrote.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct SinkRow {
+    value: String,
+    partition: i32,
+    offset: i64,
+}
+
+/// Every record of the committed output: the data files the sink's own log lists (what a
+/// reader of the sink sees; a file of a batch that failed is not listed).
+fn sink_rows(output: &Path) -> Vec<SinkRow> {
+    let mut listed = BTreeSet::new();
+    for entry in std::fs::read_dir(output.join("_spark_metadata")).unwrap().flatten() {
+        let name = entry.file_name().into_string().unwrap();
+        if name.starts_with('.') {
+            continue;
+        }
+        for line in std::fs::read_to_string(entry.path()).unwrap().lines().skip(1) {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let path = v["path"].as_str().unwrap().trim_start_matches("file://").to_owned();
+            listed.insert(PathBuf::from(path));
+        }
+    }
+    let mut rows = Vec::new();
+    for file in listed {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            rows.push(SinkRow {
+                value: v["value"].as_str().unwrap().to_owned(),
+                partition: v["partition"].as_i64().unwrap() as i32,
+                offset: v["offset"].as_i64().unwrap(),
+            });
+        }
+    }
+    rows.sort();
+    rows
+}
+
+fn by_partition(doc: &Value) -> BTreeMap<i64, Value> {
+    doc["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["partition"].as_i64().unwrap(), p.clone()))
+        .collect()
+}
+
+/// Waits until the newest batch file of `ckpt` is older than the store's running window, so a
+/// write without `--force` is not refused as "the query looks alive".
+fn wait_until_quiet(ckpt: &Path) {
+    let newest = ["offsets", "commits"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(ckpt.join(d)).ok())
+        .flat_map(Iterator::flatten)
+        .filter_map(|e| e.metadata().ok()?.modified().ok())
+        .max();
+    if let Some(age) = newest.and_then(|m| SystemTime::now().duration_since(m).ok()) {
+        let window = kwire_stores::spark::DEFAULT_RUNNING_WINDOW + Duration::from_millis(200);
+        if let Some(left) = window.checked_sub(age) {
+            std::thread::sleep(left);
+        }
+    }
+}
+
+fn kwire_ok(cluster: &Cluster, args: &[&str]) -> Output {
+    let out = kwire(cluster, args);
+    assert!(out.status.success(), "kwire {args:?} failed ({:?}): {}", out.status.code(), stderr(&out));
+    out
+}
+
+#[test]
+fn a_stopped_query_shows_what_spark_committed_and_its_lag_and_migrates_to_a_kafka_group() {
+    let Some(cluster) = support::cluster() else { return };
+    let Some(mut spark) = spark(&cluster) else { return };
+    let topic = unique("spark-lag");
+    let (dir, group) = (temp_dir("lag"), unique("spark-lag-group"));
+    let (ckpt, output) = (dir.join("ckpt"), dir.join("out"));
+    create_topic(&cluster, &topic, 6, 3);
+    produce(&cluster, &topic, (0..600).map(|i| format!("a-{i}")));
+    spark.run(&topic, &ckpt, &output).unwrap();
+    produce(&cluster, &topic, (0..60).map(|i| format!("b-{i}")));
+
+    // What the sink holds per partition: every record once, up to an offset.
+    let rows = sink_rows(&output);
+    assert_eq!(rows.len(), 600);
+    let mut sunk: BTreeMap<i64, i64> = BTreeMap::new();
+    for r in &rows {
+        let next = sunk.entry(i64::from(r.partition)).or_default();
+        *next = (*next).max(r.offset + 1);
+    }
+    let end = get_offset_shell(&cluster, &topic, "-1");
+    let store = format!("spark:{}", ckpt.display());
+    let doc = support::json(&kwire_ok(
+        &cluster,
+        &["group", "describe", "any-name", "--store", &store, "--topic", &topic, "--format", "json"],
+    ));
+    assert_eq!(doc["checkpoint"]["committed_batch"], 0, "{doc}");
+    assert!(doc["checkpoint"]["pending_batch"].is_null());
+    let parts = by_partition(&doc);
+    assert_eq!(parts.len(), 6);
+    let mut lag = 0;
+    for (p, row) in &parts {
+        let committed = sunk.get(p).copied().unwrap_or(0);
+        assert_eq!(row["committed"], committed, "partition {p}: {row}");
+        assert_eq!(row["lag"], end[&(*p as i32)] - committed, "partition {p}: {row}");
+        lag += row["lag"].as_i64().unwrap();
+    }
+    assert_eq!(lag, 60);
+
+    // Burrow-style monitors read Kafka groups: migrate, then Kafka's own tool sees the position.
+    wait_until_quiet(&ckpt);
+    kwire_ok(&cluster, &["migrate", "--group", &group, "--from", &store, "--to", "kafka", "--execute"]);
+    let described = consumer_groups_describe(&cluster, &group, &topic);
+    for (p, row) in &parts {
+        assert_eq!(described[&(*p as i32)].0, row["committed"].as_i64().unwrap(), "partition {p}");
+    }
+}
+
+#[test]
+fn seed_000_on_spark_a_recreated_topic_is_named_before_the_restart_and_reset_repairs_it() {
+    let Some(cluster) = support::cluster() else { return };
+    let Some(mut spark) = spark(&cluster) else { return };
+    let topic = unique("spark-recreated");
+    let dir = temp_dir("recreated");
+    let (ckpt, output) = (dir.join("ckpt"), dir.join("out"));
+    create_topic(&cluster, &topic, 6, 3);
+    produce(&cluster, &topic, (0..600).map(|i| format!("old-{i}")));
+    spark.run(&topic, &ckpt, &output).unwrap();
+    let before: BTreeMap<i32, i64> = get_offset_shell(&cluster, &topic, "-1");
+    delete_topic_and_wait(&cluster, &topic);
+    create_topic_retrying(&cluster, &topic, 6);
+    produce(&cluster, &topic, (0..120).map(|i| format!("new-{i}")));
+    let after = get_offset_shell(&cluster, &topic, "-1");
+
+    let store = format!("spark:{}", ckpt.display());
+    let plan =
+        kwire(&cluster, &["plan", "--group", "q", "--store", &store, "--topic", &topic, "--format", "json"]);
+    assert_eq!(plan.status.code(), Some(3), "{}", stderr(&plan));
+    let doc: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let mut named = 0;
+    for (p, row) in by_partition(&doc) {
+        let (stored, end) = (before[&(p as i32)], after[&(p as i32)]);
+        if stored > end {
+            // Spark keeps no topic id: a recreated topic is an offset ahead of the log.
+            assert!(
+                matches!(row["anomaly"]["kind"].as_str(), Some("offset_ahead_of_log" | "topic_recreated")),
+                "partition {p}: {row}"
+            );
+            assert_eq!(row["anomaly"]["stored"], stored, "{row}");
+            assert_eq!(row["anomaly"]["high_watermark"], end, "{row}");
+            named += 1;
+        }
+    }
+    assert!(named > 0, "some partition had more records before: {before:?} {after:?}");
+
+    // The control: restarted without a reset, Spark fails the way the seeds describe.
+    let control = dir.join("ckpt-control");
+    let copied = Command::new("cp").arg("-r").arg(&ckpt).arg(&control).status().unwrap();
+    assert!(copied.success());
+    let failure = spark.run(&topic, &control, &dir.join("out-control")).unwrap_err();
+    assert!(
+        failure.contains("offset was changed from") || failure.contains("data may have been lost"),
+        "Spark's own failure: {failure}"
+    );
+
+    wait_until_quiet(&ckpt);
+    kwire_ok(
+        &cluster,
+        &["reset", "--group", "q", "--store", &store, "--topic", &topic, "--to", "earliest", "--execute"],
+    );
+    spark.run(&topic, &ckpt, &output).expect("the restarted query runs after the reset");
+    let rows = sink_rows(&output);
+    let new: Vec<_> = rows.iter().filter(|r| r.value.starts_with("new-")).collect();
+    let distinct: BTreeSet<_> = new.iter().map(|r| &r.value).collect();
+    assert_eq!((new.len(), distinct.len()), (120, 120), "exactly the new records, once each");
+    assert_eq!(rows.len(), 600 + 120, "nothing of the old topic again");
+}
+
+#[test]
+fn retention_past_the_checkpoint_is_data_loss_with_the_count_before_spark_fails() {
+    let Some(cluster) = support::cluster() else { return };
+    let Some(mut spark) = spark(&cluster) else { return };
+    let topic = unique("spark-retention");
+    let dir = temp_dir("retention");
+    let (ckpt, output) = (dir.join("ckpt"), dir.join("out"));
+    create_topic(&cluster, &topic, 6, 3);
+    produce(&cluster, &topic, (0..300).map(|i| format!("a-{i}")));
+    spark.run(&topic, &ckpt, &output).unwrap();
+    let committed = get_offset_shell(&cluster, &topic, "-1");
+    produce(&cluster, &topic, (0..600).map(|i| format!("b-{i}")));
+    let end = get_offset_shell(&cluster, &topic, "-1");
+    // Delete past the checkpoint on every partition: 10 records beyond what Spark processed.
+    let deletes: Vec<String> =
+        committed.iter().map(|(p, c)| format!("{p}={}", (c + 10).min(end[p]))).collect();
+    let mut args = vec!["topic", "delete-records", topic.as_str()];
+    args.extend(deletes.iter().map(String::as_str));
+    kwire_ok(&cluster, &args);
+
+    let store = format!("spark:{}", ckpt.display());
+    let plan =
+        kwire(&cluster, &["plan", "--group", "q", "--store", &store, "--topic", &topic, "--format", "json"]);
+    assert_eq!(plan.status.code(), Some(3), "{}", stderr(&plan));
+    let doc: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    for (p, row) in by_partition(&doc) {
+        let lost = (committed[&(p as i32)] + 10).min(end[&(p as i32)]) - committed[&(p as i32)];
+        if lost > 0 {
+            assert_eq!(row["anomaly"]["kind"], "data_loss", "partition {p}: {row}");
+            assert_eq!(row["lost"], lost, "partition {p}: {row}");
+        }
+    }
+    let failure = spark.run(&topic, &ckpt, &output).unwrap_err();
+    assert!(
+        failure.to_lowercase().contains("data") && failure.contains("lost"),
+        "Spark's own failure: {failure}"
+    );
+}
+
+#[test]
+fn seed_004_the_pyspark_batch_loop_reads_every_record_once_and_stores_every_partition() {
+    let Some(cluster) = support::cluster() else { return };
+    let Some(mut spark) = spark(&cluster) else { return };
+    let topic = unique("spark-loop");
+    let dir = temp_dir("loop");
+    let (output, store) = (dir.join("out"), format!("file:{}", dir.join("offsets.json").display()));
+    create_topic(&cluster, &topic, 6, 3);
+    produce(&cluster, &topic, (0..600).map(|i| format!("r-{i}")));
+    let kwire_bin = env!("CARGO_BIN_EXE_kwire");
+    let output_arg = output.display().to_string();
+    let args = [
+        "--topic",
+        &topic,
+        "--group",
+        "loop",
+        "--store",
+        &store,
+        "--output",
+        &output_arg,
+        "--max-per-partition",
+        "40",
+        "--bootstrap",
+        &cluster.bootstrap,
+        "--kwire",
+        kwire_bin,
+    ];
+    let answer = spark.batch_loop(&args);
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert_eq!(answer["records"], 600, "{answer}");
+    let rounds = answer["rounds"].as_array().unwrap();
+    assert!(rounds.len() >= 3, "at most 40 per partition and round: {answer}");
+    eprintln!("batch loop rounds (records, kwire plan ms, spark ms, kwire commit ms): {rounds:?}");
+
+    // Every record exactly once in the committed output (no crash here: nothing re-read).
+    let mut values = Vec::new();
+    for batch in std::fs::read_dir(&output).unwrap().flatten() {
+        assert!(batch.path().join("_SUCCESS").exists(), "{}", batch.path().display());
+        for part in std::fs::read_dir(batch.path()).unwrap().flatten() {
+            let name = part.file_name().into_string().unwrap();
+            if name.starts_with("part-") {
+                for line in std::fs::read_to_string(part.path()).unwrap().lines() {
+                    let v: Value = serde_json::from_str(line).unwrap();
+                    values.push(v["value"].as_str().unwrap().to_owned());
+                }
+            }
+        }
+    }
+    values.sort();
+    let distinct: BTreeSet<_> = values.iter().collect();
+    assert_eq!((values.len(), distinct.len()), (600, 600));
+
+    // Every partition's stored offset is the end of its log, not only the last one's.
+    let end = get_offset_shell(&cluster, &topic, "-1");
+    let doc = support::json(&kwire_ok(
+        &cluster,
+        &["group", "describe", "loop", "--store", &store, "--format", "json"],
+    ));
+    for (p, row) in by_partition(&doc) {
+        assert_eq!(row["committed"], end[&(p as i32)], "partition {p}: {row}");
+    }
+    // Caught up: the next plan has nothing, and the loop reads nothing again.
+    let again = spark.batch_loop(&args);
+    assert_eq!(again["records"], 0, "{again}");
+}
+
+#[test]
+fn plan_format_spark_is_the_batch_as_spark_read_options_and_prints_nothing_when_it_fails() {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = unique("spark-format");
+    let dir = temp_dir("format");
+    let store = format!("file:{}", dir.join("offsets.json").display());
+    create_topic(&cluster, &topic, 2, 3);
+    produce(&cluster, &topic, (0..100).map(|i| format!("v-{i}")));
+    let end = get_offset_shell(&cluster, &topic, "-1");
+    kwire_ok(
+        &cluster,
+        &["commit", "--group", "g", "--store", &store, &format!("{topic}:0=1"), &format!("{topic}:1=0")],
+    );
+    let doc = support::json(&kwire_ok(
+        &cluster,
+        &[
+            "plan",
+            "--group",
+            "g",
+            "--store",
+            &store,
+            "--topic",
+            &topic,
+            "--max-per-partition",
+            "5",
+            "--format",
+            "spark",
+        ],
+    ));
+    let (e0, e1) = (end[&0], end[&1]);
+    assert_eq!(doc["assign"], json!({ &topic: [0, 1] }), "{doc}");
+    assert_eq!(doc["startingOffsets"], json!({ &topic: {"0": 1, "1": 0} }), "{doc}");
+    assert_eq!(doc["endingOffsets"], json!({ &topic: {"0": (1 + 5).min(e0), "1": 5.min(e1)} }), "{doc}");
+    assert_eq!(doc["records"], (5.min(e0 - 1) + 5.min(e1)), "{doc}");
+
+    // An offset past the log: nothing a job could read by mistake, the partition named.
+    kwire_ok(
+        &cluster,
+        &["commit", "--group", "g", "--store", &store, "--force", &format!("{topic}:0={}", e0 + 50)],
+    );
+    let failed =
+        kwire(&cluster, &["plan", "--group", "g", "--store", &store, "--topic", &topic, "--format", "spark"]);
+    assert_eq!(failed.status.code(), Some(3), "{}", stderr(&failed));
+    assert!(failed.stdout.is_empty(), "{}", support::stdout(&failed));
+    assert!(stderr(&failed).contains(&format!("{topic}:0")), "{}", stderr(&failed));
+
+    let other = kwire(&cluster, &["metadata", &topic, "--format", "spark"]);
+    assert_eq!(other.status.code(), Some(1), "--format spark is for plan only: {}", stderr(&other));
+}
