@@ -7,6 +7,7 @@ mod exit;
 mod output;
 mod store;
 mod time;
+mod zookeeper_auth;
 
 use std::process::ExitCode;
 
