@@ -25,3 +25,4 @@ mod client_produce_fetch;
 mod client_routing;
 mod client_throttle;
 mod client_versions;
+mod secured_interop;

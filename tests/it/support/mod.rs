@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod secured;
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
