@@ -24,6 +24,10 @@ pub struct Setup {
     /// SCRAM client-final nonce Kafka 4 rejects, so SCRAM set-ups need `KWIRE_KCAT`
     /// (`scripts/librdkafka kcat`, which scripts/test exports).
     pub kcat: bool,
+    /// Whether the Java tools are checked on it too: every listener and every mechanism once
+    /// (the TLS-only listeners, each mechanism on SASL_PLAINTEXT, SCRAM-SHA-512 on the other
+    /// SASL listeners); kcat covers the remaining combinations, each JVM costs seconds.
+    pub java: bool,
 }
 
 /// The SASL listeners and the TLS-only ones, as `scripts/cluster` names them.
@@ -79,6 +83,7 @@ pub fn setups() -> Option<Vec<Setup>> {
             java_config: get(&format!("KWIRE_CONFIG_{listener}")).into(),
             rdkafka_config: get(&format!("KWIRE_RDKAFKA_CONFIG_{listener}")).into(),
             kcat: true,
+            java: true,
         });
     }
     let ssl_java = read(&get("KWIRE_CONFIG_SSL"));
@@ -99,6 +104,7 @@ pub fn setups() -> Option<Vec<Setup>> {
                 java_config,
                 rdkafka_config,
                 kcat: scram_kcat || !mechanism.starts_with("SCRAM"),
+                java: listener == "SASL_PLAINTEXT" || mechanism == "SCRAM-SHA-512",
             });
         }
     }
@@ -123,6 +129,7 @@ pub fn restricted() -> Option<Setup> {
         java_config: java.into(),
         rdkafka_config: rdkafka.into(),
         kcat: var("KWIRE_KCAT").is_some(),
+        java: true,
     })
 }
 
