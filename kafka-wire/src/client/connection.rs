@@ -92,6 +92,15 @@ enum Stop {
     /// The broker's bytes are not Kafka response frames (a size prefix that is negative or
     /// above the limit, a frame too short for a header).
     Invalid(String),
+    /// TLS went wrong: a TLS record on a plaintext connection, or an alert from the broker
+    /// after the handshake (TLS 1.3 refuses a missing client certificate only then).
+    Tls(String),
+}
+
+/// Whether `bytes` start like a TLS record (alert or handshake, version 3.x): what a TLS
+/// listener sends back to a client that spoke plaintext to it.
+fn looks_like_tls(bytes: &[u8]) -> bool {
+    matches!(bytes, [0x15 | 0x16, 0x03, 0x00..=0x04, ..])
 }
 
 /// A response frame (without its size prefix) and the correlation id its request carried.
@@ -326,6 +335,7 @@ async fn read_task(
     let cause = match stop {
         Stop::Closed(reason) => ClientError::ConnectionClosed { broker, reason },
         Stop::Invalid(reason) => ClientError::InvalidFrame { broker, reason },
+        Stop::Tls(message) => ClientError::Tls { broker, message },
     };
     lock(&shared).close(cause);
 }
@@ -337,10 +347,12 @@ async fn read_loop(
     bytes_received: &AtomicU64,
 ) -> Stop {
     let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut frames = 0u64;
     loop {
         loop {
             match split_frame(&mut buf, max_frame) {
                 Ok(Some(frame)) => {
+                    frames += 1;
                     let Some(correlation_id) = peek_correlation_id(&frame) else {
                         return Stop::Invalid("response frame shorter than its header".to_owned());
                     };
@@ -351,10 +363,25 @@ async fn read_loop(
                     }
                 }
                 Ok(None) => break,
+                Err(_) if looks_like_tls(&buf) => {
+                    return Stop::Tls(
+                        "the broker answered with TLS — is this an SSL listener? (security.protocol=SSL or SASL_SSL)"
+                            .to_owned(),
+                    )
+                }
                 Err(e) => return Stop::Invalid(e.to_string()),
             }
         }
         match read_half.read_buf(&mut buf).await {
+            // A SASL listener answers ApiVersions, then hangs up on the first other request of
+            // a client that did not authenticate.
+            Ok(0) if buf.is_empty() && frames == 1 => {
+                return Stop::Closed(
+                    "closed by the broker after ApiVersions: does this listener need SASL? \
+                     (security.protocol=SASL_PLAINTEXT or SASL_SSL)"
+                        .to_owned(),
+                )
+            }
             Ok(0) if buf.is_empty() => return Stop::Closed("closed by the broker".to_owned()),
             Ok(0) => {
                 return Stop::Closed(format!(
@@ -364,6 +391,10 @@ async fn read_loop(
             }
             Ok(n) => {
                 bytes_received.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            #[cfg(feature = "tls")]
+            Err(e) if super::tls::is_tls_error(&e) => {
+                return Stop::Tls(super::tls::explain(&e, "the broker"))
             }
             Err(e) => return Stop::Closed(format!("read failed: {e}")),
         }

@@ -357,13 +357,24 @@ impl ClientError {
     /// Whether the connection's security failed: TLS, SASL authentication, or settings that
     /// cannot be used. Trying again does not help; the settings must change.
     pub fn is_security(&self) -> bool {
-        matches!(
-            self,
+        match self {
             Self::Authentication { .. }
-                | Self::SaslMechanismNotEnabled { .. }
-                | Self::Tls { .. }
-                | Self::SecurityConfig { .. }
-        )
+            | Self::SaslMechanismNotEnabled { .. }
+            | Self::Tls { .. }
+            | Self::SecurityConfig { .. } => true,
+            Self::DeadlineExceeded { last_error, .. } => last_error.is_security(),
+            _ => false,
+        }
+    }
+
+    /// Whether an ACL refused the call: TOPIC, GROUP, CLUSTER or TRANSACTIONAL_ID
+    /// _AUTHORIZATION_FAILED (the error's context names the resource).
+    pub fn is_authorization(&self) -> bool {
+        match self {
+            Self::Kafka { code, .. } => code.is_authorization(),
+            Self::DeadlineExceeded { last_error, .. } => last_error.is_authorization(),
+            _ => false,
+        }
     }
 
     /// Whether trying again (possibly on a new connection or after a metadata refresh) can help.

@@ -164,17 +164,25 @@ fn parse_jaas(text: &str) -> Result<Jaas, String> {
     Ok(Jaas { module, options })
 }
 
+/// Two names of one setting (Java's, librdkafka's): whichever comes later wins.
+const ALIASES: &[(&str, &str)] =
+    &[("ssl.ca.location", "ssl.truststore.location"), ("sasl.mechanism", "sasl.mechanisms")];
+
 /// Keys that only matter to Java or librdkafka internals and change nothing kwire does; they are
 /// accepted with a warning that says so.
 const IGNORED: &[(&str, &str)] = &[
     ("ssl.truststore.password", "a PEM truststore needs no password"),
-    ("ssl.keystore.password", "a PEM keystore's key is read with ssl.key.password"),
-    ("ssl.truststore.type", "kwire reads PEM stores (a JKS or PKCS#12 store is refused by its location)"),
+    ("ssl.keystore.password", "a PEM keystore needs no password"),
+    (
+        "enable.sasl.oauthbearer.unsecure.jwt",
+        "kwire makes an unsecured JWS from sasl.oauthbearer.config=principal=...",
+    ),
     ("sasl.login.callback.handler.class", "kwire's OAUTHBEARER tokens come from sasl.oauthbearer.token.file"),
 ];
 
-/// Applies Kafka/librdkafka client properties to `config` (later pairs override earlier ones
-/// with the same key). Returns a warning for each key that changed nothing.
+/// Applies Kafka/librdkafka client properties to `config`, in order: a later pair overrides an
+/// earlier one with the same key or an alias of it, and `sasl.username`/`sasl.password` after a
+/// `sasl.jaas.config` override its user and password (and the reverse). Returns a warning for each key that changed nothing.
 ///
 /// ```
 /// use kafka_wire::client::{apply_properties, ClientConfig, SecurityProtocol};
@@ -195,9 +203,18 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
     config: &mut ClientConfig,
     properties: impl IntoIterator<Item = (K, V)>,
 ) -> Result<Vec<ConfigWarning>, ConfigError> {
-    let mut map = BTreeMap::new();
+    // In the order given, each key once, at its last position: a later setting (an `-X` after
+    // the file) wins, also over its alias (`ssl.ca.location` / `ssl.truststore.location`).
+    let mut map: Vec<(String, String)> = Vec::new();
     for (key, value) in properties {
-        map.insert(key.as_ref().trim().to_owned(), value.as_ref().to_owned());
+        let key = key.as_ref().trim().to_owned();
+        let alias = ALIASES.iter().find_map(|(a, b)| match key.as_str() {
+            k if k == *a => Some(*b),
+            k if k == *b => Some(*a),
+            _ => None,
+        });
+        map.retain(|(k, _)| *k != key && Some(k.as_str()) != alias);
+        map.push((key, value.as_ref().to_owned()));
     }
     let mut warnings = Vec::new();
     let mut warn = |key: &str, message: &str| {
@@ -206,8 +223,20 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
     let mut mechanism = None;
     let (mut username, mut password, mut token) = (None, None, None);
     let mut jaas_module = None;
-    let mut truststore_type = None;
-    let mut keystore_type = None;
+    // The store format decides first: a JKS or PKCS#12 store is the error to show, whatever
+    // else the file says about it (its passwords).
+    let get = |key: &str| map.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    let store_type = |key: &str| get(key).map(|t| t.trim().to_ascii_uppercase());
+    check_store(
+        "ssl.truststore.location",
+        get("ssl.truststore.location"),
+        store_type("ssl.truststore.type").as_deref(),
+    )?;
+    check_store(
+        "ssl.keystore.location",
+        get("ssl.keystore.location"),
+        store_type("ssl.keystore.type").as_deref(),
+    )?;
     for (key, raw) in &map {
         let key = key.as_str();
         let value = resolve(key, raw)?;
@@ -296,7 +325,8 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
                 config.tls.client_cert_file = Some(PathBuf::from(&value));
                 config.tls.client_key_file = Some(PathBuf::from(value));
             }
-            "ssl.keystore.type" => keystore_type = Some(value.to_ascii_uppercase()),
+            // Checked with their locations, above.
+            "ssl.keystore.type" | "ssl.truststore.type" => {}
             "ssl.endpoint.identification.algorithm" => match value.to_ascii_lowercase().as_str() {
                 "https" => config.tls.verify_hostname = true,
                 "" | "none" => {
@@ -316,19 +346,11 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
                 }
             }
             _ => match IGNORED.iter().find(|(k, _)| *k == key) {
-                Some((k, why)) => {
-                    if *k == "ssl.truststore.type" {
-                        truststore_type = Some(value.to_ascii_uppercase());
-                    } else {
-                        warn(key, &format!("ignored: {why}"));
-                    }
-                }
+                Some((_, why)) => warn(key, &format!("ignored: {why}")),
                 None => warn(key, "unknown to kwire, ignored"),
             },
         }
     }
-    check_store(&map, "ssl.truststore.location", truststore_type.as_deref())?;
-    check_store(&map, "ssl.keystore.location", keystore_type.as_deref())?;
     let mechanism = mechanism.or(match jaas_module.as_deref() {
         Some("PlainLoginModule") => Some(SaslMechanism::Plain),
         Some("OAuthBearerLoginModule") => Some(SaslMechanism::OAuthBearer),
@@ -384,12 +406,8 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
 
 /// A truststore or keystore must be PEM: JKS gets the `keytool` command, PKCS#12 the
 /// `openssl` one.
-fn check_store(
-    map: &BTreeMap<String, String>,
-    key: &str,
-    store_type: Option<&str>,
-) -> Result<(), ConfigError> {
-    let Some(path) = map.get(key) else { return Ok(()) };
+fn check_store(key: &str, path: Option<&str>, store_type: Option<&str>) -> Result<(), ConfigError> {
+    let Some(path) = path else { return Ok(()) };
     let extension = std::path::Path::new(path)
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -398,7 +416,7 @@ fn check_store(
     let is_p12 = matches!(store_type, Some("PKCS12"))
         || (store_type.is_none() && (extension == "p12" || extension == "pfx"));
     if is_jks {
-        return Err(ConfigError::JksStore { key: key.to_owned(), path: path.clone() });
+        return Err(ConfigError::JksStore { key: key.to_owned(), path: path.to_owned() });
     }
     if is_p12 {
         return Err(unsupported(
@@ -470,6 +488,27 @@ mod tests {
             (SaslMechanism::Plain, "bob", "pw")
         );
         assert!(!c.tls.verify_hostname);
+    }
+
+    #[test]
+    fn a_later_setting_wins_over_an_earlier_one_and_over_its_alias() {
+        let mut c = config();
+        apply_properties(&mut c, [("ssl.truststore.location", "/file.pem"), ("ssl.ca.location", "/x.pem")])
+            .unwrap();
+        assert_eq!(c.tls.ca_file, Some(PathBuf::from("/x.pem")));
+        let mut c = config();
+        apply_properties(
+            &mut c,
+            [
+                ("security.protocol", "SASL_PLAINTEXT"),
+                ("sasl.mechanism", "PLAIN"),
+                ("sasl.username", "file-user"),
+                ("sasl.password", "file-pw"),
+                ("sasl.jaas.config", "x.PlainLoginModule required username=\"x-user\" password=\"x-pw\";"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.sasl.unwrap().username, "x-user");
     }
 
     #[test]

@@ -73,6 +73,16 @@ impl Client {
                 enabled: response.mechanisms,
             });
         }
+        if response.error_code == ErrorCode::ILLEGAL_SASL_STATE {
+            return Err(ClientError::Authentication {
+                broker: broker.clone(),
+                mechanism: sasl.mechanism.name(),
+                user: sasl.username.clone(),
+                message: "this listener does not take SASL (ILLEGAL_SASL_STATE): is it a PLAINTEXT or SSL \
+                          listener? (security.protocol)"
+                    .to_owned(),
+            });
+        }
         if !response.error_code.is_ok() {
             return Err(ClientError::Kafka {
                 broker: broker.clone(),

@@ -110,8 +110,13 @@ pub(crate) async fn handshake(
         .map_err(|e| ClientError::Tls { broker: broker.clone(), message: explain(&e, &shown) })
 }
 
-/// What a handshake failure means for the user, in one line.
-fn explain(e: &std::io::Error, host: &str) -> String {
+/// Whether an IO error on a TLS stream is TLS's own (an alert, a bad record), not the socket's.
+pub(crate) fn is_tls_error(e: &std::io::Error) -> bool {
+    e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()).is_some()
+}
+
+/// What a TLS failure means for the user, in one line.
+pub(crate) fn explain(e: &std::io::Error, host: &str) -> String {
     let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) else {
         return match e.kind() {
             std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset => {
