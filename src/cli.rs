@@ -40,6 +40,21 @@ pub struct Global {
     /// ZooKeeper connect string host:port[,host:port][/chroot] (for the ZooKeeper offset store).
     #[arg(long, env = "KWIRE_ZOOKEEPER", hide_env_values = true, global = true)]
     pub zookeeper: Option<String>,
+    /// ZooKeeper credentials for the ZooKeeper offset store: digest:USER:PASSWORD, or @FILE
+    /// holding that text.
+    #[arg(
+        long,
+        value_name = "digest:USER:PASSWORD|@FILE",
+        env = "KWIRE_ZOOKEEPER_AUTH",
+        hide_env_values = true,
+        global = true
+    )]
+    pub zookeeper_auth: Option<String>,
+    /// ACL of the znodes the ZooKeeper store creates: inherit (the nearest existing
+    /// ancestor's), open (anyone), creator-all (the --zookeeper-auth user only), world-read
+    /// (that user writes, anyone reads).
+    #[arg(long, value_parser = parse_zookeeper_acl, default_value = "inherit", global = true)]
+    pub zookeeper_acl: kwire_stores::AclPolicy,
     /// Output format: aligned text tables, or one JSON document on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text, global = true)]
     pub format: Format,
@@ -520,6 +535,10 @@ pub struct MetadataArgs {
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
 
 /// Parses `--timeout`: a duration above zero and at most [`MAX_TIMEOUT`].
+fn parse_zookeeper_acl(text: &str) -> Result<kwire_stores::AclPolicy, String> {
+    text.parse().map_err(|e: kwire_stores::UnknownAclPolicy| e.to_string())
+}
+
 pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     let d = parse_duration(text)?;
     if d > MAX_TIMEOUT {

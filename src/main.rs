@@ -9,6 +9,7 @@ mod output;
 mod properties_file;
 mod store;
 mod time;
+mod zookeeper_auth;
 
 use std::process::ExitCode;
 

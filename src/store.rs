@@ -23,6 +23,10 @@ pub struct StoreAccess<'a> {
     pub client: &'a Arc<Client>,
     /// `--zookeeper` / `KWIRE_ZOOKEEPER`, for the zk store.
     pub zookeeper: Option<&'a str>,
+    /// `--zookeeper-auth` / `KWIRE_ZOOKEEPER_AUTH` as given (resolved when a zk store opens).
+    pub zookeeper_auth: Option<&'a str>,
+    /// `--zookeeper-acl`.
+    pub zookeeper_acl: kwire_stores::AclPolicy,
     pub timeout: Duration,
 }
 
@@ -34,8 +38,14 @@ async fn open(
     access: StoreAccess<'_>,
     force: bool,
 ) -> Result<Box<dyn OffsetStore>, Failure> {
+    let zookeeper_auth = match spec {
+        StoreSpec::ZooKeeper(_) => access.zookeeper_auth.map(crate::zookeeper_auth::resolve).transpose()?,
+        _ => None,
+    };
     let options = OpenOptions {
         default_zookeeper: access.zookeeper.map(str::to_owned),
+        zookeeper_auth,
+        zookeeper_acl: access.zookeeper_acl,
         force,
         ..OpenOptions::new(Arc::clone(access.client), access.timeout)
     };

@@ -43,6 +43,8 @@ impl Context {
         crate::store::StoreAccess {
             client,
             zookeeper: self.global.zookeeper.as_deref(),
+            zookeeper_auth: self.global.zookeeper_auth.as_deref(),
+            zookeeper_acl: self.global.zookeeper_acl,
             timeout: self.global.timeout,
         }
     }
