@@ -112,7 +112,7 @@ impl From<kafka_wire::client::ClientError> for Failure {
 }
 
 /// The exit code of a client error met while talking to the cluster.
-fn exit_for(e: &kafka_wire::client::ClientError) -> Exit {
+pub fn exit_for(e: &kafka_wire::client::ClientError) -> Exit {
     if e.is_unsupported() {
         Exit::UNSUPPORTED
     } else if e.is_security() {

@@ -90,6 +90,11 @@ impl Context {
                 .topic(name)
                 .filter(|t| t.error != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
                 .ok_or_else(|| Failure::new(Exit::NOT_FOUND, format!("unknown topic `{name}`")))?;
+            // A topic the ACLs hide has no partitions in the answer: refusing is the only way not
+            // to print an empty (and wrong) result for it.
+            if topic.error.is_authorization() {
+                return Err(Failure::new(Exit::NOT_AUTHORIZED, format!("topic `{name}`: {}", topic.error)));
+            }
             out.extend(topic.partitions.iter().map(|p| TopicPartition::new(name.clone(), p.partition)));
         }
         Ok(out)
