@@ -61,9 +61,18 @@ pub struct Global {
     /// Timeout for each request, e.g. 30s, 500ms, 2m (a bare number is seconds); at most 24h.
     #[arg(long, value_parser = parse_timeout, default_value = "30s", global = true)]
     pub timeout: Duration,
-    /// Print every request and response frame, decoded and as hex, on stderr.
+    /// Print every request and response frame, decoded and as hex, on stderr (SASL tokens
+    /// redacted).
     #[arg(long, global = true)]
     pub trace: bool,
+    /// Kafka client properties file (security.protocol, sasl.*, ssl.*), as kafka-consumer-groups'
+    /// --command-config takes; see README, "Connecting to a secured cluster".
+    #[arg(long = "command-config", value_name = "FILE", env = "KWIRE_COMMAND_CONFIG", global = true)]
+    pub command_config: Option<std::path::PathBuf>,
+    /// One client property KEY=VALUE, as kcat -X (repeatable; overrides --command-config). A value
+    /// may be ${env:NAME} or ${file:PATH}, to keep passwords off the command line.
+    #[arg(short = 'X', value_name = "KEY=VALUE", value_parser = crate::properties_file::parse_assignment, global = true)]
+    pub property: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -2,9 +2,11 @@
 
 mod anomaly_json;
 mod cli;
+mod command_config;
 mod commands;
 mod exit;
 mod output;
+mod properties_file;
 mod store;
 mod time;
 mod zookeeper_auth;

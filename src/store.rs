@@ -115,7 +115,16 @@ pub async fn save(
 /// A store error as a one-line failure with the exit code its kind calls for.
 #[allow(clippy::needless_pass_by_value)] // used as `map_err(failure)`
 fn failure(e: StoreError) -> Failure {
+    // The Kafka store's client errors keep their own exit code (security, ACLs, old broker).
+    let client_exit = match &e {
+        StoreError::Backend { source, .. } | StoreError::CommitRefused { source, .. } => source
+            .downcast_ref::<kafka_wire::client::ClientError>()
+            .map(crate::exit::exit_for)
+            .filter(|exit| *exit != Exit::CLUSTER),
+        _ => None,
+    };
     let exit = match &e {
+        _ if client_exit.is_some() => client_exit.unwrap_or(Exit::CLUSTER),
         StoreError::GroupActive { .. } => Exit::REFUSED,
         StoreError::PartlyWritten { .. } => Exit::PARTIAL,
         StoreError::Invalid { .. } => Exit::USAGE,
