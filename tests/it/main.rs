@@ -26,3 +26,4 @@ mod client_routing;
 mod client_throttle;
 mod client_versions;
 mod secured_interop;
+mod secured_matrix;

@@ -20,6 +20,10 @@ pub struct Setup {
     pub java_config: PathBuf,
     /// librdkafka properties (for `kcat -F`).
     pub rdkafka_config: PathBuf,
+    /// The file kwire is run with: the Java one, except for mTLS, whose Java file names a
+    /// PKCS#12 key store (Java's PEM key store needs an encrypted key) that kwire refuses
+    /// with a conversion hint; kwire takes the librdkafka file's PEM certificate and key.
+    pub kwire_config: PathBuf,
     /// Whether kcat can use it: librdkafka before 2.6.1 (Debian's kcat links 2.0.2) sends a
     /// SCRAM client-final nonce Kafka 4 rejects, so SCRAM set-ups need `KWIRE_KCAT`
     /// (`scripts/librdkafka kcat`, which scripts/test exports).
@@ -77,11 +81,14 @@ pub fn setups() -> Option<Vec<Setup>> {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut out = Vec::new();
     for listener in ["SSL", "MTLS"] {
+        let java_config: PathBuf = get(&format!("KWIRE_CONFIG_{listener}")).into();
+        let rdkafka_config: PathBuf = get(&format!("KWIRE_RDKAFKA_CONFIG_{listener}")).into();
         out.push(Setup {
             name: listener.to_owned(),
             bootstrap: get(&format!("KWIRE_BOOTSTRAP_{listener}")),
-            java_config: get(&format!("KWIRE_CONFIG_{listener}")).into(),
-            rdkafka_config: get(&format!("KWIRE_RDKAFKA_CONFIG_{listener}")).into(),
+            kwire_config: if listener == "MTLS" { rdkafka_config.clone() } else { java_config.clone() },
+            java_config,
+            rdkafka_config,
             kcat: true,
             java: true,
         });
@@ -101,6 +108,7 @@ pub fn setups() -> Option<Vec<Setup>> {
             out.push(Setup {
                 name: format!("{listener}/{mechanism}"),
                 bootstrap: get(&format!("KWIRE_BOOTSTRAP_{listener}")),
+                kwire_config: java_config.clone(),
                 java_config,
                 rdkafka_config,
                 kcat: scram_kcat || !mechanism.starts_with("SCRAM"),
@@ -126,6 +134,7 @@ pub fn restricted() -> Option<Setup> {
     Some(Setup {
         name: "SASL_PLAINTEXT/restricted".to_owned(),
         bootstrap,
+        kwire_config: java.clone().into(),
         java_config: java.into(),
         rdkafka_config: rdkafka.into(),
         kcat: var("KWIRE_KCAT").is_some(),
