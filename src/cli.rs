@@ -41,6 +41,21 @@ pub struct Global {
     /// ZooKeeper connect string host:port[,host:port][/chroot] (for the ZooKeeper offset store).
     #[arg(long, env = "KWIRE_ZOOKEEPER", hide_env_values = true, global = true)]
     pub zookeeper: Option<String>,
+    /// ZooKeeper credentials for the ZooKeeper offset store: digest:USER:PASSWORD, or @FILE
+    /// holding that text.
+    #[arg(
+        long,
+        value_name = "digest:USER:PASSWORD|@FILE",
+        env = "KWIRE_ZOOKEEPER_AUTH",
+        hide_env_values = true,
+        global = true
+    )]
+    pub zookeeper_auth: Option<String>,
+    /// ACL of the znodes the ZooKeeper store creates: inherit (the nearest existing
+    /// ancestor's), open (anyone), creator-all (the --zookeeper-auth user only), world-read
+    /// (that user writes, anyone reads).
+    #[arg(long, value_parser = parse_zookeeper_acl, default_value = "inherit", global = true)]
+    pub zookeeper_acl: kwire_stores::AclPolicy,
     /// Output format: aligned text tables, one JSON document on stdout, or (`plan` only) the
     /// batch as Spark's startingOffsets / endingOffsets JSON.
     #[arg(long, value_enum, default_value_t = FormatArg::Text, global = true)]
@@ -48,9 +63,18 @@ pub struct Global {
     /// Timeout for each request, e.g. 30s, 500ms, 2m (a bare number is seconds); at most 24h.
     #[arg(long, value_parser = parse_timeout, default_value = "30s", global = true)]
     pub timeout: Duration,
-    /// Print every request and response frame, decoded and as hex, on stderr.
+    /// Print every request and response frame, decoded and as hex, on stderr (SASL tokens
+    /// redacted).
     #[arg(long, global = true)]
     pub trace: bool,
+    /// Kafka client properties file (security.protocol, sasl.*, ssl.*), as kafka-consumer-groups'
+    /// --command-config takes; see README, "Connecting to a secured cluster".
+    #[arg(long = "command-config", value_name = "FILE", env = "KWIRE_COMMAND_CONFIG", global = true)]
+    pub command_config: Option<std::path::PathBuf>,
+    /// One client property KEY=VALUE, as kcat -X (repeatable; overrides --command-config). A value
+    /// may be ${env:NAME} or ${file:PATH}, to keep passwords off the command line.
+    #[arg(short = 'X', value_name = "KEY=VALUE", value_parser = crate::properties_file::parse_assignment, global = true)]
+    pub property: Vec<(String, String)>,
 }
 
 /// `--format` as given.
@@ -542,6 +566,10 @@ pub struct MetadataArgs {
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
 
 /// Parses `--timeout`: a duration above zero and at most [`MAX_TIMEOUT`].
+fn parse_zookeeper_acl(text: &str) -> Result<kwire_stores::AclPolicy, String> {
+    text.parse().map_err(|e: kwire_stores::UnknownAclPolicy| e.to_string())
+}
+
 pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     let d = parse_duration(text)?;
     if d > MAX_TIMEOUT {

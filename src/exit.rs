@@ -31,6 +31,8 @@ exit_codes! {
     STORE = 6, "the offset store is unreadable or corrupt, did not read back what was written, or (file store) is a link or special file, too large, or locked or too slow to load within `--timeout`";
     PARTIAL = 7, "partly written: the store took some partitions and refused others (each listed as written or refused; what was written stays written and was read back)";
     UNSUPPORTED = 8, "the broker is too old for what was asked: `... not supported by this broker (needs Kafka X.Y)` names the first release that has it (see \"Kafka versions\")";
+    SECURITY = 9, "the connection's security failed: an untrusted, expired or wrong-host certificate, TLS against a plaintext listener or the reverse, a client certificate the listener wants, wrong credentials, a SASL mechanism the broker does not enable (the message lists its mechanisms); nothing was written";
+    NOT_AUTHORIZED = 10, "an ACL refused the request (TOPIC/GROUP/CLUSTER/TRANSACTIONAL_ID_AUTHORIZATION_FAILED): the message names the resource and the principal used";
 }
 
 impl Exit {
@@ -93,8 +95,7 @@ impl Failure {
     /// A client error about `context` (a partition, a topic): exit 8 when the broker is too
     /// old for the call, else 2.
     pub fn client(context: impl fmt::Display, e: &kafka_wire::client::ClientError) -> Self {
-        let exit = if e.is_unsupported() { Exit::UNSUPPORTED } else { Exit::CLUSTER };
-        Self::new(exit, format!("{context}: {e}"))
+        Self::new(exit_for(e), format!("{context}: {e}"))
     }
 }
 
@@ -104,10 +105,22 @@ impl From<kafka_wire::client::ClientError> for Failure {
         let exit = match &e {
             ClientError::UnknownTopic { .. } => Exit::NOT_FOUND,
             ClientError::InvalidAddress { .. } | ClientError::InvalidName(_) => Exit::USAGE,
-            e if e.is_unsupported() => Exit::UNSUPPORTED,
-            _ => Exit::CLUSTER,
+            e => exit_for(e),
         };
         Self::new(exit, e.to_string())
+    }
+}
+
+/// The exit code of a client error met while talking to the cluster.
+pub fn exit_for(e: &kafka_wire::client::ClientError) -> Exit {
+    if e.is_unsupported() {
+        Exit::UNSUPPORTED
+    } else if e.is_security() {
+        Exit::SECURITY
+    } else if e.is_authorization() {
+        Exit::NOT_AUTHORIZED
+    } else {
+        Exit::CLUSTER
     }
 }
 

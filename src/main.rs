@@ -3,11 +3,14 @@
 mod anomaly_json;
 mod checkpoint;
 mod cli;
+mod command_config;
 mod commands;
 mod exit;
 mod output;
+mod properties_file;
 mod store;
 mod time;
+mod zookeeper_auth;
 
 use std::process::ExitCode;
 

@@ -22,6 +22,10 @@ pub struct StoreAccess<'a> {
     pub client: &'a Arc<Client>,
     /// `--zookeeper` / `KWIRE_ZOOKEEPER`, for the zk store.
     pub zookeeper: Option<&'a str>,
+    /// `--zookeeper-auth` / `KWIRE_ZOOKEEPER_AUTH` as given (resolved when a zk store opens).
+    pub zookeeper_auth: Option<&'a str>,
+    /// `--zookeeper-acl`.
+    pub zookeeper_acl: kwire_stores::AclPolicy,
     pub timeout: Duration,
 }
 
@@ -33,8 +37,14 @@ async fn open(
     access: StoreAccess<'_>,
     force: bool,
 ) -> Result<Box<dyn OffsetStore>, Failure> {
+    let zookeeper_auth = match spec {
+        StoreSpec::ZooKeeper(_) => access.zookeeper_auth.map(crate::zookeeper_auth::resolve).transpose()?,
+        _ => None,
+    };
     let options = OpenOptions {
         default_zookeeper: access.zookeeper.map(str::to_owned),
+        zookeeper_auth,
+        zookeeper_acl: access.zookeeper_acl,
         force,
         ..OpenOptions::new(Arc::clone(access.client), access.timeout)
     };
@@ -101,7 +111,16 @@ pub async fn save(
 /// A store error as a one-line failure with the exit code its kind calls for.
 #[allow(clippy::needless_pass_by_value)] // used as `map_err(failure)`
 fn failure(e: StoreError) -> Failure {
+    // The Kafka store's client errors keep their own exit code (security, ACLs, old broker).
+    let client_exit = match &e {
+        StoreError::Backend { source, .. } | StoreError::CommitRefused { source, .. } => source
+            .downcast_ref::<kafka_wire::client::ClientError>()
+            .map(crate::exit::exit_for)
+            .filter(|exit| *exit != Exit::CLUSTER),
+        _ => None,
+    };
     let exit = match &e {
+        _ if client_exit.is_some() => client_exit.unwrap_or(Exit::CLUSTER),
         StoreError::GroupActive { .. } => Exit::REFUSED,
         _ if matches!(kwire_stores::spark::spark_error(&e), Some(SparkStoreError::QueryRunning { .. })) => {
             Exit::REFUSED

@@ -18,7 +18,8 @@ pub async fn run(ctx: &Context, args: &MetadataArgs) -> Result<(), Failure> {
             return Err(ClientError::UnknownTopic { topic: topic.name.clone() }.into());
         }
         if !topic.error.is_ok() && topic.error != ErrorCode::LEADER_NOT_AVAILABLE {
-            return Err(Failure::new(Exit::CLUSTER, format!("topic `{}`: {}", topic.name, topic.error)));
+            let exit = if topic.error.is_authorization() { Exit::NOT_AUTHORIZED } else { Exit::CLUSTER };
+            return Err(Failure::new(exit, format!("topic `{}`: {}", topic.name, topic.error)));
         }
     }
     let mut topics: Vec<&TopicInfo> = metadata.topics.iter().collect();

@@ -18,7 +18,7 @@ mod written;
 use std::io::Write as _;
 use std::sync::Arc;
 
-use kafka_wire::client::{Client, ClientConfig, Direction, TopicPartition, TraceEvent};
+use kafka_wire::client::{Client, ClientConfig, Direction, SecurityProtocol, TopicPartition, TraceEvent};
 use kafka_wire::protocol::ErrorCode;
 
 use crate::cli::{Cli, Command, Format, FormatArg, Global};
@@ -28,6 +28,9 @@ use crate::output::hex;
 /// What every command gets: the global options and a way to reach the cluster.
 pub struct Context {
     pub global: Global,
+    /// The principal the brokers check ACLs for, once the client settings are read (for the
+    /// NOT_AUTHORIZED message).
+    principal: std::sync::OnceLock<String>,
 }
 
 impl Context {
@@ -44,6 +47,8 @@ impl Context {
         crate::store::StoreAccess {
             client,
             zookeeper: self.global.zookeeper.as_deref(),
+            zookeeper_auth: self.global.zookeeper_auth.as_deref(),
+            zookeeper_acl: self.global.zookeeper_acl,
             timeout: self.global.timeout,
         }
     }
@@ -59,6 +64,17 @@ impl Context {
         let mut config = ClientConfig::new(bootstrap)?;
         config.request_timeout = self.global.timeout;
         config.connect_timeout = self.global.timeout.min(std::time::Duration::from_secs(10));
+        let warnings = crate::command_config::apply(
+            &mut config,
+            self.global.command_config.as_deref(),
+            &self.global.property,
+        )?;
+        for warning in warnings {
+            eprintln!("kwire: warning: {}", crate::output::escape(&warning));
+        }
+        // -b / KWIRE_BOOTSTRAP wins over a bootstrap.servers in the properties.
+        config.bootstrap = ClientConfig::new(bootstrap)?.bootstrap;
+        let _ = self.principal.set(principal(&config));
         if self.global.trace {
             config.trace = Some(Arc::new(print_trace));
         }
@@ -78,9 +94,25 @@ impl Context {
                 .topic(name)
                 .filter(|t| t.error != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
                 .ok_or_else(|| Failure::new(Exit::NOT_FOUND, format!("unknown topic `{name}`")))?;
+            // A topic the ACLs hide has no partitions in the answer: refusing is the only way not
+            // to print an empty (and wrong) result for it.
+            if topic.error.is_authorization() {
+                return Err(Failure::new(Exit::NOT_AUTHORIZED, format!("topic `{name}`: {}", topic.error)));
+            }
             out.extend(topic.partitions.iter().map(|p| TopicPartition::new(name.clone(), p.partition)));
         }
         Ok(out)
+    }
+}
+
+/// Who the brokers see: the SASL user, the client certificate's subject, or ANONYMOUS.
+fn principal(config: &ClientConfig) -> String {
+    match (&config.sasl, config.security_protocol) {
+        (Some(sasl), p) if p.uses_sasl() => sasl.principal(),
+        (_, SecurityProtocol::Ssl) if config.tls.client_cert_file.is_some() => {
+            "the client certificate's subject".to_owned()
+        }
+        _ => "User:ANONYMOUS".to_owned(),
     }
 }
 
@@ -171,7 +203,7 @@ pub fn run(cli: Cli) -> Exit {
             return Exit::CLUSTER;
         }
     };
-    let ctx = Context { global: cli.global };
+    let ctx = Context { global: cli.global, principal: std::sync::OnceLock::new() };
     let result = runtime.block_on(async {
         match cli.command {
             Command::ApiVersions => api_versions::run(&ctx).await,
@@ -195,7 +227,12 @@ pub fn run(cli: Cli) -> Exit {
     });
     match result {
         Ok(()) => Exit::OK,
-        Err(failure) => {
+        Err(mut failure) => {
+            if failure.exit == Exit::NOT_AUTHORIZED {
+                if let Some(principal) = ctx.principal.get() {
+                    failure.message = format!("{} (as {principal})", failure.message);
+                }
+            }
             print_failure(&failure);
             failure.exit
         }

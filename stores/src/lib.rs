@@ -24,6 +24,8 @@ pub mod zk;
 pub use file::{FileStore, FileStoreError};
 #[cfg(feature = "kafka")]
 pub use kafka::KafkaGroupStore;
+#[cfg(feature = "zookeeper")]
+pub use kwire_zk::{acl::UnknownAclPolicy, AclPolicy, ZkAuth};
 #[cfg(all(feature = "kafka", feature = "zookeeper"))]
 pub use open::{open, OpenOptions};
 pub use spark::{SparkStore, SparkStoreError};

@@ -6,7 +6,7 @@ use std::time::Duration;
 use kafka_wire::client::Client;
 use offset_store::{OffsetStore, StoreError, StoreSpec};
 
-use crate::{FileStore, KafkaGroupStore, SparkStore, ZkStore};
+use crate::{AclPolicy, FileStore, KafkaGroupStore, SparkStore, ZkAuth, ZkStore};
 
 /// What opening a store may need besides its name.
 #[derive(Debug, Clone)]
@@ -19,6 +19,10 @@ pub struct OpenOptions {
     pub zookeeper_retry_budget: Duration,
     /// The connect string for a store written `zk` alone (the CLI's `--zookeeper`).
     pub default_zookeeper: Option<String>,
+    /// Digest credentials every ZooKeeper session presents (the CLI's `--zookeeper-auth`).
+    pub zookeeper_auth: Option<ZkAuth>,
+    /// The ACL of the znodes the ZooKeeper store creates (the CLI's `--zookeeper-acl`).
+    pub zookeeper_acl: AclPolicy,
     /// Lets the Kafka store write while the group has active members, and the Spark store
     /// while the query looks alive.
     pub force: bool,
@@ -27,7 +31,15 @@ pub struct OpenOptions {
 impl OpenOptions {
     /// Options with `timeout` for every bound, no default ZooKeeper, and no `force`.
     pub fn new(client: Arc<Client>, timeout: Duration) -> Self {
-        Self { client, timeout, zookeeper_retry_budget: timeout, default_zookeeper: None, force: false }
+        Self {
+            client,
+            timeout,
+            zookeeper_retry_budget: timeout,
+            default_zookeeper: None,
+            zookeeper_auth: None,
+            zookeeper_acl: AclPolicy::default(),
+            force: false,
+        }
     }
 }
 
@@ -52,7 +64,16 @@ pub async fn open(spec: &StoreSpec, options: &OpenOptions) -> Result<Box<dyn Off
                     message: "the zk store needs a connect string: zk:HOST:PORT[/chroot], or --zookeeper / KWIRE_ZOOKEEPER"
                         .to_owned(),
                 })?;
-            Box::new(ZkStore::connect(connect, options.timeout, options.zookeeper_retry_budget).await?)
+            Box::new(
+                ZkStore::connect_secured(
+                    connect,
+                    options.timeout,
+                    options.zookeeper_retry_budget,
+                    options.zookeeper_auth.clone(),
+                    options.zookeeper_acl,
+                )
+                .await?,
+            )
         }
     })
 }

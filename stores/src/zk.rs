@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use kafka_wire::protocol::Uuid;
-use kwire_zk::ZkOffsetStore;
+use kwire_zk::{AclPolicy, ZkAuth, ZkOffsetStore};
 use offset_store::{
     check_read_back, topics_of, validate_batch, OffsetStore, StoreError, StoreFuture, StoredOffset,
 };
@@ -34,7 +34,22 @@ impl ZkStore {
         session_timeout: Duration,
         retry_budget: Duration,
     ) -> Result<Self, StoreError> {
-        let inner = ZkOffsetStore::connect(connect_string, session_timeout).await.map_err(store_error)?;
+        ZkStore::connect_secured(connect_string, session_timeout, retry_budget, None, AclPolicy::default())
+            .await
+    }
+
+    /// [`ZkStore::connect`] with digest credentials for every session and the ACL policy of the
+    /// nodes writes create (see [`ZkOffsetStore::connect_secured`]).
+    pub async fn connect_secured(
+        connect_string: &str,
+        session_timeout: Duration,
+        retry_budget: Duration,
+        auth: Option<ZkAuth>,
+        acl: AclPolicy,
+    ) -> Result<Self, StoreError> {
+        let inner = ZkOffsetStore::connect_secured(connect_string, session_timeout, auth, acl)
+            .await
+            .map_err(store_error)?;
         Ok(Self { inner: inner.with_retry_budget(retry_budget) })
     }
 
@@ -95,7 +110,8 @@ pub fn store_error(e: kwire_zk::Error) -> StoreError {
         | E::InvalidTopic { .. }
         | E::InvalidPartition { .. }
         | E::InvalidOffset { .. }
-        | E::DuplicatePartition { .. } => StoreError::Invalid { store: KIND, message: e.to_string() },
+        | E::DuplicatePartition { .. }
+        | E::AclNeedsAuth { .. } => StoreError::Invalid { store: KIND, message: e.to_string() },
         other => StoreError::Other { store: KIND, source: Box::new(other) },
     }
 }

@@ -17,7 +17,7 @@ mod cli_records;
 mod cli_reset_plan;
 mod cli_spellings;
 mod cli_stores;
-
+mod cli_zookeeper_auth;
 mod client_admin;
 mod client_differential;
 mod client_faults;
@@ -25,4 +25,6 @@ mod client_produce_fetch;
 mod client_routing;
 mod client_throttle;
 mod client_versions;
+mod secured_interop;
+mod secured_matrix;
 mod spark_store;

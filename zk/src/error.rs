@@ -130,6 +130,12 @@ pub enum Error {
         /// What each server did when probed.
         probes: Vec<(String, Probe)>,
     },
+    /// An ACL policy that names the writer's identity was asked for without credentials:
+    /// ZooKeeper would refuse every create with `InvalidACL`.
+    AclNeedsAuth {
+        /// The policy asked for.
+        policy: crate::acl::AclPolicy,
+    },
     /// A ZooKeeper error that retrying does not fix (no authorization, quota, bad arguments...).
     ZooKeeper {
         /// What was being done (`read`, `write`, `connect`).
@@ -202,6 +208,16 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::AclNeedsAuth { policy } => write!(
+                f,
+                "the ZooKeeper ACL policy {policy} names the writer, which needs credentials \
+                 (digest:USER:PASSWORD)"
+            ),
+            Error::ZooKeeper { operation, path, source: ZooKeeperError::NoAuth } => write!(
+                f,
+                "ZooKeeper {operation} refused at {path}: the node's ACL does not grant this session \
+                 access (authenticate with digest credentials the ACL names)"
+            ),
             Error::ZooKeeper { operation, path, source } => {
                 write!(f, "ZooKeeper {operation} failed at {path}: {source}")
             }

@@ -1,6 +1,8 @@
 #![warn(missing_docs)]
 #![doc = include_str!("../README.md")]
 
+pub mod acl;
+pub mod auth;
 pub mod error;
 pub mod layout;
 pub mod meta;
@@ -8,6 +10,8 @@ pub mod probe;
 pub mod store;
 pub mod stored;
 
+pub use acl::AclPolicy;
+pub use auth::ZkAuth;
 pub use error::{Error, Result, ZooKeeperError};
 pub use layout::{ConnectString, Layout};
 pub use store::{ZkOffsetStore, DEFAULT_RETRY_BUDGET};

@@ -26,8 +26,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tokio::time::{sleep_until, timeout_at, Instant};
-use zookeeper_client::{Acls, Client, CreateMode, MultiWriteError, SessionState};
+use zookeeper_client::{Acl, Acls, Client, Connector, CreateMode, MultiWriteError, SessionState};
 
+use crate::acl::AclPolicy;
+use crate::auth::ZkAuth;
 use crate::error::{Error, Result, ZooKeeperError};
 use crate::layout::{self, ConnectString, Layout};
 use crate::meta::Meta;
@@ -52,6 +54,8 @@ pub struct ZkOffsetStore {
     layout: Layout,
     session_timeout: Duration,
     retry_budget: Duration,
+    auth: Option<ZkAuth>,
+    acl: AclPolicy,
     client: Mutex<Client>,
     seen: Mutex<HashMap<(String, String), TopicSeen>>,
 }
@@ -268,12 +272,28 @@ impl ZkOffsetStore {
     /// `session_timeout` (at least 1 s) for the first session. The session timeout asked of the
     /// server is `session_timeout` capped at [`MAX_SESSION_TIMEOUT`]; the wait is not capped.
     pub async fn connect(connect_string: &str, session_timeout: Duration) -> Result<ZkOffsetStore> {
+        ZkOffsetStore::connect_secured(connect_string, session_timeout, None, AclPolicy::default()).await
+    }
+
+    /// [`ZkOffsetStore::connect`] with credentials (every session, also after an expiry,
+    /// presents them) and the ACL of the nodes writes create. A policy that names the writer
+    /// ([`AclPolicy::needs_auth`]) without credentials is [`Error::AclNeedsAuth`], before any
+    /// connection.
+    pub async fn connect_secured(
+        connect_string: &str,
+        session_timeout: Duration,
+        auth: Option<ZkAuth>,
+        acl: AclPolicy,
+    ) -> Result<ZkOffsetStore> {
         let ConnectString { servers, layout } = ConnectString::parse(connect_string).map_err(|reason| {
             Error::InvalidConnectString { connect_string: connect_string.to_owned(), reason }
         })?;
+        if acl.needs_auth() && auth.is_none() {
+            return Err(Error::AclNeedsAuth { policy: acl });
+        }
         let wait = session_timeout.max(Duration::from_secs(1));
         let session_timeout = session_timeout.min(MAX_SESSION_TIMEOUT);
-        let connecting = Client::connector().with_session_timeout(session_timeout).connect(&servers);
+        let connecting = connector(session_timeout, auth.as_ref()).connect(&servers);
         // The probe runs beside the connect, so naming the cause of a failure costs no time;
         // it is dropped unread when the session opens.
         let probing = tokio::spawn(probe_servers(servers.clone(), wait));
@@ -285,6 +305,8 @@ impl ZkOffsetStore {
                     layout,
                     session_timeout,
                     retry_budget: DEFAULT_RETRY_BUDGET,
+                    auth,
+                    acl,
                     client: Mutex::new(client),
                     seen: Mutex::new(HashMap::new()),
                 });
@@ -309,8 +331,41 @@ impl ZkOffsetStore {
         &self.layout
     }
 
+    /// The ACL policy of the nodes writes create.
+    pub fn acl_policy(&self) -> AclPolicy {
+        self.acl
+    }
+
     async fn open_session(&self) -> Result<Client, ZooKeeperError> {
-        Client::connector().with_session_timeout(self.session_timeout).connect(&self.servers).await
+        connector(self.session_timeout, self.auth.as_ref()).connect(&self.servers).await
+    }
+
+    /// The ACL for each node of `created` under [`AclPolicy::Inherit`]: that of its nearest
+    /// ancestor among `existing` (else `/`), read once per ancestor.
+    async fn inherited_acls(
+        &self,
+        client: &Client,
+        created: &[&str],
+        existing: &[&str],
+    ) -> Result<Vec<Vec<Acl>>, Fail> {
+        let nearest: Vec<String> = created
+            .iter()
+            .map(|path| {
+                existing
+                    .iter()
+                    .filter(|a| path.starts_with(**a) && path.as_bytes().get(a.len()) == Some(&b'/'))
+                    .max_by_key(|a| a.len())
+                    .map_or_else(|| "/".to_owned(), |a| (*a).to_owned())
+            })
+            .collect();
+        let mut read: HashMap<String, Vec<Acl>> = HashMap::new();
+        for parent in &nearest {
+            if !read.contains_key(parent) {
+                let (acls, _) = client.get_acl(parent).await.map_err(zk_at(parent))?;
+                read.insert(parent.clone(), acls);
+            }
+        }
+        Ok(nearest.iter().map(|p| read[p].clone()).collect())
     }
 
     /// Every group with a node under `/consumers`, sorted.
@@ -682,28 +737,53 @@ impl ZkOffsetStore {
             meta_exists.push(check.await.map_err(zk_at(path))?.is_some());
         }
 
-        let create = CreateMode::Persistent.with_acls(Acls::anyone_all());
+        let offset_paths: Vec<String> =
+            offsets.iter().map(|o| self.layout.offset(group, &o.topic, o.partition)).collect();
+        // Every node this batch creates, in batch order: missing parents first, then the
+        // offset and metadata nodes that are absent.
+        let mut created: Vec<&str> = missing.clone();
+        for i in 0..offsets.len() {
+            if expected[i].is_none() {
+                created.push(&offset_paths[i]);
+            }
+            if !meta_exists[i] {
+                created.push(&meta_paths[i]);
+            }
+        }
+        let acls: Vec<Vec<Acl>> = match self.acl.fixed() {
+            Some(fixed) => vec![fixed; created.len()],
+            None => {
+                let existing: Vec<&str> =
+                    ancestors.iter().map(String::as_str).filter(|a| !missing.contains(a)).collect();
+                self.inherited_acls(client, &created, &existing).await?
+            }
+        };
+        let modes: Vec<_> = acls.iter().map(|a| CreateMode::Persistent.with_acls(Acls::new(a))).collect();
+        let mut next_mode = modes.iter();
+        let mut create_mode =
+            |path: &str| next_mode.next().ok_or_else(|| zk_at(path)(ZooKeeperError::InvalidAcl));
+
         let mut multi = client.new_multi_writer();
         let mut targets = Vec::new();
         for path in &missing {
-            multi.add_create(path, &[], &create).map_err(zk_at(path))?;
+            multi.add_create(path, &[], create_mode(path)?).map_err(zk_at(path))?;
             targets.push(Target::Ancestor);
         }
         for (i, o) in offsets.iter().enumerate() {
-            let path = self.layout.offset(group, &o.topic, o.partition);
+            let path = &offset_paths[i];
             match expected[i] {
-                None => multi.add_create(&path, &texts[i], &create),
-                Some(v) => multi.add_set_data(&path, &texts[i], Some(v)),
+                None => multi.add_create(path, &texts[i], create_mode(path)?),
+                Some(v) => multi.add_set_data(path, &texts[i], Some(v)),
             }
-            .map_err(zk_at(&path))?;
-            targets.push(Target::Offset(o, path));
+            .map_err(zk_at(path))?;
+            targets.push(Target::Offset(o, path.clone()));
             let meta = Meta { offset: o.offset, leader_epoch: o.leader_epoch, topic_id: o.topic_id }.encode();
             if meta_exists[i] {
                 // Unconditional: only kwire writes these, and any kwire writer also moves the
                 // offset node, whose version check comes first in the batch.
                 multi.add_set_data(&meta_paths[i], &meta, None)
             } else {
-                multi.add_create(&meta_paths[i], &meta, &create)
+                multi.add_create(&meta_paths[i], &meta, create_mode(&meta_paths[i])?)
             }
             .map_err(zk_at(&meta_paths[i]))?;
             targets.push(Target::Meta);
@@ -751,6 +831,15 @@ impl ZkOffsetStore {
             partition: o.partition,
             path: self.layout.offset(group, &o.topic, o.partition),
         }
+    }
+}
+
+/// A connector for this store's sessions: the session timeout and, if any, the credentials.
+fn connector(session_timeout: Duration, auth: Option<&ZkAuth>) -> Connector {
+    let connector = Client::connector().with_session_timeout(session_timeout);
+    match auth {
+        Some(auth) => connector.with_auth(auth.scheme(), &auth.packet()),
+        None => connector,
     }
 }
 

@@ -1,6 +1,7 @@
 //! kwire-zk against a real ZooKeeper (`KWIRE_ZOOKEEPER`, see `scripts/cluster env`), with
 //! ZooKeeper's own Java client as the old writer and reader.
 
+mod secured;
 mod support;
 
 use std::time::{Duration, Instant};

@@ -13,8 +13,10 @@ use super::connection::Connection;
 use super::error::{BrokerRef, ClientError};
 use super::metadata::ClusterMetadata;
 use super::negotiate::BrokerVersions;
+use super::security::{SaslConfig, SecurityProtocol, TlsConfig};
 use super::sync::lock;
 use super::trace::{Direction, TraceEvent, TraceHook};
+use super::transport::Transport;
 use crate::protocol::frame::{decode_response, encode_request, DEFAULT_MAX_FRAME};
 use crate::protocol::messages::{api_versions, ApiVersionsRequest, MetadataRequest};
 use crate::protocol::names::validate_topics;
@@ -37,7 +39,14 @@ pub struct ClientConfig {
     /// [`ClientError::InvalidFrame`].
     pub max_frame: usize,
     /// Called with every request and response frame; `None` (the default) traces nothing.
+    /// SaslAuthenticate frames are shown with their tokens replaced by `<redacted>`.
     pub trace: Option<TraceHook>,
+    /// Kafka's `security.protocol`: TLS and/or SASL on every connection (PLAINTEXT by default).
+    pub security_protocol: SecurityProtocol,
+    /// TLS settings, used when `security_protocol` is SSL or SASL_SSL.
+    pub tls: TlsConfig,
+    /// SASL settings, needed when `security_protocol` is SASL_PLAINTEXT or SASL_SSL.
+    pub sasl: Option<SaslConfig>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -49,6 +58,9 @@ impl std::fmt::Debug for ClientConfig {
             .field("request_timeout", &self.request_timeout)
             .field("max_frame", &self.max_frame)
             .field("trace", &self.trace.is_some())
+            .field("security_protocol", &self.security_protocol)
+            .field("tls", &self.tls)
+            .field("sasl", &self.sasl)
             .finish()
     }
 }
@@ -63,6 +75,9 @@ impl ClientConfig {
             request_timeout: Duration::from_secs(30),
             max_frame: DEFAULT_MAX_FRAME,
             trace: None,
+            security_protocol: SecurityProtocol::Plaintext,
+            tls: TlsConfig::default(),
+            sasl: None,
         })
     }
 }
@@ -74,6 +89,9 @@ pub(crate) struct BrokerConnection {
     pub connection: Connection,
     /// What the broker answered to ApiVersions (or the legacy table).
     pub versions: BrokerVersions,
+    /// When the SASL session must be renewed (KIP-368 session lifetime): from then on the
+    /// connection is retired and the next request opens a freshly authenticated one.
+    pub renew_at: Option<std::time::Instant>,
 }
 
 type ConnectionSlot = Arc<Mutex<Option<Arc<BrokerConnection>>>>;
@@ -108,6 +126,8 @@ type ConnectionSlot = Arc<Mutex<Option<Arc<BrokerConnection>>>>;
 #[derive(Debug)]
 pub struct Client {
     config: ClientConfig,
+    /// TCP or TLS, with the TLS settings loaded once.
+    transport: Transport,
     /// One slot per address holding its live connection. The map lock is held only to find
     /// the slot; opening a connection locks just that address's slot, so a broker that is slow
     /// to connect or answer ApiVersions does not hold up requests to the others.
@@ -126,9 +146,15 @@ pub struct Client {
 
 impl Client {
     /// Connects to the first reachable bootstrap address (skipping dead ones) and negotiates.
+    ///
+    /// With TLS, the CA bundle and client certificate are read now: a bad file fails here with
+    /// [`ClientError::SecurityConfig`]. Security failures (TLS, SASL) are returned at once,
+    /// never retried on the next bootstrap address.
     pub async fn connect(config: ClientConfig) -> Result<Self, ClientError> {
+        let transport = Transport::new(config.security_protocol, &config.tls)?;
         let client = Self {
             config,
+            transport,
             connections: StdMutex::default(),
             metadata: StdMutex::default(),
             generation: AtomicU64::new(0),
@@ -202,6 +228,8 @@ impl Client {
             let broker = BrokerRef { node_id: None, addr: addr.clone() };
             match self.connection(&broker).await {
                 Ok(conn) => return Ok(conn),
+                // The next address would refuse the same settings the same way.
+                Err(e) if e.is_security() => return Err(e),
                 Err(e) => attempts.push((addr.clone(), e.to_string())),
             }
         }
@@ -214,6 +242,11 @@ impl Client {
         let slot = Arc::clone(lock(&self.connections).entry(broker.addr.clone()).or_default());
         let mut slot = slot.lock().await;
         if let Some(conn) = slot.as_ref() {
+            let renew = conn.renew_at.is_some_and(|at| std::time::Instant::now() >= at);
+            if renew {
+                // Requests in flight on it finish; new ones go to a re-authenticated connection.
+                conn.connection.retire();
+            }
             if !conn.connection.is_closed() {
                 return Ok(Arc::clone(conn));
             }
@@ -224,24 +257,43 @@ impl Client {
         Ok(conn)
     }
 
+    /// Opens, negotiates and (with SASL) authenticates a connection to `broker`.
     async fn open(&self, broker: &BrokerRef) -> Result<BrokerConnection, ClientError> {
-        let connection =
-            Connection::open(broker.clone(), self.config.connect_timeout, self.config.max_frame).await?;
+        let (connection, versions) = self.open_negotiated(broker).await?;
+        let renew_at = if self.config.security_protocol.uses_sasl() {
+            self.authenticate(&connection, &versions).await?
+        } else {
+            None
+        };
+        Ok(BrokerConnection { connection, versions, renew_at })
+    }
+
+    async fn open_negotiated(&self, broker: &BrokerRef) -> Result<(Connection, BrokerVersions), ClientError> {
+        let (timeout, max_frame) = (self.config.connect_timeout, self.config.max_frame);
+        let connection = Connection::open(broker.clone(), &self.transport, timeout, max_frame).await?;
         match self.negotiate(&connection).await {
-            Ok(versions) => Ok(BrokerConnection { connection, versions }),
+            Ok(versions) => Ok((connection, versions)),
             // Brokers before 0.10.0 close the socket on ApiVersions without a byte: reconnect
             // with the fixed table. A peer that sent something and then closed (or sent garbage)
-            // is not such a broker, and its error is returned.
-            Err(ClientError::ConnectionClosed { .. }) if connection.bytes_received() == 0 => {
+            // is not such a broker, and its error is returned. Over TLS the broker is new enough.
+            Err(ClientError::ConnectionClosed { .. })
+                if connection.bytes_received() == 0 && !self.config.security_protocol.uses_tls() =>
+            {
                 let connection =
-                    Connection::open(broker.clone(), self.config.connect_timeout, self.config.max_frame)
-                        .await?;
-                Ok(BrokerConnection { connection, versions: BrokerVersions::legacy_0_9() })
+                    Connection::open(broker.clone(), &self.transport, timeout, max_frame).await?;
+                Ok((connection, BrokerVersions::legacy_0_9()))
             }
-            Err(ClientError::InvalidFrame { broker, reason }) => Err(ClientError::InvalidFrame {
-                broker,
-                reason: format!("{reason}, in reply to ApiVersions: is this a Kafka plaintext listener?"),
-            }),
+            Err(ClientError::InvalidFrame { broker, reason })
+                if !self.config.security_protocol.uses_tls() =>
+            {
+                Err(ClientError::InvalidFrame {
+                    broker,
+                    reason: format!(
+                        "{reason}, in reply to ApiVersions: is this a TLS listener (security.protocol=SSL \
+                         or SASL_SSL), or not Kafka at all?"
+                    ),
+                })
+            }
             Err(e) => Err(e),
         }
     }
@@ -319,7 +371,7 @@ impl Client {
     }
 
     /// Sends one request on one connection at an explicit version and decodes the response.
-    async fn round_trip<R: Request + std::fmt::Debug>(
+    pub(crate) async fn round_trip<R: Request + std::fmt::Debug>(
         &self,
         connection: &Connection,
         request: &R,

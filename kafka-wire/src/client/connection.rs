@@ -1,4 +1,4 @@
-//! One pipelined TCP connection to one broker: many requests in flight, responses matched to
+//! One pipelined connection (TCP, or TLS over TCP: see `transport.rs`) to one broker: many requests in flight, responses matched to
 //! requests by correlation id.
 //!
 //! Two tasks own the socket's halves. The writer task takes whole frames from a queue and
@@ -23,13 +23,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::{BrokerRef, ClientError};
 use super::sync::lock;
+use super::transport::{Stream, Transport};
 use crate::protocol::frame::{peek_correlation_id, split_frame};
 use crate::protocol::ApiKey;
 
@@ -93,6 +92,15 @@ enum Stop {
     /// The broker's bytes are not Kafka response frames (a size prefix that is negative or
     /// above the limit, a frame too short for a header).
     Invalid(String),
+    /// TLS went wrong: a TLS record on a plaintext connection, or an alert from the broker
+    /// after the handshake (TLS 1.3 refuses a missing client certificate only then).
+    Tls(String),
+}
+
+/// Whether `bytes` start like a TLS record (alert or handshake, version 3.x): what a TLS
+/// listener sends back to a client that spoke plaintext to it.
+fn looks_like_tls(bytes: &[u8]) -> bool {
+    matches!(bytes, [0x15 | 0x16, 0x03, 0x00..=0x04, ..])
 }
 
 /// A response frame (without its size prefix) and the correlation id its request carried.
@@ -126,24 +134,16 @@ impl Drop for Connection {
 }
 
 impl Connection {
-    /// Opens a TCP connection (with `TCP_NODELAY`) within `timeout`.
-    pub async fn open(broker: BrokerRef, timeout: Duration, max_frame: usize) -> Result<Self, ClientError> {
-        let connect = TcpStream::connect(broker.addr.as_str());
-        let stream = match tokio::time::timeout(timeout, connect).await {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(e)) => return Err(ClientError::Connect { broker, source: Arc::new(e) }),
-            Err(_) => {
-                let e = std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("no answer within {timeout:?}"),
-                );
-                return Err(ClientError::Connect { broker, source: Arc::new(e) });
-            }
-        };
-        stream
-            .set_nodelay(true)
-            .map_err(|e| ClientError::Connect { broker: broker.clone(), source: Arc::new(e) })?;
-        let (read_half, write_half) = stream.into_split();
+    /// Opens a connection over `transport` (TCP with `TCP_NODELAY`, then the TLS handshake if
+    /// any) within `timeout`.
+    pub(crate) async fn open(
+        broker: BrokerRef,
+        transport: &Transport,
+        timeout: Duration,
+        max_frame: usize,
+    ) -> Result<Self, ClientError> {
+        let stream = transport.connect(&broker, timeout).await?;
+        let (read_half, write_half) = tokio::io::split(stream);
         let shared = Arc::new(Mutex::new(Shared { state: State::Open, waiters: HashMap::new() }));
         let bytes_received = Arc::new(AtomicU64::new(0));
         let (outgoing, queue) = mpsc::unbounded_channel();
@@ -286,7 +286,7 @@ impl Drop for WaiterGuard<'_> {
 /// Writes whole frames in queue order; frames queued while one is being written go out in one
 /// flush. On a write error the connection closes with the failed request's API in the cause.
 async fn write_task(
-    write_half: OwnedWriteHalf,
+    write_half: WriteHalf<Box<dyn Stream>>,
     mut queue: mpsc::UnboundedReceiver<Outgoing>,
     shared: Arc<Mutex<Shared>>,
     broker: BrokerRef,
@@ -325,7 +325,7 @@ async fn write_task(
 /// Routes response frames to their waiters until the socket fails or the broker sends
 /// garbage, then closes the connection with the cause.
 async fn read_task(
-    mut read_half: OwnedReadHalf,
+    mut read_half: ReadHalf<Box<dyn Stream>>,
     shared: Arc<Mutex<Shared>>,
     broker: BrokerRef,
     max_frame: usize,
@@ -335,21 +335,24 @@ async fn read_task(
     let cause = match stop {
         Stop::Closed(reason) => ClientError::ConnectionClosed { broker, reason },
         Stop::Invalid(reason) => ClientError::InvalidFrame { broker, reason },
+        Stop::Tls(message) => ClientError::Tls { broker, message },
     };
     lock(&shared).close(cause);
 }
 
 async fn read_loop(
-    read_half: &mut OwnedReadHalf,
+    read_half: &mut ReadHalf<Box<dyn Stream>>,
     shared: &Mutex<Shared>,
     max_frame: usize,
     bytes_received: &AtomicU64,
 ) -> Stop {
     let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut frames = 0u64;
     loop {
         loop {
             match split_frame(&mut buf, max_frame) {
                 Ok(Some(frame)) => {
+                    frames += 1;
                     let Some(correlation_id) = peek_correlation_id(&frame) else {
                         return Stop::Invalid("response frame shorter than its header".to_owned());
                     };
@@ -360,10 +363,25 @@ async fn read_loop(
                     }
                 }
                 Ok(None) => break,
+                Err(_) if looks_like_tls(&buf) => {
+                    return Stop::Tls(
+                        "the broker answered with TLS — is this an SSL listener? (security.protocol=SSL or SASL_SSL)"
+                            .to_owned(),
+                    )
+                }
                 Err(e) => return Stop::Invalid(e.to_string()),
             }
         }
         match read_half.read_buf(&mut buf).await {
+            // A SASL listener answers ApiVersions, then hangs up on the first other request of
+            // a client that did not authenticate.
+            Ok(0) if buf.is_empty() && frames == 1 => {
+                return Stop::Closed(
+                    "closed by the broker after ApiVersions: does this listener need SASL? \
+                     (security.protocol=SASL_PLAINTEXT or SASL_SSL)"
+                        .to_owned(),
+                )
+            }
             Ok(0) if buf.is_empty() => return Stop::Closed("closed by the broker".to_owned()),
             Ok(0) => {
                 return Stop::Closed(format!(
@@ -373,6 +391,10 @@ async fn read_loop(
             }
             Ok(n) => {
                 bytes_received.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            #[cfg(feature = "tls")]
+            Err(e) if super::tls::is_tls_error(&e) => {
+                return Stop::Tls(super::tls::explain(&e, "the broker"))
             }
             Err(e) => return Stop::Closed(format!("read failed: {e}")),
         }
@@ -386,7 +408,7 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::{TcpListener, TcpStream};
 
-    use super::{Connection, State};
+    use super::{Connection, State, Transport};
     use crate::client::error::{BrokerRef, ClientError};
     use crate::client::sync::lock;
     use crate::protocol::ApiKey;
@@ -427,7 +449,8 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr").to_string();
         let broker = BrokerRef { node_id: Some(1), addr };
-        let connection = Connection::open(broker, Duration::from_secs(5), 1 << 20).await.expect("open");
+        let connection =
+            Connection::open(broker, &Transport::Plain, Duration::from_secs(5), 1 << 20).await.expect("open");
         let (socket, _) = listener.accept().await.expect("accept");
         (connection, socket)
     }

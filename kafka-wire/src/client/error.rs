@@ -199,6 +199,41 @@ pub enum ClientError {
     },
     /// A topic name or group id breaks Kafka's rules: refused before anything was sent.
     InvalidName(InvalidName),
+    /// The broker refused the SASL credentials (or the exchange failed). Never retried: the same
+    /// credentials would be refused again.
+    Authentication {
+        /// The broker that refused.
+        broker: BrokerRef,
+        /// The SASL mechanism used (`SCRAM-SHA-512`, ...).
+        mechanism: &'static str,
+        /// The user (or principal) that was refused; never the password.
+        user: String,
+        /// The broker's message, or what failed on kwire's side.
+        message: String,
+    },
+    /// The broker's listener does not enable the SASL mechanism asked for.
+    SaslMechanismNotEnabled {
+        /// The broker.
+        broker: BrokerRef,
+        /// The mechanism kwire asked for.
+        mechanism: &'static str,
+        /// The mechanisms the broker enables, as it listed them.
+        enabled: Vec<String>,
+    },
+    /// The TLS handshake failed: an untrusted, expired or wrong-host certificate, a listener
+    /// that wants a client certificate, or a peer that does not speak TLS.
+    Tls {
+        /// The broker.
+        broker: BrokerRef,
+        /// What failed, and what to change.
+        message: String,
+    },
+    /// The security settings cannot be used (an unreadable PEM file, TLS asked of a build
+    /// without the `tls` feature, SASL without credentials). Nothing was sent.
+    SecurityConfig {
+        /// What is wrong, naming the setting or file.
+        message: String,
+    },
 }
 
 impl fmt::Display for ClientError {
@@ -274,6 +309,16 @@ impl fmt::Display for ClientError {
             }
             Self::InvalidArgument { message } => write!(f, "invalid argument: {message}"),
             Self::InvalidName(e) => e.fmt(f),
+            Self::Authentication { broker, mechanism, user, message } => {
+                write!(f, "authentication failed on {broker}: {mechanism} as user `{user}`: {message}")
+            }
+            Self::SaslMechanismNotEnabled { broker, mechanism, enabled } => write!(
+                f,
+                "SASL mechanism {mechanism} is not enabled on {broker}; it enables: {}",
+                if enabled.is_empty() { "none".to_owned() } else { enabled.join(", ") }
+            ),
+            Self::Tls { broker, message } => write!(f, "TLS with {broker} failed: {message}"),
+            Self::SecurityConfig { message } => write!(f, "security settings: {message}"),
         }
     }
 }
@@ -305,6 +350,29 @@ impl ClientError {
         match self {
             Self::NotSupported { .. } => true,
             Self::UnsupportedApi { ours, theirs, .. } => theirs.is_none_or(|t| t.max < ours.min),
+            _ => false,
+        }
+    }
+
+    /// Whether the connection's security failed: TLS, SASL authentication, or settings that
+    /// cannot be used. Trying again does not help; the settings must change.
+    pub fn is_security(&self) -> bool {
+        match self {
+            Self::Authentication { .. }
+            | Self::SaslMechanismNotEnabled { .. }
+            | Self::Tls { .. }
+            | Self::SecurityConfig { .. } => true,
+            Self::DeadlineExceeded { last_error, .. } => last_error.is_security(),
+            _ => false,
+        }
+    }
+
+    /// Whether an ACL refused the call: TOPIC, GROUP, CLUSTER or TRANSACTIONAL_ID
+    /// _AUTHORIZATION_FAILED (the error's context names the resource).
+    pub fn is_authorization(&self) -> bool {
+        match self {
+            Self::Kafka { code, .. } => code.is_authorization(),
+            Self::DeadlineExceeded { last_error, .. } => last_error.is_authorization(),
             _ => false,
         }
     }

@@ -193,6 +193,18 @@ impl ErrorCode {
         matches!(self.recovery(), Recovery::Retry | Recovery::RefreshMetadata | Recovery::RefindCoordinator)
     }
 
+    /// Whether an ACL refused the request: TOPIC, GROUP, CLUSTER or TRANSACTIONAL_ID
+    /// _AUTHORIZATION_FAILED.
+    pub fn is_authorization(self) -> bool {
+        matches!(
+            self,
+            Self::TOPIC_AUTHORIZATION_FAILED
+                | Self::GROUP_AUTHORIZATION_FAILED
+                | Self::CLUSTER_AUTHORIZATION_FAILED
+                | Self::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        )
+    }
+
     /// `Ok(())` for [`ErrorCode::NONE`], the code itself otherwise.
     pub fn into_result(self) -> Result<(), ErrorCode> {
         if self.is_ok() {

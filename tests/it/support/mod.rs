@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod secured;
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
@@ -83,6 +84,19 @@ pub fn old_broker() -> Option<String> {
     Some(addr)
 }
 
+/// The cluster ZooKeeper's digest credentials (`KWIRE_ZOOKEEPER_AUTH`, `digest:USER:PASSWORD`),
+/// or `None` (with a note) outside CI; in CI a missing value panics.
+pub fn zookeeper_auth() -> Option<String> {
+    match std::env::var("KWIRE_ZOOKEEPER_AUTH") {
+        Ok(v) if !v.trim().is_empty() => Some(v),
+        _ => {
+            assert!(!required(), "KWIRE_ZOOKEEPER_AUTH is not set, and CI requires it (scripts/cluster env)");
+            eprintln!("note: KWIRE_ZOOKEEPER_AUTH not set; skipping");
+            None
+        }
+    }
+}
+
 /// A name no other test (or earlier run) uses.
 pub fn unique(prefix: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
@@ -101,6 +115,8 @@ pub fn kwire(cluster: &Cluster, args: &[&str]) -> Output {
         .args(args)
         .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
         .env("KWIRE_ZOOKEEPER", cluster.zookeeper.as_deref().unwrap_or(""))
+        // Credentials only where a test passes them (scripts/test exports the cluster's).
+        .env_remove("KWIRE_ZOOKEEPER_AUTH")
         .output()
         .expect("kwire binary runs")
 }
@@ -111,6 +127,7 @@ pub fn kwire_bare(args: &[&str]) -> Output {
         .args(args)
         .env_remove("KWIRE_BOOTSTRAP")
         .env_remove("KWIRE_ZOOKEEPER")
+        .env_remove("KWIRE_ZOOKEEPER_AUTH")
         .output()
         .expect("kwire binary runs")
 }

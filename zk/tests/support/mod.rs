@@ -148,3 +148,22 @@ impl Drop for Proxy {
         self.accept.abort();
     }
 }
+
+/// The digest credentials of the test cluster's ZooKeeper, from `KWIRE_ZOOKEEPER_AUTH`
+/// (`digest:USER:PASSWORD`). Unset: `None` (the test is skipped) unless `CI` or
+/// `KWIRE_REQUIRE_CLUSTER` is set, where it fails.
+pub fn zookeeper_auth(test: &str) -> Option<kwire_zk::ZkAuth> {
+    match std::env::var("KWIRE_ZOOKEEPER_AUTH") {
+        Ok(text) if !text.trim().is_empty() => Some(
+            kwire_zk::ZkAuth::parse(&text)
+                .unwrap_or_else(|e| panic!("{test}: KWIRE_ZOOKEEPER_AUTH is not digest:USER:PASSWORD: {e}")),
+        ),
+        _ => {
+            let required =
+                ["CI", "KWIRE_REQUIRE_CLUSTER"].iter().any(|v| std::env::var(v).is_ok_and(|v| !v.is_empty()));
+            assert!(!required, "{test}: KWIRE_ZOOKEEPER_AUTH is not set; export `scripts/cluster env`");
+            eprintln!("skipping {test}: KWIRE_ZOOKEEPER_AUTH is not set (see `scripts/cluster env`)");
+            None
+        }
+    }
+}

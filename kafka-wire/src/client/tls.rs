@@ -1,0 +1,214 @@
+//! TLS with rustls (ring provider, TLS 1.2 and 1.3): the client configuration built from
+//! [`TlsConfig`], the handshake, and handshake failures turned into errors that say which
+//! certificate problem it was and what to change.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use tokio_rustls::rustls::client::WebPkiServerVerifier;
+use tokio_rustls::rustls::crypto::ring;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use tokio_rustls::rustls::{
+    self, AlertDescription, CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore,
+    SignatureScheme,
+};
+
+use super::error::{BrokerRef, ClientError};
+use super::security::TlsConfig;
+
+fn config_error(message: String) -> ClientError {
+    ClientError::SecurityConfig { message }
+}
+
+fn read_certificates(path: &Path, setting: &str) -> Result<Vec<CertificateDer<'static>>, ClientError> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+        .map_err(|e| config_error(format!("{setting} {}: {e}", path.display())))?;
+    if certs.is_empty() {
+        return Err(config_error(format!("{setting} {}: no PEM certificate in it", path.display())));
+    }
+    Ok(certs)
+}
+
+/// The rustls configuration for `tls`: its CA bundle (or the bundled Mozilla roots), its
+/// client certificate and key for mTLS, and hostname checks unless turned off.
+pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<ClientConfig>, ClientError> {
+    let provider = Arc::new(ring::default_provider());
+    let mut roots = RootCertStore::empty();
+    match &tls.ca_file {
+        Some(path) => {
+            for cert in read_certificates(path, "ssl.ca.location")? {
+                roots
+                    .add(cert)
+                    .map_err(|e| config_error(format!("ssl.ca.location {}: {e}", path.display())))?;
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|e| config_error(format!("TLS versions: {e}")))?;
+    let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+        .build()
+        .map_err(|e| config_error(format!("TLS trust anchors: {e}")))?;
+    let builder = if tls.verify_hostname {
+        builder.with_webpki_verifier(verifier)
+    } else {
+        builder.dangerous().with_custom_certificate_verifier(Arc::new(AnyHostname { inner: verifier }))
+    };
+    let config = match (&tls.client_cert_file, &tls.client_key_file) {
+        (Some(cert), Some(key)) => {
+            let certs = read_certificates(cert, "ssl.certificate.location")?;
+            let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+                config_error(format!(
+                    "ssl.key.location {}: {e} (an unencrypted PKCS#8, PKCS#1 or SEC1 PEM key is needed)",
+                    key.display()
+                ))
+            })?;
+            builder
+                .with_client_auth_cert(certs, key)
+                .map_err(|e| config_error(format!("client certificate and key: {e}")))?
+        }
+        (None, None) => builder.with_no_client_auth(),
+        (Some(_), None) | (None, Some(_)) => {
+            return Err(config_error(
+                "mTLS needs both ssl.certificate.location and ssl.key.location".to_owned(),
+            ))
+        }
+    };
+    Ok(Arc::new(config))
+}
+
+/// The broker's host as TLS names it (SNI and the certificate check): a DNS name, or an IP
+/// address (checked against the certificate's IP SANs, no SNI sent).
+fn server_name(broker: &BrokerRef) -> Result<ServerName<'static>, ClientError> {
+    let host = match broker.addr.rsplit_once(':') {
+        Some((host, _port)) => host.trim_start_matches('[').trim_end_matches(']'),
+        None => broker.addr.as_str(),
+    };
+    ServerName::try_from(host.to_owned()).map_err(|_| ClientError::Tls {
+        broker: broker.clone(),
+        message: format!("`{host}` is not a host name TLS can check a certificate against"),
+    })
+}
+
+/// The TLS handshake over `tcp`.
+pub(crate) async fn handshake(
+    config: &Arc<ClientConfig>,
+    broker: &BrokerRef,
+    tcp: TcpStream,
+) -> Result<TlsStream<TcpStream>, ClientError> {
+    let name = server_name(broker)?;
+    let shown = name.to_str().into_owned();
+    tokio_rustls::TlsConnector::from(Arc::clone(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| ClientError::Tls { broker: broker.clone(), message: explain(&e, &shown) })
+}
+
+/// Whether an IO error on a TLS stream is TLS's own (an alert, a bad record), not the socket's.
+pub(crate) fn is_tls_error(e: &std::io::Error) -> bool {
+    e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()).is_some()
+}
+
+/// What a TLS failure means for the user, in one line.
+pub(crate) fn explain(e: &std::io::Error, host: &str) -> String {
+    let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) else {
+        return match e.kind() {
+            std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset => {
+                "the broker closed the connection during the TLS handshake — is this a PLAINTEXT \
+                 listener? (security.protocol)"
+                    .to_owned()
+            }
+            _ => format!("handshake failed: {e}"),
+        };
+    };
+    match tls {
+        rustls::Error::InvalidCertificate(cert) => match cert {
+            CertificateError::UnknownIssuer => "the broker's certificate is not signed by a trusted CA \
+                 (untrusted certificate): set ssl.ca.location to the CA bundle that signed it"
+                .to_owned(),
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                "the broker's certificate has expired".to_owned()
+            }
+            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+                "the broker's certificate is not valid yet (check the clock)".to_owned()
+            }
+            CertificateError::NotValidForNameContext { presented, .. } => format!(
+                "the broker's certificate is not valid for host `{host}` (wrong host): it names {}; \
+                 connect by one of those names, or set ssl.endpoint.identification.algorithm= to skip the check",
+                presented.join(", ")
+            ),
+            CertificateError::NotValidForName => format!(
+                "the broker's certificate is not valid for host `{host}` (wrong host); connect by a name it \
+                 lists, or set ssl.endpoint.identification.algorithm= to skip the check"
+            ),
+            other => format!("the broker's certificate was refused: {other:?}"),
+        },
+        rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => {
+            "the broker answered without TLS — is this a PLAINTEXT listener? (security.protocol)".to_owned()
+        }
+        rustls::Error::AlertReceived(
+            AlertDescription::CertificateRequired
+            | AlertDescription::BadCertificate
+            | AlertDescription::HandshakeFailure
+            | AlertDescription::UnknownCA
+            | AlertDescription::CertificateUnknown,
+        ) => format!(
+            "the broker refused the handshake ({tls}): this listener may require a client certificate \
+             (ssl.certificate.location and ssl.key.location) signed by a CA it trusts"
+        ),
+        other => format!("handshake failed: {other}"),
+    }
+}
+
+/// The WebPKI check without the host name part (`ssl.endpoint.identification.algorithm=`):
+/// the chain must still lead to a trusted CA and be in date.
+#[derive(Debug)]
+struct AnyHostname {
+    inner: Arc<WebPkiServerVerifier>,
+}
+
+impl ServerCertVerifier for AnyHostname {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self.inner.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
