@@ -213,6 +213,122 @@ fn a_broker_certificate_for_another_host_names_the_hosts_it_is_for() {
     assert!(stderr(&out).contains("host name verification is off"), "{}", stderr(&out));
 }
 
+/// Runs `openssl` with `args` in `dir`; it must succeed.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl runs");
+    assert!(out.status.success(), "openssl {args:?}: {}", stderr(&out));
+}
+
+/// Kills the TLS server of a test when it ends, whatever happens.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn an_expired_broker_certificate_is_refused_saying_it_expired() {
+    // No broker serves an expired certificate, so `openssl s_server` stands in for one: the
+    // failure is in the TLS handshake, before any Kafka byte.
+    let dir = std::env::temp_dir().join(unique("kwire-expired-cert"));
+    std::fs::create_dir_all(dir.join("db")).unwrap();
+    std::fs::write(dir.join("db/index.txt"), "").unwrap();
+    std::fs::write(dir.join("db/serial"), "01\n").unwrap();
+    std::fs::write(
+        dir.join("ca.cnf"),
+        "[ca]\ndefault_ca = test\n[test]\ndatabase = db/index.txt\nserial = db/serial\nnew_certs_dir = db\n\
+         default_md = sha256\npolicy = any\ncopy_extensions = none\nx509_extensions = ext\n[any]\n\
+         commonName = supplied\n[ext]\nsubjectAltName = IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    openssl(
+        &dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=kwire-test-ca",
+        ],
+    );
+    openssl(
+        &dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "srv.key",
+            "-out",
+            "srv.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    openssl(
+        &dir,
+        &[
+            "ca",
+            "-batch",
+            "-config",
+            "ca.cnf",
+            "-cert",
+            "ca.pem",
+            "-keyfile",
+            "ca.key",
+            "-in",
+            "srv.csr",
+            "-out",
+            "srv.pem",
+            "-startdate",
+            "20200101000000Z",
+            "-enddate",
+            "20200102000000Z",
+        ],
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let accept = format!("127.0.0.1:{port}");
+    let _server = KillOnDrop(
+        Command::new("openssl")
+            .args(["s_server", "-accept", &accept, "-cert", "srv.pem", "-key", "srv.key", "-quiet"])
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("openssl s_server starts"),
+    );
+    let started = Instant::now();
+    while std::net::TcpStream::connect(&accept).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(10), "openssl s_server did not listen on {accept}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ca = dir.join("ca.pem").to_string_lossy().into_owned();
+    let (out, _) = kwire_secured(&[
+        "-b",
+        &accept,
+        "-X",
+        "security.protocol=SSL",
+        "-X",
+        &format!("ssl.ca.location={ca}"),
+        "metadata",
+    ]);
+    assert_fails(&out, SECURITY, &["certificate has expired", "1577923200"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn the_mtls_listener_refuses_kwire_without_a_client_certificate_with_exit_9() {
     let Some(setups) = secured::setups() else { return };
