@@ -219,9 +219,38 @@ pub fn consumer_groups_csv(data: &[u8]) {
     assert_eq!(again, entries, "csv: from_csv(to_csv(x)) != x");
 }
 
+/// The broker's SCRAM messages (`kafka_wire::protocol::scram`) on `data`: byte 0 is the length
+/// of the client nonce taken from the front of the rest, the remainder is the broker's message.
+/// No panic, and what parses keeps the parsers' promises: the combined nonce extends the
+/// client's, the iteration count is within the caps, the salt and signature are not empty.
+pub fn scram_server_message(data: &[u8]) {
+    use kafka_wire::protocol::scram::{parse_server_final, parse_server_first, MAX_ITERATIONS, MIN_ITERATIONS};
+    let [nonce_len, rest @ ..] = data else { return };
+    let (nonce, message) = rest.split_at(usize::from(*nonce_len).min(rest.len()));
+    let Ok(nonce) = std::str::from_utf8(nonce) else { return };
+    if let Ok(first) = parse_server_first(message, nonce) {
+        assert!(first.nonce.starts_with(nonce) && first.nonce.len() > nonce.len(), "{first:?}");
+        assert!((MIN_ITERATIONS..=MAX_ITERATIONS).contains(&first.iterations), "{first:?}");
+        assert!(!first.salt_base64.is_empty(), "{first:?}");
+    }
+    if let Ok(last) = parse_server_final(message) {
+        assert!(!last.verifier_base64.is_empty(), "{last:?}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rfc_7677_server_first_message_passes_the_scram_property() {
+        let mut data = vec![20];
+        data.extend_from_slice(b"rOprNGfwEbeRWgbNEkqO");
+        data.extend_from_slice(b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
+        scram_server_message(&data);
+        scram_server_message(&[]);
+        scram_server_message(&[255, b'v', b'=']);
+    }
 
     #[test]
     fn every_supported_api_is_dispatched() {

@@ -23,6 +23,7 @@ mod client_differential;
 mod client_faults;
 mod client_produce_fetch;
 mod client_routing;
+mod client_security;
 mod client_throttle;
 mod client_versions;
 mod secured_interop;

@@ -132,9 +132,12 @@ pub(crate) fn explain(e: &std::io::Error, host: &str) -> String {
             CertificateError::UnknownIssuer => "the broker's certificate is not signed by a trusted CA \
                  (untrusted certificate): set ssl.ca.location to the CA bundle that signed it"
                 .to_owned(),
-            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
-                "the broker's certificate has expired".to_owned()
-            }
+            CertificateError::ExpiredContext { time, not_after } => format!(
+                "the broker's certificate has expired ({} days ago, at {} s since the epoch)",
+                time.as_secs().saturating_sub(not_after.as_secs()) / 86_400,
+                not_after.as_secs()
+            ),
+            CertificateError::Expired => "the broker's certificate has expired".to_owned(),
             CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
                 "the broker's certificate is not valid yet (check the clock)".to_owned()
             }

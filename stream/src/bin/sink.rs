@@ -6,8 +6,11 @@
 //! kwire-stream-sink --bootstrap HOST:PORT[,..] --group G --topic T [--topic T2..]
 //!                   --store kafka|zk:HOST:PORT[/chroot]|file:PATH --log PATH
 //!                   [--max-per-partition N] [--out-of-range fail|earliest|latest|clamp]
-//!                   [--exit-when-idle]
+//!                   [--exit-when-idle] [-X KEY=VALUE ...]
 //! ```
+//!
+//! `-X` takes Kafka client properties (`security.protocol`, `sasl.*`, `ssl.*`), as `kwire -X`
+//! does, for a secured cluster.
 //!
 //! Log lines (space separated; a value is printed lossily as UTF-8 with spaces and newlines
 //! escaped):
@@ -37,6 +40,8 @@ struct Args {
     max_per_partition: Option<u64>,
     out_of_range: OutOfRangePolicy,
     exit_when_idle: bool,
+    /// `-X KEY=VALUE` client properties, in order.
+    properties: Vec<(String, String)>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -46,6 +51,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut max_per_partition = None;
     let mut out_of_range = OutOfRangePolicy::Fail;
     let mut exit_when_idle = false;
+    let mut properties = Vec::new();
     while let Some(flag) = args.next() {
         if flag == "--exit-when-idle" {
             exit_when_idle = true;
@@ -58,6 +64,11 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--topic" => topics.push(value),
             "--store" => store = Some(value.parse::<StoreSpec>()?),
             "--log" => log = Some(PathBuf::from(value)),
+            "-X" => {
+                let (key, value) =
+                    value.split_once('=').ok_or_else(|| format!("-X {value}: expected KEY=VALUE"))?;
+                properties.push((key.to_owned(), value.to_owned()));
+            }
             "--max-per-partition" => {
                 max_per_partition =
                     Some(value.parse::<u64>().map_err(|e| format!("--max-per-partition {value}: {e}"))?);
@@ -85,6 +96,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         max_per_partition,
         out_of_range,
         exit_when_idle,
+        properties,
     })
 }
 
@@ -110,7 +122,13 @@ async fn sink(args: Args) -> Result<(), String> {
         .open(&args.log)
         .map_err(|e| format!("cannot open {}: {e}", args.log.display()))?;
     append(&mut log, &format!("S {}\n", std::process::id()))?;
-    let config = ClientConfig::new(&args.bootstrap).map_err(|e| e.to_string())?;
+    let mut config = ClientConfig::new(&args.bootstrap).map_err(|e| e.to_string())?;
+    for warning in
+        kafka_wire::client::apply_properties(&mut config, args.properties.iter().map(|(k, v)| (k, v)))
+            .map_err(|e| e.to_string())?
+    {
+        eprintln!("kwire-stream-sink: warning: {warning}");
+    }
     let client = Arc::new(Client::connect(config).await.map_err(|e| e.to_string())?);
     let options = kwire_stream::OpenOptions {
         zookeeper_retry_budget: Duration::from_secs(60),
