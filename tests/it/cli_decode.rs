@@ -281,7 +281,11 @@ fn bad_input_is_a_one_line_error_with_its_exit_code() {
             1,
             "unknown API `Nope`: kwire decodes Produce",
         ),
-        (&["--api", "11", "--version", "1", "--response", "00"], 1, "cannot decode JoinGroup (API key 11)"),
+        (
+            &["--api", "999", "--version", "1", "--response", "00"],
+            1,
+            "cannot decode ApiKey(999) (API key 999)",
+        ),
         (&["--api", "ListOffsets", "--version", "11", "--request", "00"], 1, "ListOffsets has versions 0-10"),
         (&["--version", "1", "--request", "00"], 1, "--api is required"),
         // One topic named "t", then the bytes end inside its partition count.
@@ -301,7 +305,7 @@ fn bad_input_is_a_one_line_error_with_its_exit_code() {
             2,
             "3 unexpected trailing byte(s) (field `frame` at byte 5)",
         ),
-        (&["--request", "--frame", "00000002000b"], 2, "cannot decode JoinGroup (API key 11)"),
+        (&["--request", "--frame", "0000000403e70000"], 2, "cannot decode ApiKey(999) (API key 999)"),
     ];
     for (args, code, message) in cases {
         let out = decode(args);

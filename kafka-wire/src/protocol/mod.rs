@@ -15,6 +15,7 @@ pub mod messages;
 pub mod names;
 pub mod records;
 pub mod registry;
+pub mod schema;
 pub(crate) mod tagged;
 pub(crate) mod throttle;
 pub(crate) mod uuid;
