@@ -55,8 +55,13 @@ pub fn body_to_json(
     body: Bytes,
     records: bool,
 ) -> Result<Value, JsonError> {
-    let message = schema(api, kind, version)?;
-    let mut d = Decoder::with_flexible(body, message.flexible.contains(version));
+    Ok(message_to_json(schema(api, kind, version)?, version, body, records)?)
+}
+
+/// Decodes the whole of `bytes` as `message` (a body or a header) at `version`, which the
+/// caller has checked `message.valid` contains.
+pub fn message_to_json(message: &Message, version: i16, bytes: Bytes, records: bool) -> DecodeResult<Value> {
+    let mut d = Decoder::with_flexible(bytes, message.flexible.contains(version));
     let out = read_struct(&mut d, message.fields, version, records)?;
     d.finish(message.name)?;
     Ok(out)

@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::decode::{schema, UNKNOWN_TAGS};
-use super::{header, request_header_version, response_header_version, Field, FieldType};
+use super::{header, request_header_version, response_header_version, Field, FieldType, Message};
 use crate::protocol::api::ApiKey;
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error::EncodeError;
@@ -19,9 +19,14 @@ use crate::protocol::uuid::Uuid;
 
 /// Encodes a request or response body of `api` at `version` from its JSON.
 pub fn json_to_body(api: ApiKey, kind: Kind, version: i16, body: &Value) -> Result<Vec<u8>, JsonError> {
-    let message = schema(api, kind, version)?;
+    json_to_message(schema(api, kind, version)?, version, body).map_err(JsonError::Encode)
+}
+
+/// Encodes `value` as `message` (a body or a header) at `version`, which the caller has
+/// checked `message.valid` contains.
+pub fn json_to_message(message: &Message, version: i16, value: &Value) -> Result<Vec<u8>, EncodeError> {
     let mut e = Encoder::new(message.flexible.contains(version));
-    write_struct(&mut e, message.fields, version, body, message.name).map_err(JsonError::Encode)?;
+    write_struct(&mut e, message.fields, version, value, message.name)?;
     Ok(e.into_inner())
 }
 
@@ -158,7 +163,7 @@ fn write_field(
             with_classic(e, f.classic, |e| e.nullable_string(Some(s), path))?;
         }
         FieldType::Bytes => {
-            e.nullable_bytes(Some(&base64(v).ok_or(invalid(path, "standard base64"))?), path)?
+            e.nullable_bytes(Some(&base64(v).ok_or(invalid(path, "standard base64"))?), path)?;
         }
         FieldType::Records => {
             let expected = "base64 record data (records decoded into batches cannot be written back)";
@@ -209,7 +214,7 @@ fn base64(v: &Value) -> Option<Vec<u8>> {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 || !s.is_ascii() {
+    if !s.len().is_multiple_of(2) || !s.is_ascii() {
         return None;
     }
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok()).collect()

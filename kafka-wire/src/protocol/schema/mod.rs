@@ -182,13 +182,8 @@ pub fn api_specs() -> Vec<ApiSpec> {
 /// the table has no such request.
 pub fn request_header_version(key: ApiKey, version: i16) -> Option<i16> {
     let m = find(key, MessageKind::Request, version)?;
-    Some(if m.flexible.contains(version) {
-        2
-    } else if key == ApiKey::CONTROLLED_SHUTDOWN && version == 0 {
-        0
-    } else {
-        1
-    })
+    let classic = i16::from(!(key == ApiKey::CONTROLLED_SHUTDOWN && version == 0));
+    Some(if m.flexible.contains(version) { 2 } else { classic })
 }
 
 /// The response header version for `version` of `key`: 1 in flexible versions, except
