@@ -13,6 +13,8 @@
 pub mod decode;
 #[cfg(feature = "json")]
 pub mod encode;
+#[cfg(all(test, feature = "json"))]
+mod interpreter_tests;
 #[rustfmt::skip]
 mod table;
 
