@@ -40,7 +40,7 @@ type Measurement = criterion::measurement::WallTime;
 
 mod inputs;
 
-use inputs::*;
+use inputs::{batch, list_offsets, metadata, offset_of, topic_name, OFFSETS_PARTITIONS, OFFSETS_TOPICS};
 
 fn offset_fetch() -> OffsetFetchResponse {
     let topics = (0..OFFSETS_TOPICS)
