@@ -1,6 +1,6 @@
 //! The schema interpreter's reading half: any message in the [table](super) from bytes to JSON,
 //! the document Kafka's generated `*JsonConverter` writes, with names in snake case (the same
-//! rules as the typed renderers in [`json`](crate::protocol::json)):
+//! rules as the typed renderers in `protocol::json`):
 //!
 //! - A field the version lacks is omitted; a nullable field holding null prints `null`.
 //! - A tagged field prints only when its tag is present; tags the schema does not know print as

@@ -6,8 +6,8 @@
 //! hand-written messages in [`messages`](super::messages), listed by
 //! [`for_each_api!`](crate::for_each_api), are the typed fast path for the APIs the client
 //! sends. With the `json` feature, one interpreter reads and writes any message described here
-//! ([`decode`], [`encode`]); the JSON renderers in [`json`](super::json) fall back to it for
-//! every API and version the typed codec lacks.
+//! (the `decode` and `encode` modules); the JSON renderers in `protocol::json` fall back to it
+//! for every API and version the typed codec lacks.
 
 #[cfg(feature = "json")]
 pub mod decode;
