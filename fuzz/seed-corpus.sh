@@ -3,7 +3,8 @@
 #   1. every body Apache Kafka wrote in kafka-wire/src/protocol/messages/testdata/*-bodies.txt
 #      (lines `<Api> <request|response> <version> <hex>`), prefixed with the two bytes the
 #      request/response targets read first (API key, version), as a body alone and behind a
-#      header (response header v0/v1; request header v1/v2 with a null client id);
+#      header (response header v0/v1; request header v1/v2 with a null client id), for the
+#      typed request/response targets and the schema_request/schema_response ones (same layout);
 #   2. every record set Kafka wrote in kafka-wire/src/protocol/records/testdata/*-records.txt,
 #      if present, for record_set and record_batch;
 #   3. generated seeds (fuzz/examples/seeds.rs): sample bodies of every API and version,
@@ -41,7 +42,9 @@ for file in "$testdata"/kafka-*-bodies.txt; do
         echo "$prefix$hex" | xxd -r -p > "$base"
         echo "$prefix$header$hex" | xxd -r -p > "$base-header"
         echo "$prefix${header}00$hex" | xxd -r -p > "$base-flexheader"
-        n=$((n + 3))
+        mkdir -p "$corpus/schema_$dir"
+        cp "$base" "$base-header" "$base-flexheader" "$corpus/schema_$dir/"
+        n=$((n + 6))
     done < "$file"
 done
 echo "seed-corpus: $n inputs from Kafka's body fixtures"

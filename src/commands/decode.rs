@@ -7,7 +7,7 @@ use std::io::Read as _;
 use bytes::Bytes;
 use kafka_wire::client::{Direction, TraceEvent};
 use kafka_wire::protocol::json::{self, JsonError, Kind};
-use kafka_wire::protocol::registry::{name_forms, spec_by_name, spec_for, SUPPORTED_APIS};
+use kafka_wire::protocol::registry::{all_apis, any_spec_by_name, any_spec_for, name_forms};
 use kafka_wire::protocol::{ApiKey, ApiSpec, DecodeErrorKind};
 use serde_json::{json, Value};
 
@@ -97,30 +97,31 @@ fn api_and_version(spec: Option<ApiSpec>, version: Option<i16>) -> Result<(ApiSp
     if !spec.versions.contains(version) {
         return Err(Failure::new(
             Exit::USAGE,
-            format!("{} has versions {} in kwire, not {version}", spec.name, spec.versions),
+            format!("{} has versions {}, not {version}", spec.name, spec.versions),
         ));
     }
     Ok((spec, version))
 }
 
 /// An API by name — `ListOffsets`, `list-offsets`, `list_offsets` or `LIST_OFFSETS`, in any
-/// case — or by numeric key. The names are those of kafka-wire's one list of APIs.
+/// case — or by numeric key: any API Kafka defines (kafka-wire's schema table), typed in
+/// kwire or not.
 pub fn parse_api(text: &str) -> Result<ApiSpec, Failure> {
     if let Ok(key) = text.trim().parse::<i16>() {
-        return spec_for(ApiKey(key)).ok_or_else(|| {
+        return any_spec_for(ApiKey(key)).ok_or_else(|| {
             Failure::new(
                 Exit::USAGE,
                 format!("kwire cannot decode {} (API key {key}); {}", ApiKey(key), valid_apis()),
             )
         });
     }
-    spec_by_name(text)
+    any_spec_by_name(text)
         .ok_or_else(|| Failure::new(Exit::USAGE, format!("unknown API `{text}`: {}", valid_apis())))
 }
 
 /// What `--api` accepts: every API kwire decodes with its key, and the spellings of a name.
 fn valid_apis() -> String {
-    let apis: Vec<String> = SUPPORTED_APIS.iter().map(|s| format!("{} ({})", s.name, s.key.0)).collect();
+    let apis: Vec<String> = all_apis().iter().map(|s| format!("{} ({})", s.name, s.key.0)).collect();
     let forms = name_forms("ListOffsets");
     format!(
         "kwire decodes {}. Give the name as {}, {}, {} or {} (any case), or the numeric key",
@@ -201,9 +202,12 @@ mod tests {
         }
         assert_eq!(parse_api("3").unwrap().key, ApiKey::METADATA);
         assert_eq!(parse_api("offset_for_leader_epoch").unwrap().key, ApiKey::OFFSET_FOR_LEADER_EPOCH);
-        let unknown = parse_api("JoinGroup").unwrap_err();
+        assert_eq!(parse_api("join-group").unwrap().key, ApiKey::JOIN_GROUP);
+        assert_eq!(parse_api("CONSUMER_GROUP_HEARTBEAT").unwrap().key, ApiKey::CONSUMER_GROUP_HEARTBEAT);
+        let unknown = parse_api("JoinGroups").unwrap_err();
         assert_eq!(unknown.exit, Exit::USAGE);
-        assert!(unknown.message.contains("unknown API `JoinGroup`"), "{}", unknown.message);
+        assert!(unknown.message.contains("unknown API `JoinGroups`"), "{}", unknown.message);
+        assert!(unknown.message.contains("JoinGroup (11)"), "{}", unknown.message);
         assert!(unknown.message.contains("ListOffsets (2)"), "{}", unknown.message);
         assert!(
             unknown.message.contains(
@@ -212,6 +216,6 @@ mod tests {
             "{}",
             unknown.message
         );
-        assert!(parse_api("11").unwrap_err().message.contains("cannot decode JoinGroup (API key 11)"));
+        assert!(parse_api("999").unwrap_err().message.contains("cannot decode ApiKey(999) (API key 999)"));
     }
 }

@@ -281,7 +281,11 @@ fn bad_input_is_a_one_line_error_with_its_exit_code() {
             1,
             "unknown API `Nope`: kwire decodes Produce",
         ),
-        (&["--api", "11", "--version", "1", "--response", "00"], 1, "cannot decode JoinGroup (API key 11)"),
+        (
+            &["--api", "999", "--version", "1", "--response", "00"],
+            1,
+            "cannot decode ApiKey(999) (API key 999)",
+        ),
         (&["--api", "ListOffsets", "--version", "11", "--request", "00"], 1, "ListOffsets has versions 0-10"),
         (&["--version", "1", "--request", "00"], 1, "--api is required"),
         // One topic named "t", then the bytes end inside its partition count.
@@ -301,7 +305,7 @@ fn bad_input_is_a_one_line_error_with_its_exit_code() {
             2,
             "3 unexpected trailing byte(s) (field `frame` at byte 5)",
         ),
-        (&["--request", "--frame", "00000002000b"], 2, "cannot decode JoinGroup (API key 11)"),
+        (&["--request", "--frame", "0000000403e70000"], 2, "cannot decode ApiKey(999) (API key 999)"),
     ];
     for (args, code, message) in cases {
         let out = decode(args);
@@ -332,4 +336,84 @@ fn help_shows_an_example() {
         "{}",
         stdout(&out)
     );
+}
+
+/// APIs the typed codec lacks decode through the schema interpreter: the frames and bodies a
+/// Java consumer group (classic and KIP-848), a transactional producer and an admin client
+/// send, written out by hand from the protocol's rules.
+#[test]
+fn apis_without_typed_messages_decode_from_kafkas_schemas() {
+    // Heartbeat v4 request frame: header v2 (correlation 7, client id "kw"), group "g",
+    // generation 5, member "m", no instance id.
+    let out = decode(&[
+        "--request",
+        "--frame",
+        "00000017 000c 0004 00000007 0002 6b77 00  02 67 00000005 02 6d 00 00",
+    ]);
+    assert_eq!(
+        json(&out),
+        json!({"api": "Heartbeat", "api_key": 12, "version": 4,
+               "header": {"request_api_key": 12, "request_api_version": 4, "correlation_id": 7, "client_id": "kw"},
+               "body": {"group_id": "g", "generation_id": 5, "member_id": "m", "group_instance_id": null}})
+    );
+    // JoinGroup v5 request body: a consumer joining with the range assignor.
+    let out = decode(&[
+        "--api",
+        "join-group",
+        "--version",
+        "5",
+        "--request",
+        "0001 67 00007530 0000ea60 0000 ffff 0008 636f6e73756d6572 00000001 0005 72616e6765 00000002 0102",
+    ]);
+    assert_eq!(
+        json(&out),
+        json!({"group_id": "g", "session_timeout_ms": 30000, "rebalance_timeout_ms": 60000, "member_id": "",
+               "group_instance_id": null, "protocol_type": "consumer",
+               "protocols": [{"name": "range", "metadata": "AQI="}]})
+    );
+    // ConsumerGroupHeartbeat v0 response body (KIP-848): member epoch 3, interval 1 s, no
+    // assignment (a nullable struct).
+    let out = decode(&[
+        "--api",
+        "CONSUMER_GROUP_HEARTBEAT",
+        "--version",
+        "0",
+        "--response",
+        "00000000 0000 00 00 00000003 000003e8 ff 00",
+    ]);
+    assert_eq!(
+        json(&out),
+        json!({"throttle_time_ms": 0, "error_code": 0, "error_message": null, "member_id": null,
+               "member_epoch": 3, "heartbeat_interval_ms": 1000, "assignment": null})
+    );
+    // InitProducerId v4 response frame: header v1 (correlation 3), producer id 1000, epoch 1.
+    let out = decode(&[
+        "--response",
+        "--frame",
+        "--api",
+        "InitProducerId",
+        "--version",
+        "4",
+        "00000016 00000003 00  00000000 0000 00000000000003e8 0001 00",
+    ]);
+    assert_eq!(
+        json(&out),
+        json!({"api": "InitProducerId", "api_key": 22, "version": 4, "header": {"correlation_id": 3},
+               "body": {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 1}})
+    );
+    // DescribeConfigs v4 request frame: every config of topic "t".
+    let out = decode(&[
+        "--request",
+        "--frame",
+        "00000016 0020 0004 00000005 0002 6b77 00  02 02 02 74 00 00 00 00 00",
+    ]);
+    assert_eq!(
+        json(&out)["body"],
+        json!({"resources": [{"resource_type": 2, "resource_name": "t", "configuration_keys": null}],
+               "include_synonyms": false, "include_documentation": false})
+    );
+    // A version Kafka does not define is a usage error naming the API's versions.
+    let out = decode(&["--api", "Heartbeat", "--version", "9", "--request", "00"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("Heartbeat has versions 0-4, not 9"), "{}", stderr(&out));
 }

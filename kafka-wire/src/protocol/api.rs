@@ -68,7 +68,7 @@ api_keys! {
     CONSUMER_GROUP_DESCRIBE = 69, "ConsumerGroupDescribe";
     GET_TELEMETRY_SUBSCRIPTIONS = 71, "GetTelemetrySubscriptions";
     PUSH_TELEMETRY = 72, "PushTelemetry";
-    LIST_CLIENT_METRICS_RESOURCES = 74, "ListClientMetricsResources";
+    LIST_CONFIG_RESOURCES = 74, "ListConfigResources";
     DESCRIBE_TOPIC_PARTITIONS = 75, "DescribeTopicPartitions";
     SHARE_GROUP_HEARTBEAT = 76, "ShareGroupHeartbeat";
     SHARE_GROUP_DESCRIBE = 77, "ShareGroupDescribe";
@@ -111,13 +111,19 @@ api_keys! {
     ALLOCATE_PRODUCER_IDS = 67, "AllocateProducerIds";
     CONTROLLER_REGISTRATION = 70, "ControllerRegistration";
     ASSIGN_REPLICAS_TO_DIRS = 73, "AssignReplicasToDirs";
-    INITIALIZE_SHARE_GROUP_STATE = 80, "InitializeShareGroupState";
-    READ_SHARE_GROUP_STATE = 81, "ReadShareGroupState";
-    WRITE_SHARE_GROUP_STATE = 82, "WriteShareGroupState";
-    DELETE_SHARE_GROUP_STATE = 83, "DeleteShareGroupState";
-    READ_SHARE_GROUP_STATE_SUMMARY = 84, "ReadShareGroupStateSummary";
-    STREAMS_GROUP_HEARTBEAT = 85, "StreamsGroupHeartbeat";
-    STREAMS_GROUP_DESCRIBE = 86, "StreamsGroupDescribe";
+    ADD_RAFT_VOTER = 80, "AddRaftVoter";
+    REMOVE_RAFT_VOTER = 81, "RemoveRaftVoter";
+    UPDATE_RAFT_VOTER = 82, "UpdateRaftVoter";
+    INITIALIZE_SHARE_GROUP_STATE = 83, "InitializeShareGroupState";
+    READ_SHARE_GROUP_STATE = 84, "ReadShareGroupState";
+    WRITE_SHARE_GROUP_STATE = 85, "WriteShareGroupState";
+    DELETE_SHARE_GROUP_STATE = 86, "DeleteShareGroupState";
+    READ_SHARE_GROUP_STATE_SUMMARY = 87, "ReadShareGroupStateSummary";
+    STREAMS_GROUP_HEARTBEAT = 88, "StreamsGroupHeartbeat";
+    STREAMS_GROUP_DESCRIBE = 89, "StreamsGroupDescribe";
+    DESCRIBE_SHARE_GROUP_OFFSETS = 90, "DescribeShareGroupOffsets";
+    ALTER_SHARE_GROUP_OFFSETS = 91, "AlterShareGroupOffsets";
+    DELETE_SHARE_GROUP_OFFSETS = 92, "DeleteShareGroupOffsets";
 }
 
 impl fmt::Display for ApiKey {

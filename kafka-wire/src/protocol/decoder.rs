@@ -239,7 +239,12 @@ impl Decoder {
     }
 
     #[inline]
-    fn checked_len(&self, len: usize, min_elem: usize, field: &'static str) -> DecodeResult<usize> {
+    pub(crate) fn checked_len(
+        &self,
+        len: usize,
+        min_elem: usize,
+        field: &'static str,
+    ) -> DecodeResult<usize> {
         let needed = len.saturating_mul(min_elem.max(1));
         if needed > self.remaining() {
             return Err(self.exceeds(len, field));

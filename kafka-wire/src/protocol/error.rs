@@ -161,6 +161,13 @@ pub enum EncodeError {
         /// The version being written.
         version: i16,
     },
+    /// A value handed to the schema interpreter (as JSON) is not of its field's type.
+    InvalidValue {
+        /// The field, e.g. `"topics.name"`.
+        field: &'static str,
+        /// What the field takes, e.g. `"an int16"`.
+        expected: &'static str,
+    },
     /// A string, bytes or array is longer than its length prefix can express.
     TooLong {
         /// The field, e.g. `"topics.name"`.
@@ -179,6 +186,7 @@ impl fmt::Display for EncodeError {
             Self::FieldNotInVersion { field, version } => {
                 write!(f, "field `{field}` cannot be expressed at version {version}")
             }
+            Self::InvalidValue { field, expected } => write!(f, "field `{field}` must be {expected}"),
             Self::TooLong { field, len } => {
                 write!(f, "field `{field}` is too long for its length prefix ({len})")
             }

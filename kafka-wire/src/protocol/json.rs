@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 
 use super::api::{ApiKey, Body, Request};
 use super::decoder::Decoder;
-use super::error::{DecodeError, DecodeErrorKind};
+use super::error::{DecodeError, DecodeErrorKind, EncodeError};
 use super::error_code::ErrorCode;
 use super::frame;
 use super::header::{RequestHeader, ResponseHeader};
@@ -35,6 +35,7 @@ use super::records::{
     TimestampType,
 };
 use super::tagged::TaggedFields;
+use super::{registry, schema};
 
 // ---------------------------------------------------------------------------------------------
 // The version being rendered
@@ -320,6 +321,8 @@ pub enum JsonError {
     Decode(DecodeError),
     /// Serialization failed (not expected for any decoded message).
     Serialize(String),
+    /// JSON handed to the schema interpreter does not fit the message.
+    Encode(EncodeError),
 }
 
 impl From<DecodeError> for JsonError {
@@ -334,6 +337,7 @@ impl std::fmt::Display for JsonError {
             Self::UnknownApi(key) => write!(f, "kwire cannot decode {key} (API key {})", key.0),
             Self::Decode(e) => e.fmt(f),
             Self::Serialize(e) => write!(f, "cannot render as JSON: {e}"),
+            Self::Encode(e) => e.fmt(f),
         }
     }
 }
@@ -408,7 +412,15 @@ macro_rules! renderers {
 
 crate::for_each_api!(renderers);
 
-/// Decodes a request or response body of `api` at `version` and renders it.
+/// The typed renderers of `api` when kwire's typed codec has `version` of it; `None` sends
+/// the bytes to the schema interpreter ([`schema::decode`](super::schema::decode)).
+fn typed(api: ApiKey, version: i16) -> Option<Renderers> {
+    registry::spec_for(api).filter(|s| s.versions.contains(version)).and_then(|_| renderers(api).ok())
+}
+
+/// Decodes a request or response body of `api` at `version` and renders it: with the typed
+/// codec where it has the API and version, otherwise with the schema interpreter (every API
+/// and version Kafka 4.1 defines, and those Kafka 4.0 removed).
 pub fn body_to_json(
     api: ApiKey,
     kind: Kind,
@@ -416,30 +428,37 @@ pub fn body_to_json(
     body: Bytes,
     records: bool,
 ) -> Result<Value, JsonError> {
-    let r = renderers(api)?;
-    match kind {
-        Kind::Request => (r.request_body)(body, version, records),
-        Kind::Response => (r.response_body)(body, version, records),
+    match (typed(api, version), kind) {
+        (Some(r), Kind::Request) => (r.request_body)(body, version, records),
+        (Some(r), Kind::Response) => (r.response_body)(body, version, records),
+        (None, _) => schema::decode::body_to_json(api, kind, version, body, records),
     }
 }
 
 /// Decodes a request frame (without its size prefix): the API and version come from its
-/// header.
+/// header. Typed codec or schema interpreter as in [`body_to_json`].
 pub fn request_frame_to_json(frame: Bytes, records: bool) -> Result<FrameJson, JsonError> {
     let mut peek = Decoder::new(frame.clone());
     let api = ApiKey(peek.i16("api_key")?);
-    (renderers(api)?.request_frame)(frame, records)
+    let version = peek.i16("api_version")?;
+    match typed(api, version) {
+        Some(r) => (r.request_frame)(frame, records),
+        None => schema::decode::request_frame_to_json(frame, records),
+    }
 }
 
 /// Decodes a response frame (without its size prefix) of `api` at `version` (a response
-/// header does not say either).
+/// header does not say either). Typed codec or schema interpreter as in [`body_to_json`].
 pub fn response_frame_to_json(
     api: ApiKey,
     version: i16,
     frame: Bytes,
     records: bool,
 ) -> Result<FrameJson, JsonError> {
-    (renderers(api)?.response_frame)(frame, version, records)
+    match typed(api, version) {
+        Some(r) => (r.response_frame)(frame, version, records),
+        None => schema::decode::response_frame_to_json(api, version, frame, records),
+    }
 }
 
 /// Takes the size prefix off a whole frame; the size must match the bytes that follow.
@@ -570,8 +589,9 @@ mod tests {
         (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex")).collect()
     }
 
-    /// Compares every body; returns how many were compared.
-    fn compare_all(bodies: &str, kafka_json: &str) -> usize {
+    /// Compares every body rendered by the typed codec (`interpreter: false`) or by the schema
+    /// interpreter, which must also write the same bytes back; returns how many were compared.
+    fn compare_all(bodies: &str, kafka_json: &str, interpreter: bool) -> usize {
         let mut compared = 0;
         let mut failures = Vec::new();
         for (body, json) in bodies.lines().zip(kafka_json.lines()) {
@@ -584,15 +604,25 @@ mod tests {
                 .into_iter()
                 .find(|s| s.name == api_name)
                 .expect("a supported API");
-            if !spec.versions.contains(version) {
+            if !interpreter && !spec.versions.contains(version) {
                 continue; // Kafka 4.1's unstable OffsetFetch/OffsetCommit v10
             }
             let kind = if dir == "request" { Kind::Request } else { Kind::Response };
-            let ours = body_to_json(spec.key, kind, version, Bytes::from(unhex(hex)), false)
-                .unwrap_or_else(|e| panic!("{body}: {e}"));
+            let ours = if interpreter {
+                let ours =
+                    schema::decode::body_to_json(spec.key, kind, version, Bytes::from(unhex(hex)), false)
+                        .unwrap_or_else(|e| panic!("{body}: {e}"));
+                let again = schema::encode::json_to_body(spec.key, kind, version, &ours)
+                    .unwrap_or_else(|e| panic!("{body}: encode: {e}"));
+                assert_eq!(super::hex(&again), hex, "{body}: written back differently from {ours}");
+                ours
+            } else {
+                body_to_json(spec.key, kind, version, Bytes::from(unhex(hex)), false)
+                    .unwrap_or_else(|e| panic!("{body}: {e}"))
+            };
             let mut kafka = snake_keys(serde_json::from_str(kafka).expect("Kafka's JSON parses"));
             let mut ours = ours;
-            if spec.key == ApiKey::API_VERSIONS && kind == Kind::Response {
+            if !interpreter && spec.key == ApiKey::API_VERSIONS && kind == Kind::Response {
                 // kwire keeps ApiVersions' feature tags (KIP-584, KIP-866) as raw tagged fields.
                 let tags = ours.as_object_mut().and_then(|o| o.remove("tagged_fields"));
                 let object = kafka.as_object_mut().expect("an object");
@@ -619,12 +649,23 @@ mod tests {
 
     #[test]
     fn every_body_kafka_4_1_wrote_renders_as_kafkas_own_json() {
-        assert_eq!(compare_all(BODIES_4_1, JSON_4_1), 480);
+        assert_eq!(compare_all(BODIES_4_1, JSON_4_1, false), 480);
     }
 
     #[test]
     fn every_body_kafka_3_9_wrote_renders_as_kafkas_own_json() {
-        assert_eq!(compare_all(BODIES_3_9, JSON_3_9), 520);
+        assert_eq!(compare_all(BODIES_3_9, JSON_3_9, false), 520);
+    }
+
+    #[test]
+    fn the_schema_interpreter_renders_every_body_kafka_4_1_wrote_as_kafka_does_and_writes_it_back() {
+        // Every line, the unstable OffsetFetch/OffsetCommit v10 included.
+        assert_eq!(compare_all(BODIES_4_1, JSON_4_1, true), BODIES_4_1.lines().count());
+    }
+
+    #[test]
+    fn the_schema_interpreter_renders_every_body_kafka_3_9_wrote_as_kafka_does_and_writes_it_back() {
+        assert_eq!(compare_all(BODIES_3_9, JSON_3_9, true), BODIES_3_9.lines().count());
     }
 
     #[test]
@@ -696,7 +737,7 @@ mod tests {
 
     #[test]
     fn unknown_apis_are_named() {
-        let err = body_to_json(ApiKey::JOIN_GROUP, Kind::Request, 0, Bytes::new(), false).unwrap_err();
-        assert_eq!(err.to_string(), "kwire cannot decode JoinGroup (API key 11)");
+        let err = body_to_json(ApiKey(999), Kind::Request, 0, Bytes::new(), false).unwrap_err();
+        assert_eq!(err.to_string(), "kwire cannot decode ApiKey(999) (API key 999)");
     }
 }

@@ -1,5 +1,7 @@
-//! Every API kwire can encode and decode, with its declared versions (from the one list,
-//! [`for_each_api!`](crate::for_each_api)), and lookups by key and by name.
+//! Every API kwire can encode and decode with its typed messages, with their declared versions
+//! (from the one list of typed APIs, [`for_each_api!`](crate::for_each_api)); every API Kafka
+//! defines (from the [schema table](super::schema), which the JSON renderers decode), and
+//! lookups of both by key and by name.
 
 use super::api::{ApiKey, ApiSpec, Body};
 #[allow(clippy::wildcard_imports)] // every message type, as the list names them
@@ -40,11 +42,32 @@ pub fn name_forms(name: &str) -> [String; 4] {
 /// The implemented API named `text` in any of its [`name_forms`], in any case (surrounding
 /// whitespace ignored). Numeric keys are [`spec_for`]'s.
 pub fn spec_by_name(text: &str) -> Option<ApiSpec> {
+    SUPPORTED_APIS.iter().copied().find(|spec| names(spec, text))
+}
+
+/// Whether `text` is one of `spec`'s [`name_forms`], in any case, surrounding whitespace ignored.
+fn names(spec: &ApiSpec, text: &str) -> bool {
     let text = text.trim();
-    SUPPORTED_APIS.iter().copied().find(|spec| {
-        text.eq_ignore_ascii_case(spec.name)
-            || text.replace('_', "-").eq_ignore_ascii_case(&words(spec.name).join("-"))
-    })
+    text.eq_ignore_ascii_case(spec.name)
+        || text.replace('_', "-").eq_ignore_ascii_case(&words(spec.name).join("-"))
+}
+
+/// Every API Kafka defines — those of kafka-clients 4.1.1 and those Kafka 4.0 removed — with
+/// all their versions, in key order ([`schema::api_specs`](super::schema::api_specs)). kwire
+/// renders every one of them as JSON (feature `json`); [`SUPPORTED_APIS`] are those it also
+/// has typed messages for.
+pub fn all_apis() -> Vec<ApiSpec> {
+    super::schema::api_specs()
+}
+
+/// The API Kafka defines for `key`, typed in kwire or not.
+pub fn any_spec_for(key: ApiKey) -> Option<ApiSpec> {
+    all_apis().into_iter().find(|s| s.key == key)
+}
+
+/// The API Kafka defines named `text` in any of its [`name_forms`], in any case.
+pub fn any_spec_by_name(text: &str) -> Option<ApiSpec> {
+    all_apis().into_iter().find(|spec| names(spec, text))
 }
 
 /// `ListOffsets` → `["List", "Offsets"]`: a word starts at each capital after a lowercase
@@ -105,6 +128,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_api_kafka_defines_is_found_by_every_spelling_of_its_name() {
+        let all = all_apis();
+        for spec in &all {
+            for form in name_forms(spec.name) {
+                assert_eq!(any_spec_by_name(&form.to_ascii_lowercase()), Some(*spec), "{form}");
+            }
+            assert_eq!(any_spec_for(spec.key), Some(*spec));
+        }
+        assert_eq!(
+            any_spec_by_name("consumer-group-heartbeat").map(|s| s.key),
+            Some(ApiKey::CONSUMER_GROUP_HEARTBEAT)
+        );
+        assert_eq!(any_spec_by_name("JOIN_GROUP").map(|s| s.key), Some(ApiKey::JOIN_GROUP));
+        // Every typed API is one of them, with no more versions than Kafka defines.
+        for typed in SUPPORTED_APIS {
+            let any = any_spec_for(typed.key).expect("a typed API Kafka defines");
+            assert_eq!(any.name, typed.name);
+            assert!(
+                any.versions.min <= typed.versions.min && typed.versions.max <= any.versions.max,
+                "{}",
+                typed.name
+            );
+        }
+        assert_eq!(any_spec_by_name("NoSuchApi"), None);
+        assert_eq!(any_spec_for(ApiKey(999)), None);
     }
 
     #[test]

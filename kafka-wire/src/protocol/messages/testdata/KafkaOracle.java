@@ -13,6 +13,13 @@
 //   check-records     stdin: "<name> <hex>" record sets (written by kwire); stdout: "set <name>"
 //                     and Kafka's reading (after ensureValid() on every batch and record), or
 //                     "error <name> <why>"
+//   schema <samples> <seed>
+//                     stdin: "<Name> <request|response|header> <version> [path...]" lines (any
+//                     API, or RequestHeader / ResponseHeader; the paths are the version's
+//                     nullable struct fields, which Kafka's Schema objects cannot express); stdout per sample: "<Name> <dir> <version>
+//                     <hex> <json>", the bytes and JsonConverter document of a random message the
+//                     generated *Data class read and wrote back, or "error <Name> <dir> <version>
+//                     <why>" (kafka-wire/tests/schema_oracle.rs, the schema interpreter's oracle)
 // kafka-wire/tests/kafka_oracle.rs compiles this file and runs check and check-records itself.
 //
 // Regenerates kafka-4.1.1-bodies.txt (read by ../kafka_fixtures.rs), with kafka-clients 4.1.1 and
@@ -73,6 +80,7 @@ public class KafkaOracle {
     }
 
     static Object gen(Type t) {
+        if (t instanceof NullableStruct n) return rnd.nextInt(3) == 0 ? null : gen(n.inner);
         if (t instanceof Schema s) {
             Struct st = new Struct(s);
             for (BoundField f : s.fields()) st.set(f.def.name, gen(f.def.type));
@@ -105,6 +113,8 @@ public class KafkaOracle {
         if (t == Type.INT16) return (short) rnd.nextInt();
         if (t == Type.INT32) return rnd.nextInt();
         if (t == Type.INT64) return rnd.nextLong();
+        if (t == Type.UINT16) return rnd.nextInt(65536);
+        if (t == Type.FLOAT64) return rnd.nextInt(4) == 0 ? (double) rnd.nextInt(100) : rnd.nextDouble() * 1000;
         if (t == Type.UUID) return new Uuid(rnd.nextLong(), rnd.nextLong());
         if (t == Type.STRING || t == Type.COMPACT_STRING) return str();
         if (t == Type.NULLABLE_STRING || t == Type.COMPACT_NULLABLE_STRING) return rnd.nextInt(3) == 0 ? null : str();
@@ -156,6 +166,7 @@ public class KafkaOracle {
             case "check" -> check();
             case "records" -> recordSets();
             case "check-records" -> checkRecords();
+            case "schema" -> schema(Integer.parseInt(args[1]), Long.parseLong(args[2]));
             default -> bodies(args);
         }
     }
@@ -257,6 +268,104 @@ public class KafkaOracle {
         } catch (Exception e) {
             return "error " + oneLine(e);
         }
+    }
+
+    // ------------------------------------------------------------------ schema: any message
+
+    /**
+     * A nullable struct field as the generated *Data classes write it: an INT8 marker (-1 null,
+     * 1 present) before the struct. Kafka's Schema objects cannot express it (they describe such
+     * a field as a plain struct), so `schema` swaps this type in at the paths kwire names.
+     */
+    static final class NullableStruct extends Type {
+        final Schema inner;
+        NullableStruct(Schema inner) { this.inner = inner; }
+        @Override public void write(ByteBuffer buf, Object o) {
+            if (o == null) { buf.put((byte) -1); return; }
+            buf.put((byte) 1);
+            inner.write(buf, o);
+        }
+        @Override public Object read(ByteBuffer buf) { return buf.get() < 0 ? null : inner.read(buf); }
+        @Override public Object validate(Object o) { return o == null ? null : inner.validate(o); }
+        @Override public int sizeOf(Object o) { return o == null ? 1 : 1 + inner.sizeOf(o); }
+        @Override public boolean isNullable() { return true; }
+        @Override public String toString() { return "NULLABLE_" + inner; }
+    }
+
+    /** `t` with the struct fields at `nullable` (dotted snake_case paths) made NullableStruct. */
+    static Type rebuild(Type t, String prefix, Set<String> nullable) {
+        if (t instanceof Schema s) {
+            BoundField[] fs = s.fields();
+            Field[] out = new Field[fs.length];
+            for (int i = 0; i < fs.length; i++) {
+                Field def = fs[i].def;
+                if (def.type instanceof TaggedFields) { out[i] = def; continue; }
+                String path = prefix.isEmpty() ? def.name : prefix + "." + def.name;
+                Type ft = rebuild(def.type, path, nullable);
+                if (ft instanceof Schema inner && nullable.contains(path)) ft = new NullableStruct(inner);
+                out[i] = new Field(def.name, ft, def.docString);
+            }
+            return new Schema(out);
+        }
+        if (t.isArray()) {
+            Type element = t.arrayElementType().get();
+            Type again = rebuild(element, prefix, nullable);
+            if (again == element) return t;
+            if (t instanceof CompactArrayOf) return t.isNullable() ? CompactArrayOf.nullable(again) : new CompactArrayOf(again);
+            return t.isNullable() ? ArrayOf.nullable(again) : new ArrayOf(again);
+        }
+        return t;
+    }
+
+    /**
+     * For each "<Name> <request|response|header> <version>" line on stdin, `samples` random
+     * messages: generated with the version's Schema, read by the generated *Data class, written
+     * back by it (those bytes are printed) and rendered by its *JsonConverter. A sample the Data
+     * class refuses is drawn again (up to 50 tries) before the line is reported as an error.
+     */
+    static void schema(int samples, long seed) throws IOException {
+        rnd = new Random(seed);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, UTF_8));
+        PrintStream out = stdout();
+        for (String line; (line = in.readLine()) != null; ) {
+            if (line.isBlank()) continue;
+            String[] f = line.trim().split(" ");
+            String name = f[0], dir = f[1];
+            short v = Short.parseShort(f[2]);
+            Set<String> nullable = new HashSet<>(Arrays.asList(f).subList(3, f.length));
+            String cls = "org.apache.kafka.common.message." + name
+                + (dir.equals("request") ? "Request" : dir.equals("response") ? "Response" : "") + "Data";
+            String why = "no sample";
+            int made = 0;
+            for (int tries = 0; made < samples && tries < 50; tries++) {
+                try {
+                    Class<?> data = Class.forName(cls);
+                    Schema[] schemas = (Schema[]) data.getField("SCHEMAS").get(null);
+                    if (v < 0 || v >= schemas.length || schemas[v] == null) { why = "unsupported"; break; }
+                    Schema schema = nullable.isEmpty() ? schemas[v] : (Schema) rebuild(schemas[v], "", nullable);
+                    Struct st = (Struct) gen(schema);
+                    ByteBuffer buf = ByteBuffer.allocate(schema.sizeOf(st));
+                    schema.write(buf, st);
+                    buf.flip();
+                    ByteBufferAccessor acc = new ByteBufferAccessor(buf);
+                    Message m = (Message) data.getConstructor(Readable.class, short.class).newInstance(acc, v);
+                    if (acc.remaining() != 0) throw new IllegalStateException(acc.remaining() + " bytes left");
+                    ObjectSerializationCache cache = new ObjectSerializationCache();
+                    ByteBuffer again = ByteBuffer.allocate(m.size(cache, v));
+                    m.write(new ByteBufferAccessor(again), cache, v);
+                    again.flip();
+                    String json = Class.forName(cls + "JsonConverter").getMethod("write", data, short.class).invoke(null, m, v).toString();
+                    out.println(name + " " + dir + " " + v + " " + hex(again) + " " + json);
+                    made++;
+                } catch (InvocationTargetException e) {
+                    why = oneLine(e.getCause());
+                } catch (Exception e) {
+                    why = oneLine(e);
+                }
+            }
+            if (made == 0) out.println("error " + name + " " + dir + " " + v + " " + why);
+        }
+        out.flush();
     }
 
     // ------------------------------------------------------------------ record batches
