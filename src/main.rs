@@ -3,6 +3,7 @@
 mod anomaly_json;
 mod cli;
 mod commands;
+mod exchange_output;
 mod exit;
 mod output;
 mod store;
