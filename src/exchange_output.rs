@@ -8,6 +8,7 @@
 //! read; nothing here fails on any bytes.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use bytes::Bytes;
 use kafka_wire::protocol::json::{self, JsonError};
@@ -136,25 +137,27 @@ impl Renderer {
                     summary.correlation_id,
                 );
                 match latency_us {
-                    Some(us) => line.push_str(&format!("{}.{:03}ms", us / 1000, us % 1000)),
+                    Some(us) => {
+                        let _ = write!(line, "{}.{:03}ms", us / 1000, us % 1000);
+                    }
                     None => line.push_str("no-response"),
                 }
-                line.push_str(&format!(" req={request_bytes}B"));
+                let _ = write!(line, " req={request_bytes}B");
                 if let Some(n) = response_bytes {
-                    line.push_str(&format!(" resp={n}B"));
+                    let _ = write!(line, " resp={n}B");
                 }
                 if !errors.is_empty() {
                     let names: Vec<String> = errors
                         .iter()
                         .map(|e| e.name().map_or_else(|| e.0.to_string(), str::to_owned))
                         .collect();
-                    line.push_str(&format!(" errors={}", names.join(",")));
+                    let _ = write!(line, " errors={}", names.join(","));
                 }
                 if let Decoded::Undecodable(why) = &request {
-                    line.push_str(&format!(" request: {}", escape(why)));
+                    let _ = write!(line, " request: {}", escape(why));
                 }
                 if let Some(Decoded::Undecodable(why)) = &response {
-                    line.push_str(&format!(" response: {}", escape(why)));
+                    let _ = write!(line, " response: {}", escape(why));
                 }
                 line
             }
@@ -210,7 +213,7 @@ impl Renderer {
         if !c.undecodable.is_empty() {
             let apis: Vec<String> =
                 c.undecodable.iter().map(|(key, n)| format!("{} x{n}", ApiKey(*key))).collect();
-            text.push_str(&format!("; undecodable frames: {}", apis.join(", ")));
+            let _ = write!(text, "; undecodable frames: {}", apis.join(", "));
         }
         text
     }

@@ -275,7 +275,7 @@ impl<R: Read> CaptureReader<R> {
             .map_err(|_| self.malformed("block header"))?
             .1;
         let total_len = total as usize;
-        if total_len < 12 || total_len % 4 != 0 {
+        if total_len < 12 || !total_len.is_multiple_of(4) {
             return Err(self.malformed(&format!("block length {total} (at least 12, a multiple of 4)")));
         }
         if total_len > self.max_record {
@@ -305,8 +305,7 @@ impl<R: Read> CaptureReader<R> {
                 let len = epb.captured_len as usize;
                 if len > data.len() {
                     return Err(self.malformed(&format!(
-                        "enhanced packet claims {len} captured bytes in a {}-byte block",
-                        total
+                        "enhanced packet claims {len} captured bytes in a {total}-byte block"
                     )));
                 }
                 let timestamp_ns = scale_timestamp(epb.timestamp, interface.units_per_second);

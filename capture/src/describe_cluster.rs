@@ -14,7 +14,7 @@ pub(crate) const API_KEY: i16 = 60;
 pub(crate) const VERSIONS: std::ops::RangeInclusive<i16> = 0..=2;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Broker {
+pub(crate) struct Node {
     pub broker_id: i32,
     pub host: String,
     pub port: i32,
@@ -34,7 +34,7 @@ pub(crate) struct Response {
     pub endpoint_type: Option<i8>,
     pub cluster_id: String,
     pub controller_id: i32,
-    pub brokers: Vec<Broker>,
+    pub brokers: Vec<Node>,
     pub cluster_authorized_operations: i32,
     pub tagged_fields: TaggedFields,
 }
@@ -51,7 +51,7 @@ pub(crate) fn read(frame: Bytes, version: i16) -> DecodeResult<Response> {
     let controller_id = d.i32("controller_id")?;
     // An element is at least id, empty host, port, null rack, no tags: 11 bytes.
     let brokers = d.array("brokers", 11, |d| {
-        Ok(Broker {
+        Ok(Node {
             broker_id: d.i32("brokers.broker_id")?,
             host: d.string("brokers.host")?,
             port: d.i32("brokers.port")?,

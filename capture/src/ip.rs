@@ -47,6 +47,7 @@ pub fn parse(network: Network<'_>) -> Result<IpPacket<'_>, Skip> {
 }
 
 fn ipv4(packet: &[u8]) -> Result<IpPacket<'_>, Skip> {
+    #[allow(clippy::type_complexity)] // the header's fields, as nom's tuple parser returns them
     fn header(input: &[u8]) -> IResult<&[u8], (u8, u16, u16, u8, &[u8], &[u8])> {
         let (
             rest,
@@ -78,6 +79,7 @@ fn ipv4(packet: &[u8]) -> Result<IpPacket<'_>, Skip> {
 }
 
 fn ipv6(packet: &[u8]) -> Result<IpPacket<'_>, Skip> {
+    #[allow(clippy::type_complexity)] // the header's fields, as nom's tuple parser returns them
     fn header(input: &[u8]) -> IResult<&[u8], (u16, u8, &[u8], &[u8])> {
         let (rest, (_vtf, payload_len, next, _hops, source, destination)) =
             (take(4usize), be_u16, be_u8, be_u8, take(16usize), take(16usize)).parse(input)?;

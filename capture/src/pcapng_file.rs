@@ -127,7 +127,7 @@ mod tests {
         body.extend([0, 0, 0, 0]);
         let (_, interface) = interface_description(&body, Endianness::Little).unwrap();
         assert_eq!(interface, Interface { link_type: 1, units_per_second: 1_000_000_000 });
-        assert_eq!(tsresol(0x80 | 10), 1024);
+        assert_eq!(tsresol(0x80 | 0x0a), 1024);
         assert_eq!(tsresol(0x7f), u64::MAX);
     }
 

@@ -161,6 +161,7 @@ mod tests {
         Bytes::from(out)
     }
 
+    #[allow(clippy::unnecessary_wraps)] // the shape of an `EndpointMap`
     fn to_proxy(host: &str, port: i32) -> Option<(String, i32)> {
         Some((format!("proxy-of-{host}"), port + 1000))
     }

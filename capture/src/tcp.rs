@@ -27,6 +27,7 @@ pub struct Segment<'a> {
 /// Parses a TCP header and returns the segment, or `None` when it is cut short or its data
 /// offset is impossible.
 pub fn parse(segment: &[u8]) -> Option<Segment<'_>> {
+    #[allow(clippy::type_complexity)] // the header's fields, as nom's tuple parser returns them
     fn header(input: &[u8]) -> IResult<&[u8], (u16, u16, u32, u32, u8, u8)> {
         (be_u16, be_u16, be_u32, be_u32, be_u8, be_u8).parse(input)
     }
