@@ -24,3 +24,5 @@ mod client_produce_fetch;
 mod client_routing;
 mod client_throttle;
 mod client_versions;
+mod proxy_clients;
+mod proxy_pcap;
