@@ -175,6 +175,11 @@ impl CaptureDecoder {
         self.skipped
     }
 
+    /// The timestamp of the last packet taken, in nanoseconds since the epoch (0 before any).
+    pub fn last_timestamp_ns(&self) -> i64 {
+        self.last_ns
+    }
+
     /// The next event, if any.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()

@@ -18,7 +18,7 @@ const MIN_RESPONSE_FRAME: usize = 4;
 /// resynchronising.
 #[derive(Clone, Copy)]
 pub enum Plausible<'a> {
-    /// A request: a size at least [`MIN_REQUEST_FRAME`] and within the cap, a known-looking API
+    /// A request: a size of at least 10 bytes (a header) and within the cap, a known-looking API
     /// key and version, a non-negative correlation id.
     Request,
     /// A response: a size within the cap and a correlation id the predicate accepts (one a

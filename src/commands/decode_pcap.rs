@@ -61,7 +61,7 @@ pub fn run(ctx: &Context, args: &DecodeArgs) -> Result<(), Failure> {
         // A truncated or damaged capture: what was before the damage is printed, then one line.
         Some(e) => {
             let place = Place { connection: "-", client: "-", broker: "-" };
-            let _ = writeln!(out, "{}", renderer.note(place, 0, &e.to_string()));
+            let _ = writeln!(out, "{}", renderer.note(place, decoder.last_timestamp_ns(), &e.to_string()));
             Ok(())
         }
         None => Ok(()),
