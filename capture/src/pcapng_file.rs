@@ -60,8 +60,9 @@ pub(crate) fn interface_description(body: &[u8], endian: Endianness) -> IResult<
         }
         let padded = (usize::from(len) + 3) & !3;
         let (after, value) = take(padded.min(after.len()))(after)?;
-        if code == OPTION_TSRESOL && len >= 1 {
-            units_per_second = tsresol(value[0]);
+        // An option cut short by the block's end is ignored.
+        if let (OPTION_TSRESOL, Some(&resolution)) = (code, value.first()) {
+            units_per_second = tsresol(resolution);
         }
         rest = after;
     }
@@ -129,6 +130,18 @@ mod tests {
         assert_eq!(interface, Interface { link_type: 1, units_per_second: 1_000_000_000 });
         assert_eq!(tsresol(0x80 | 0x0a), 1024);
         assert_eq!(tsresol(0x7f), u64::MAX);
+    }
+
+    /// Fuzz crash (`capture` target): an `if_tsresol` option header at the very end of the
+    /// block, its value missing, indexed an empty slice.
+    #[test]
+    fn a_tsresol_option_without_its_value_keeps_microseconds() {
+        let mut body = 1_u16.to_le_bytes().to_vec();
+        body.extend([0, 0, 0, 0, 0, 0]);
+        body.extend(OPTION_TSRESOL.to_le_bytes());
+        body.extend(1_u16.to_le_bytes());
+        let (_, interface) = interface_description(&body, Endianness::Little).unwrap();
+        assert_eq!(interface.units_per_second, 1_000_000);
     }
 
     #[test]
