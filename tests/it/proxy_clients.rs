@@ -95,7 +95,7 @@ fn java_clients_work_unchanged_through_the_proxy_and_every_frame_is_paired() {
     );
     assert!(described.contains("PartitionCount: 3"), "{described}");
 
-    let lines: String = (0..30).map(|i| format!("record-{i}\n")).collect();
+    let lines = (0..30).map(|i| format!("record-{i}\n")).collect::<Vec<_>>().concat();
     ok(
         "kafka-console-producer",
         &kafka_tool_stdin(
@@ -207,7 +207,7 @@ fn kcat_and_kwire_work_through_the_proxy() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("kcat runs");
-    let lines: String = (0..50).map(|i| format!("kcat-{i}\n")).collect();
+    let lines = (0..50).map(|i| format!("kcat-{i}\n")).collect::<Vec<_>>().concat();
     child.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
     ok("kcat -P", &child.wait_with_output().unwrap());
     let consumed = Command::new("kcat")

@@ -148,7 +148,7 @@ fn kwire_decode_pcap_lists_the_same_frames_as_tsharks_kafka_dissector() {
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
-    let lines: String = (0..200).map(|i| format!("captured record {i}\n")).collect();
+    let lines = (0..200).map(|i| format!("captured record {i}\n")).collect::<Vec<_>>().concat();
     producer.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
     assert!(producer.wait().unwrap().success());
     let consumed = Command::new("kcat")
