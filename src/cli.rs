@@ -125,6 +125,9 @@ pub enum Command {
     /// Print a request or response (body or whole frame) given in hex as JSON, with Kafka's
     /// field names in snake_case. Needs no cluster.
     Decode(DecodeArgs),
+    /// A Kafka-aware TCP proxy: forwards any client's traffic to the brokers, keeps all of its
+    /// connections on the proxy, and prints every request/response pair decoded.
+    Proxy(ProxyArgs),
     /// Print a shell completion script (generated from these options).
     ///
     /// e.g. `kwire completions bash > ~/.local/share/bash-completion/completions/kwire`,
@@ -233,13 +236,19 @@ pub struct ProduceArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    group = clap::ArgGroup::new("side").args(["request", "response"]).required(true),
+    group = clap::ArgGroup::new("side").args(["request", "response", "pcap"]).required(true),
     after_help = "\
 Examples:
   kwire decode --api ListOffsets --version 1 --request ffffffff0000000100017400000001000000\
 00ffffffffffffffff
   kwire decode --request --frame 000000180012000300000001000561646d696e000577697265023100
   kwire decode --api Fetch --version 16 --response --records - < body.hex
+  kwire decode --pcap session.pcapng --port 9092 --port 9093 --format json
+
+With --pcap: every Kafka request/response pair in a pcap or pcapng capture (Ethernet, Linux
+cooked v1/v2, loopback or raw IP; IPv4 and IPv6; TCP reassembled), one line per pair (or one
+JSON document per line), the same as `kwire proxy` prints; a stream that starts mid-frame,
+lost bytes, frames above --max-frame and bytes that are not Kafka each get one line.
 
 A field the version lacks is omitted; a null prints as null. Error codes are numbers, UUIDs
 Kafka's base64 form, bytes standard base64, unknown tagged fields {\"tag\": \"hex\"}.
@@ -269,6 +278,69 @@ pub struct DecodeArgs {
     pub records: bool,
     /// The bytes in hex (whitespace ignored, optional 0x prefix); `-` or nothing reads stdin.
     pub hex: Option<String>,
+    /// Read a pcap or pcapng capture: every request/response pair in it (`--api` then filters).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["hex", "frame", "version", "records"])]
+    pub pcap: Option<std::path::PathBuf>,
+    /// With --pcap: a broker port (repeatable; default 9092).
+    #[arg(long = "port", value_name = "PORT", requires = "pcap")]
+    pub ports: Vec<u16>,
+    #[command(flatten)]
+    pub pairs: PairFilterArgs,
+    /// With --pcap: the largest frame held in memory, in bytes; larger frames are reported and
+    /// skipped.
+    #[arg(long, value_name = "BYTES", default_value_t = kafka_wire::protocol::frame::DEFAULT_MAX_FRAME)]
+    pub max_frame: usize,
+}
+
+/// Filters on request/response pairs (`kwire proxy`, `kwire decode --pcap`); each repeatable,
+/// a pair passes when it matches one value of every filter given.
+#[derive(Debug, Args, Default)]
+pub struct PairFilterArgs {
+    /// Only pairs whose request carries this client id.
+    #[arg(long = "client-id", value_name = "ID")]
+    pub client_ids: Vec<String>,
+    /// Only pairs whose request or response names this topic.
+    #[arg(long = "topic", value_name = "TOPIC")]
+    pub topics: Vec<String>,
+    /// Only pairs whose request or response names this group.
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  kwire proxy --upstream 127.0.0.1:9092 --listen 127.0.0.1:19092
+  kafka-console-consumer.sh --bootstrap-server 127.0.0.1:19092 --topic t --group g
+  kwire proxy --upstream b1:9092,b2:9092 --format json --api Fetch --pcap session.pcapng
+
+One listener per broker: the upstreams get the --listen port and the ones after it (port 0:
+any free port each); brokers learned from Metadata, FindCoordinator and DescribeCluster
+responses get the next ones, opened on demand, and those responses are rewritten to name the
+listeners, so every connection of the client stays on the proxy. All other bytes pass
+unchanged. One line per request/response pair on stdout (time, connection, client id, broker,
+API and version, correlation id, latency, sizes, error codes), or with --format json one
+document per pair with the full decoded request and response. The listeners and, at Ctrl-C,
+a summary go to stderr.")]
+pub struct ProxyArgs {
+    /// The brokers to proxy, comma-separated host:port.
+    #[arg(long, value_name = "HOST:PORT[,...]")]
+    pub upstream: String,
+    /// Where the first listener binds; the next ones take the following ports.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:19092")]
+    pub listen: String,
+    /// Only pairs of this API (repeatable): a Kafka API name in any case, or its numeric key.
+    #[arg(long = "api", value_name = "API")]
+    pub apis: Vec<String>,
+    #[command(flatten)]
+    pub pairs: PairFilterArgs,
+    /// Also write the conversation (as the clients saw it) to this file as pcapng.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<std::path::PathBuf>,
+    /// The largest frame the proxy pairs and decodes, in bytes; a connection that sends a
+    /// larger one is passed through unpaired from there on.
+    #[arg(long, value_name = "BYTES", default_value_t = kafka_wire::protocol::frame::DEFAULT_MAX_FRAME)]
+    pub max_frame: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -5,6 +5,7 @@ mod checkpoint;
 mod cli;
 mod command_config;
 mod commands;
+mod exchange_output;
 mod exit;
 mod output;
 mod properties_file;

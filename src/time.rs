@@ -124,12 +124,50 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-pub use kafka_vocab::now_ms;
+/// A proleptic Gregorian date of days since 1970-01-01 (the inverse of [`days_from_civil`]).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if month <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, month, day)
+}
+
+/// Nanoseconds since the epoch as RFC 3339 in UTC with microseconds:
+/// `2026-12-01T15:20:01.123456Z` (what `kwire proxy` and `kwire decode --pcap` print).
+pub fn format_rfc3339_micros(ns: i64) -> String {
+    let micros = ns.div_euclid(1000);
+    let seconds = micros.div_euclid(1_000_000);
+    let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+    let of_day = seconds.rem_euclid(86_400);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60,
+        micros.rem_euclid(1_000_000)
+    )
+}
+
+pub use kafka_vocab::{now_ms, now_ns};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use offset_engine::policy::MIN_PLAUSIBLE_TIMESTAMP_MS as MIN_PLAUSIBLE;
+
+    #[test]
+    fn printed_capture_times_parse_back_to_the_same_millisecond() {
+        for ms in [0_i64, 951_782_400_123, 1_764_602_401_999, 4_102_444_800_000, -86_400_001] {
+            let text = format_rfc3339_micros(ms * 1_000_000 + 456_789);
+            assert_eq!(parse_rfc3339(&text), Some(ms), "{text}");
+        }
+        assert_eq!(format_rfc3339_micros(1_000_001_000), "1970-01-01T00:00:01.000001Z");
+    }
 
     #[test]
     fn rfc3339_times_become_epoch_milliseconds() {

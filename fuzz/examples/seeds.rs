@@ -177,6 +177,19 @@ fn main() {
     write(&corpus, "frame", "two-requests-cap64", &prefixed(&[64, 0xc3], &frames));
     write(&corpus, "frame", "cut-short", &prefixed(&[0x80, 0x01], &frames[..frames.len() - 3]));
 
+    // Captures: one pcapng conversation as the proxy writes it (mode 0: a file; frame cap
+    // 16 << 12 = 64 KiB), and the same cut short.
+    let client = "127.0.0.1:50000".parse().expect("address");
+    let broker = "127.0.0.1:9092".parse().expect("address");
+    let mut pcap = kwire_capture::PcapngWriter::new(Vec::new()).expect("writes");
+    let metadata = encode_request(&MetadataRequest::for_topics(&["t".to_owned()]), 12, 2, Some("seed")).expect("encodes");
+    pcap.data(client, broker, kwire_capture::Direction::ToBroker, &metadata, 1_000).expect("writes");
+    pcap.data(client, broker, kwire_capture::Direction::ToClient, &[0, 0, 0, 6, 0, 0, 0, 2, 0, 0], 2_000).expect("writes");
+    pcap.close(client, broker, 3_000).expect("writes");
+    let capture = pcap.into_inner().expect("writes");
+    write(&corpus, "capture", "pcapng-metadata", &prefixed(&[0xc0], &capture));
+    write(&corpus, "capture", "pcapng-cut-short", &prefixed(&[0xc0], &capture[..capture.len() - 30]));
+
     // Offset files: kwire's own documents (empty, full entries, bare entries) and hand-written
     // ones as other tools or people leave them.
     let full = StoredOffset {

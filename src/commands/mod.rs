@@ -4,6 +4,7 @@
 mod api_versions;
 mod consume;
 mod decode;
+mod decode_pcap;
 mod docs;
 mod group;
 mod metadata;
@@ -11,6 +12,7 @@ mod migrate;
 mod offsets;
 mod plan;
 mod produce;
+mod proxy;
 mod reset;
 mod topic;
 mod written;
@@ -145,6 +147,7 @@ fn check_names(command: &Command) -> Result<(), Failure> {
     match command {
         Command::ApiVersions
         | Command::Decode(_)
+        | Command::Proxy(_)
         | Command::Group(GroupCommand::List)
         | Command::Completions { .. }
         | Command::Man { .. } => {}
@@ -217,7 +220,9 @@ pub fn run(cli: Cli) -> Exit {
             Command::Topic(command) => topic::run(&ctx, &command).await,
             Command::Consume(args) => consume::run(&ctx, &args).await,
             Command::Produce(args) => produce::run(&ctx, &args).await,
+            Command::Decode(args) if args.pcap.is_some() => decode_pcap::run(&ctx, &args),
             Command::Decode(args) => decode::run(&args),
+            Command::Proxy(args) => proxy::run(&ctx, &args).await,
             Command::Completions { shell } => {
                 docs::completions(shell);
                 Ok(())

@@ -26,6 +26,8 @@ mod client_routing;
 mod client_security;
 mod client_throttle;
 mod client_versions;
+mod proxy_clients;
+mod proxy_pcap;
 mod secured_interop;
 mod secured_matrix;
 mod spark_store;

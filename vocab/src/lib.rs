@@ -26,7 +26,7 @@ mod stored_offset;
 mod topic_partition;
 mod uuid;
 
-pub use clock::now_ms;
+pub use clock::{now_ms, now_ns};
 pub use isolation::{Isolation, IsolationParseError};
 pub use redact::redact_credentials;
 pub use stored_offset::StoredOffset;

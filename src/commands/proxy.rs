@@ -1,0 +1,488 @@
+//! `kwire proxy`: a Kafka-aware TCP proxy. One listener per broker; broker endpoints in the
+//! responses that carry them are rewritten to the listeners (`kwire_capture::rewrite`), so all
+//! of a client's connections stay on the proxy; every other byte passes unchanged. Each
+//! request/response pair is printed (`exchange_output`), and with `--pcap` the conversation is
+//! written as pcapng (`kwire_capture::PcapngWriter`).
+//!
+//! The pure parts (frame pairing, rewriting, pcapng) live in kwire-capture with their tests;
+//! this file is the tokio shell: listeners, two forwarding tasks per connection, and one
+//! printing thread fed through a bounded channel (so a slow terminal slows the proxy down
+//! rather than growing its memory).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::{Bytes, BytesMut};
+use kwire_capture::rewrite::{carries_endpoints, rewrite_response};
+use kwire_capture::{Direction, Exchange, Pairer, PcapngWriter, Unmatched};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+
+use crate::cli::ProxyArgs;
+use crate::commands::Context;
+use crate::exchange_output::{parse_api_filter, Filters, Place, Renderer};
+use crate::exit::{Exit, Failure};
+use crate::time::now_ns;
+
+/// Items queued for the printing thread.
+enum Item {
+    Exchange(Arc<Names>, Exchange),
+    Unmatched(Arc<Names>, Unmatched),
+    Note(Arc<Names>, i64, String),
+    Open(SocketAddr, SocketAddr, i64),
+    Wire(SocketAddr, SocketAddr, Direction, Bytes, i64),
+    Close(SocketAddr, SocketAddr, i64),
+    Stop(std::sync::mpsc::Sender<()>),
+}
+
+/// A connection's name and ends as printed.
+struct Names {
+    connection: String,
+    client: String,
+    broker: String,
+}
+
+impl Names {
+    fn place(&self) -> Place<'_> {
+        Place { connection: &self.connection, client: &self.client, broker: &self.broker }
+    }
+}
+
+/// Listeners by upstream endpoint, and the port the next one binds.
+struct Routes {
+    /// `None`: each listener binds port 0 (any free port).
+    next_port: Option<u16>,
+    by_upstream: HashMap<(String, i32), u16>,
+}
+
+struct Shared {
+    bind_host: String,
+    advertised_host: String,
+    routes: Mutex<Routes>,
+    items: mpsc::Sender<Item>,
+    connections: AtomicU64,
+    max_frame: usize,
+    pcap: bool,
+}
+
+pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
+    let usage = |m: String| Failure::new(Exit::USAGE, m);
+    let upstreams: Vec<(String, i32)> = args
+        .upstream
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| split_host_port(s).ok_or_else(|| usage(format!("--upstream: `{s}` is not HOST:PORT"))))
+        .collect::<Result<_, _>>()?;
+    if upstreams.is_empty() {
+        return Err(usage("--upstream: no brokers given".into()));
+    }
+    let (bind_host, port) = split_host_port(&args.listen)
+        .ok_or_else(|| usage(format!("--listen: `{}` is not HOST:PORT", args.listen)))?;
+    let port = u16::try_from(port).map_err(|_| usage(format!("--listen: port {port} is out of range")))?;
+    let filters = Filters {
+        apis: args.apis.iter().map(|a| parse_api_filter(a)).collect::<Result<_, _>>().map_err(usage)?,
+        client_ids: args.pairs.client_ids.clone(),
+        topics: args.pairs.topics.clone(),
+        groups: args.pairs.groups.clone(),
+    };
+    let pcap = match &args.pcap {
+        None => None,
+        Some(path) => {
+            let file =
+                File::create(path).map_err(|e| usage(format!("cannot create {}: {e}", path.display())))?;
+            Some(
+                PcapngWriter::new(BufWriter::with_capacity(1 << 20, file))
+                    .map_err(|e| usage(format!("cannot write {}: {e}", path.display())))?,
+            )
+        }
+    };
+    let (items, receiver) = mpsc::channel(1024);
+    let renderer = Renderer::new(ctx.format(), filters);
+    let printer = std::thread::spawn(move || print_items(receiver, renderer, pcap));
+    // A listener on every address names itself to clients by a host they can reach.
+    let advertised_host = match bind_host.as_str() {
+        "0.0.0.0" | "::" | "[::]" => "localhost".to_owned(),
+        h => h.to_owned(),
+    };
+    let shared = Arc::new(Shared {
+        bind_host: bind_host.trim_start_matches('[').trim_end_matches(']').to_owned(),
+        advertised_host,
+        routes: Mutex::new(Routes { next_port: (port != 0).then_some(port), by_upstream: HashMap::new() }),
+        items,
+        connections: AtomicU64::new(1),
+        max_frame: args.max_frame,
+        pcap: args.pcap.is_some(),
+    });
+    for (host, port) in &upstreams {
+        listener_for(&shared, host, *port)
+            .map_err(|e| Failure::new(Exit::USAGE, format!("cannot listen for {host}:{port}: {e}")))?;
+    }
+    wait_for_stop().await;
+    let (done, finished) = std::sync::mpsc::channel();
+    if shared.items.send(Item::Stop(done)).await.is_ok() {
+        let _ = tokio::task::spawn_blocking(move || finished.recv()).await;
+    }
+    drop(printer);
+    Ok(())
+}
+
+/// Ctrl-C or SIGTERM.
+async fn wait_for_stop() {
+    #[cfg(unix)]
+    {
+        if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// `host:port` or `[v6]:port`.
+fn split_host_port(text: &str) -> Option<(String, i32)> {
+    let (host, port) = text.rsplit_once(':')?;
+    let port: u16 = port.parse().ok()?;
+    let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    (!host.is_empty()).then(|| (host.to_owned(), i32::from(port)))
+}
+
+fn join_host_port(host: &str, port: i32) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// The local port that stands for the upstream `host:port`, opening a listener for it the
+/// first time it is named (at startup for `--upstream`, later when a response names a broker).
+fn listener_for(shared: &Arc<Shared>, host: &str, port: i32) -> std::io::Result<u16> {
+    let mut routes = shared.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(local) = routes.by_upstream.get(&(host.to_owned(), port)) {
+        return Ok(*local);
+    }
+    let mut attempt = 0;
+    let std_listener = loop {
+        let wanted = routes.next_port.unwrap_or(0);
+        match std::net::TcpListener::bind((shared.bind_host.as_str(), wanted)) {
+            Ok(l) => {
+                if let Some(p) = routes.next_port.as_mut() {
+                    *p = p.wrapping_add(1);
+                }
+                break l;
+            }
+            // A fixed port in use: try the next ones.
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && wanted != 0 && attempt < 64 => {
+                attempt += 1;
+                routes.next_port = Some(wanted.wrapping_add(1));
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    std_listener.set_nonblocking(true)?;
+    let listener = TcpListener::from_std(std_listener)?;
+    let local = listener.local_addr()?;
+    let upstream = join_host_port(host, port);
+    eprintln!("kwire proxy: listening on {local} for {upstream}");
+    routes.by_upstream.insert((host.to_owned(), port), local.port());
+    tokio::spawn(accept(listener, local, upstream, Arc::clone(shared)));
+    Ok(local.port())
+}
+
+async fn accept(listener: TcpListener, local: SocketAddr, upstream: String, shared: Arc<Shared>) {
+    loop {
+        match listener.accept().await {
+            Ok((client, peer)) => {
+                tokio::spawn(connection(client, peer, local, upstream.clone(), Arc::clone(&shared)));
+            }
+            // Out of file descriptors and the like: wait and go on accepting.
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+        }
+    }
+}
+
+async fn connection(
+    client: TcpStream,
+    peer: SocketAddr,
+    local: SocketAddr,
+    upstream: String,
+    shared: Arc<Shared>,
+) {
+    let id = shared.connections.fetch_add(1, Ordering::Relaxed);
+    let names =
+        Arc::new(Names { connection: format!("#{id}"), client: peer.to_string(), broker: upstream.clone() });
+    let broker = match TcpStream::connect(&upstream).await {
+        Ok(b) => b,
+        Err(e) => {
+            let text =
+                format!("cannot connect to the broker {upstream}: {e}; closing the client's connection");
+            let _ = shared.items.send(Item::Note(names, now_ns(), text)).await;
+            return;
+        }
+    };
+    let _ = client.set_nodelay(true);
+    let _ = broker.set_nodelay(true);
+    if shared.pcap {
+        let _ = shared.items.send(Item::Open(peer, local, now_ns())).await;
+    }
+    let pairer = Arc::new(Mutex::new(Pairer::default()));
+    let (client_read, client_write) = client.into_split();
+    let (broker_read, broker_write) = broker.into_split();
+    let side = Side { shared: &shared, names: &names, pairer: &pairer, client: peer, local };
+    tokio::join!(
+        side.forward(client_read, broker_write, Direction::ToBroker),
+        side.forward(broker_read, client_write, Direction::ToClient)
+    );
+    let left = pairer.lock().unwrap_or_else(std::sync::PoisonError::into_inner).finish();
+    for exchange in left {
+        let _ = shared.items.send(Item::Exchange(Arc::clone(&names), exchange)).await;
+    }
+    if shared.pcap {
+        let _ = shared.items.send(Item::Close(peer, local, now_ns())).await;
+    }
+}
+
+/// What both forwarding tasks of a connection share.
+struct Side<'a> {
+    shared: &'a Arc<Shared>,
+    names: &'a Arc<Names>,
+    pairer: &'a Mutex<Pairer>,
+    client: SocketAddr,
+    local: SocketAddr,
+}
+
+impl Side<'_> {
+    /// Forwards one direction frame by frame until the reader ends, then closes the writer.
+    /// Bytes that are not a frame (or one above the cap) end the pairing of this direction:
+    /// the rest passes through as it comes.
+    async fn forward(
+        &self,
+        mut from: impl AsyncRead + Unpin,
+        mut to: impl AsyncWrite + Unpin,
+        direction: Direction,
+    ) {
+        let mut buf = BytesMut::with_capacity(64 * 1024);
+        loop {
+            loop {
+                match take_frame(&mut buf, self.shared.max_frame) {
+                    Ok(Some(whole)) => {
+                        if self.frame(whole, direction, &mut to).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(why) => {
+                        let text = format!(
+                            "{why}; the rest of this connection's {} pass through unpaired",
+                            match direction {
+                                Direction::ToBroker => "requests",
+                                Direction::ToClient => "responses",
+                            }
+                        );
+                        let _ =
+                            self.shared.items.send(Item::Note(Arc::clone(self.names), now_ns(), text)).await;
+                        if to.write_all(&buf).await.is_ok() {
+                            let _ = tokio::io::copy(&mut from, &mut to).await;
+                        }
+                        let _ = to.shutdown().await;
+                        return;
+                    }
+                }
+            }
+            if buf.capacity() - buf.len() < 16 * 1024 {
+                buf.reserve(64 * 1024);
+            }
+            match from.read_buf(&mut buf).await {
+                Ok(0) | Err(_) => {
+                    let _ = to.shutdown().await;
+                    return;
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// One whole frame (size prefix included): paired, rewritten if it is a response that
+    /// names brokers, forwarded, queued for printing.
+    async fn frame(
+        &self,
+        whole: Bytes,
+        direction: Direction,
+        to: &mut (impl AsyncWrite + Unpin),
+    ) -> std::io::Result<()> {
+        let at = now_ns();
+        let items = &self.shared.items;
+        match direction {
+            Direction::ToBroker => {
+                to.write_all(&whole).await?;
+                if self.shared.pcap {
+                    let _ =
+                        items.send(Item::Wire(self.client, self.local, direction, whole.clone(), at)).await;
+                }
+                let mut paired = Vec::new();
+                self.pairer.lock().unwrap_or_else(std::sync::PoisonError::into_inner).request(
+                    whole.slice(4..),
+                    at,
+                    &mut |p| paired.push(p),
+                );
+                for p in paired {
+                    let _ = items.send(self.item(p)).await;
+                }
+            }
+            Direction::ToClient => {
+                let answered = self
+                    .pairer
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .response(whole.slice(4..), at);
+                let mut sent = whole;
+                let answered = match answered {
+                    Ok(mut exchange) => {
+                        let api = exchange.request.summary.api;
+                        let version = exchange.request.summary.version;
+                        if let Some(response) = exchange.response.as_mut().filter(|_| carries_endpoints(api))
+                        {
+                            let shared = self.shared;
+                            let mut map = |host: &str, port: i32| {
+                                listener_for(shared, host, port)
+                                    .ok()
+                                    .map(|local| (shared.advertised_host.clone(), i32::from(local)))
+                            };
+                            match rewrite_response(api, version, &response.frame, &mut map) {
+                                Ok(Some(rewritten)) => {
+                                    let mut out = Vec::with_capacity(4 + rewritten.len());
+                                    out.extend((rewritten.len() as u32).to_be_bytes());
+                                    out.extend_from_slice(&rewritten);
+                                    sent = Bytes::from(out);
+                                    response.frame = rewritten;
+                                }
+                                Ok(None) => {}
+                                Err(e) => {
+                                    let text = format!("{api} v{version} response forwarded unchanged (its brokers are not rewritten): {e}");
+                                    let _ = items.send(Item::Note(Arc::clone(self.names), at, text)).await;
+                                }
+                            }
+                        }
+                        Ok(exchange)
+                    }
+                    Err(unmatched) => Err(unmatched),
+                };
+                to.write_all(&sent).await?;
+                if self.shared.pcap {
+                    let _ = items.send(Item::Wire(self.client, self.local, direction, sent, at)).await;
+                }
+                let _ = items.send(self.item(answered)).await;
+            }
+        }
+        Ok(())
+    }
+
+    fn item(&self, paired: Result<Exchange, Unmatched>) -> Item {
+        match paired {
+            Ok(exchange) => Item::Exchange(Arc::clone(self.names), exchange),
+            Err(unmatched) => Item::Unmatched(Arc::clone(self.names), unmatched),
+        }
+    }
+}
+
+/// Takes one whole frame (size prefix included) off the front of `buf`; `Ok(None)` until it is
+/// all there. A negative size or one above `max_frame` is an error naming it.
+fn take_frame(buf: &mut BytesMut, max_frame: usize) -> Result<Option<Bytes>, String> {
+    let Some(prefix) = buf.get(..4) else { return Ok(None) };
+    let size = i32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
+    let size = usize::try_from(size).map_err(|_| format!("not a Kafka frame (size prefix {size})"))?;
+    if size > max_frame {
+        return Err(format!("a frame of {size} bytes, above the {max_frame}-byte cap (or not Kafka)"));
+    }
+    if buf.len() < 4 + size {
+        buf.reserve(4 + size - buf.len());
+        return Ok(None);
+    }
+    Ok(Some(buf.split_to(4 + size).freeze()))
+}
+
+/// The printing thread: renders pairs and notes to stdout (flushed whenever the queue runs
+/// empty), writes the pcapng file, and at `Stop` prints the summary on stderr.
+fn print_items(
+    mut items: mpsc::Receiver<Item>,
+    mut renderer: Renderer,
+    mut pcap: Option<PcapngWriter<BufWriter<File>>>,
+) {
+    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut pcap_failed = false;
+    while let Some(item) = items.blocking_recv() {
+        let line = match item {
+            Item::Exchange(names, exchange) => renderer.exchange(names.place(), &exchange),
+            Item::Unmatched(names, unmatched) => Some(renderer.unmatched(names.place(), &unmatched)),
+            Item::Note(names, at, text) => Some(renderer.note(names.place(), at, &text)),
+            Item::Open(client, local, at) => {
+                pcap_failed |= pcap.as_mut().is_some_and(|w| w.open(client, local, at).is_err());
+                None
+            }
+            Item::Wire(client, local, direction, bytes, at) => {
+                pcap_failed |=
+                    pcap.as_mut().is_some_and(|w| w.data(client, local, direction, &bytes, at).is_err());
+                None
+            }
+            Item::Close(client, local, at) => {
+                pcap_failed |= pcap.as_mut().is_some_and(|w| w.close(client, local, at).is_err());
+                None
+            }
+            Item::Stop(done) => {
+                if let Some(w) = pcap.take() {
+                    pcap_failed |= w.into_inner().is_err();
+                }
+                let _ = out.flush();
+                if pcap_failed {
+                    eprintln!("kwire proxy: writing the pcapng file failed; it is incomplete");
+                }
+                eprintln!("kwire proxy: {}", renderer.summary());
+                let _ = done.send(());
+                return;
+            }
+        };
+        if let Some(line) = line {
+            let _ = writeln!(out, "{line}");
+        }
+        if items.is_empty() {
+            let _ = out.flush();
+            if let Some(w) = pcap.as_mut() {
+                pcap_failed |= w.flush().is_err();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_port_including_ipv6_in_brackets() {
+        assert_eq!(split_host_port("127.0.0.1:9092"), Some(("127.0.0.1".into(), 9092)));
+        assert_eq!(split_host_port("[::1]:19092"), Some(("::1".into(), 19092)));
+        assert_eq!(split_host_port("broker:99999"), None);
+        assert_eq!(split_host_port(":9092"), None);
+        assert_eq!(join_host_port("::1", 9), "[::1]:9");
+    }
+
+    #[test]
+    fn frames_come_off_whole_and_a_foreign_size_is_named() {
+        let mut buf = BytesMut::from(&[0, 0, 0, 2, 7, 8, 0, 0][..]);
+        assert_eq!(take_frame(&mut buf, 100).unwrap().unwrap().as_ref(), &[0, 0, 0, 2, 7, 8]);
+        assert_eq!(take_frame(&mut buf, 100), Ok(None));
+        let mut text = BytesMut::from(&b"GET / HTTP/1.1"[..]);
+        assert!(take_frame(&mut text, 100).unwrap_err().contains("above the 100-byte cap"));
+        let mut negative = BytesMut::from(&[0xff, 0, 0, 0][..]);
+        assert!(take_frame(&mut negative, 100).unwrap_err().starts_with("not a Kafka frame"));
+    }
+}
