@@ -1,5 +1,6 @@
 //! Consumer groups: committed offsets (fetch and commit as a non-member, the "simple
-//! consumer" way), and listing and describing groups.
+//! consumer" way), and listing and describing groups of either protocol: classic groups through
+//! DescribeGroups, consumer-protocol groups (KIP-848) through ConsumerGroupDescribe.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -10,7 +11,8 @@ use super::cluster::Client;
 use super::error::{BrokerRef, ClientError};
 use super::router::{PartitionResults, TopicPartition};
 use crate::protocol::messages::{
-    describe_groups, list_groups, offset_commit, offset_fetch, DescribeGroupsRequest, ListGroupsRequest,
+    consumer_group_describe, describe_groups, list_groups, offset_commit, offset_fetch,
+    ConsumerGroupAssignment, ConsumerGroupDescribeRequest, DescribeGroupsRequest, ListGroupsRequest,
     OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetFetchRequest,
     OffsetFetchRequestTopic, OffsetFetchResponseTopic,
 };
@@ -71,20 +73,75 @@ pub struct GroupMember {
     pub client_id: String,
     /// The host the member connected from, as the broker saw it (e.g. `/10.0.0.5`).
     pub client_host: String,
+    /// What only a consumer-protocol group reports; `None` for a classic group's member.
+    pub consumer: Option<ConsumerMemberState>,
 }
 
-/// A group as DescribeGroups reports it.
+/// A consumer-protocol member's epoch, subscription and assignments (ConsumerGroupDescribe).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumerMemberState {
+    /// The member's current epoch.
+    pub member_epoch: i32,
+    /// The member's rack, if it gave one.
+    pub rack_id: Option<String>,
+    /// The topics it subscribed to by name.
+    pub subscribed_topics: Vec<String>,
+    /// Its subscription regex, if it subscribed by pattern.
+    pub subscribed_topic_regex: Option<String>,
+    /// The partitions it owns now, sorted.
+    pub assignment: Vec<TopicPartition>,
+    /// The partitions the coordinator is moving it to, sorted; equal to `assignment` once the
+    /// member has reconciled.
+    pub target_assignment: Vec<TopicPartition>,
+}
+
+/// Which group protocol a group runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupType {
+    /// The classic protocol (JoinGroup/SyncGroup), described by DescribeGroups; also a group
+    /// that only stores offsets and a group no coordinator knows.
+    Classic,
+    /// The consumer protocol of KIP-848 (`group.protocol=consumer`), described by
+    /// ConsumerGroupDescribe.
+    Consumer,
+}
+
+impl GroupType {
+    /// `classic` or `consumer`, as ListGroups v5 names the types.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Classic => "classic",
+            Self::Consumer => "consumer",
+        }
+    }
+}
+
+/// A consumer-protocol group's epochs (ConsumerGroupDescribe).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConsumerGroupEpochs {
+    /// Bumped by every change of membership or subscriptions.
+    pub group_epoch: i32,
+    /// The group epoch the current target assignment was computed at.
+    pub assignment_epoch: i32,
+}
+
+/// A group as its coordinator describes it (DescribeGroups or ConsumerGroupDescribe).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupDescription {
     /// The group id.
     pub group_id: String,
-    /// `Empty`, `Stable`, `PreparingRebalance`, `CompletingRebalance`, `Dead`, ...
+    /// Which protocol the group runs.
+    pub group_type: GroupType,
+    /// Classic: `Empty`, `Stable`, `PreparingRebalance`, `CompletingRebalance`, `Dead`;
+    /// consumer: `Empty`, `Assigning`, `Reconciling`, `Stable`, `Dead`.
     pub state: String,
     /// `consumer`, `connect`, ...; empty for a group with no members that only stores offsets.
     pub protocol_type: String,
-    /// The assignment strategy chosen (`range`, `cooperative-sticky`, ...); empty when no
-    /// rebalance has completed.
+    /// The assignment strategy chosen (`range`, `cooperative-sticky`, ...; for a consumer-protocol
+    /// group the server-side assignor, `uniform`, `range`); empty when none has run.
     pub protocol: String,
+    /// A consumer-protocol group's epochs; `None` for a classic group.
+    pub epochs: Option<ConsumerGroupEpochs>,
     /// The current members; empty for an inactive group.
     pub members: Vec<GroupMember>,
     /// The group's coordinator, which answered.
@@ -93,7 +150,8 @@ pub struct GroupDescription {
 
 impl GroupDescription {
     /// Whether offsets may be written as a non-member: Kafka allows it (and
-    /// kafka-consumer-groups only resets) when the group is `Empty` or `Dead`.
+    /// kafka-consumer-groups only resets) when the group is `Empty` or `Dead`, on either
+    /// protocol.
     pub fn is_inactive(&self) -> bool {
         matches!(self.state.as_str(), "Empty" | "Dead") || self.members.is_empty()
     }
@@ -317,9 +375,30 @@ impl Client {
         Ok(out)
     }
 
-    /// State and members of `group`, from its coordinator. A group the coordinator does not
-    /// know is reported by Kafka as state `Dead` with no members.
+    /// State and members of `group`, from its coordinator, whichever protocol it runs.
+    ///
+    /// DescribeGroups first; a group it does not know (GROUP_ID_NOT_FOUND, which Kafka 4 also
+    /// answers for a consumer-protocol group) is asked again with ConsumerGroupDescribe where the
+    /// coordinator has it. A group neither knows is reported as state `Dead` with no members.
     pub async fn describe_group(
+        &self,
+        group: &str,
+        timeout: Duration,
+    ) -> Result<GroupDescription, ClientError> {
+        let classic = self.describe_classic_group(group, timeout).await?;
+        if classic.state != "Dead" || !classic.members.is_empty() {
+            return Ok(classic);
+        }
+        match self.describe_consumer_group(group, timeout).await {
+            Ok(Some(consumer)) => Ok(consumer),
+            Ok(None) => Ok(classic),
+            // A broker before 4.0 (3.7 early access aside) has no consumer-protocol groups.
+            Err(e) if e.is_unsupported() => Ok(classic),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn describe_classic_group(
         &self,
         group: &str,
         timeout: Duration,
@@ -351,9 +430,11 @@ impl Client {
                 if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND { "Dead".to_owned() } else { g.group_state };
             Ok(GroupDescription {
                 group_id: g.group_id,
+                group_type: GroupType::Classic,
                 state,
                 protocol_type: g.protocol_type,
                 protocol: g.protocol_data,
+                epochs: None,
                 members: g
                     .members
                     .into_iter()
@@ -362,6 +443,7 @@ impl Client {
                         group_instance_id: m.group_instance_id,
                         client_id: m.client_id,
                         client_host: m.client_host,
+                        consumer: None,
                     })
                     .collect(),
                 coordinator: broker,
@@ -369,4 +451,82 @@ impl Client {
         })
         .await
     }
+
+    /// `group` as a consumer-protocol group, or `None` when the coordinator has no such
+    /// consumer-protocol group (GROUP_ID_NOT_FOUND: unknown, or a group on another protocol).
+    pub async fn describe_consumer_group(
+        &self,
+        group: &str,
+        timeout: Duration,
+    ) -> Result<Option<GroupDescription>, ClientError> {
+        self.with_coordinator(group, timeout, |broker| async move {
+            let (_, response) = self
+                .send_built(&broker, |_| ConsumerGroupDescribeRequest {
+                    group_ids: vec![group.to_owned()],
+                    include_authorized_operations: false,
+                    tagged_fields: TaggedFields::default(),
+                })
+                .await?;
+            let g = response.groups.into_iter().find(|g| g.group_id == group).ok_or_else(|| {
+                ClientError::Protocol {
+                    broker: broker.clone(),
+                    message: format!("ConsumerGroupDescribe answered without group `{group}`"),
+                }
+            })?;
+            if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND {
+                return Ok(None);
+            }
+            g.error_code.into_result().map_err(|code| ClientError::Kafka {
+                broker: broker.clone(),
+                api: consumer_group_describe::SPEC.key,
+                code,
+                context: format!("group `{group}`"),
+            })?;
+            Ok(Some(GroupDescription {
+                group_id: g.group_id,
+                group_type: GroupType::Consumer,
+                state: g.group_state,
+                protocol_type: "consumer".to_owned(),
+                protocol: g.assignor_name,
+                epochs: Some(ConsumerGroupEpochs {
+                    group_epoch: g.group_epoch,
+                    assignment_epoch: g.assignment_epoch,
+                }),
+                members: g
+                    .members
+                    .into_iter()
+                    .map(|m| GroupMember {
+                        member_id: m.member_id,
+                        group_instance_id: m.instance_id,
+                        client_id: m.client_id,
+                        client_host: m.client_host,
+                        consumer: Some(ConsumerMemberState {
+                            member_epoch: m.member_epoch,
+                            rack_id: m.rack_id,
+                            subscribed_topics: m.subscribed_topic_names,
+                            subscribed_topic_regex: m.subscribed_topic_regex,
+                            assignment: partitions_of(m.assignment),
+                            target_assignment: partitions_of(m.target_assignment),
+                        }),
+                    })
+                    .collect(),
+                coordinator: broker,
+            }))
+        })
+        .await
+    }
+}
+
+/// An assignment as a sorted list of partitions (topic ids dropped: the names are there).
+fn partitions_of(assignment: ConsumerGroupAssignment) -> Vec<TopicPartition> {
+    let mut out: Vec<TopicPartition> = assignment
+        .topic_partitions
+        .into_iter()
+        .flat_map(|t| {
+            let name = t.topic_name;
+            t.partitions.into_iter().map(move |p| TopicPartition::new(name.clone(), p))
+        })
+        .collect();
+    out.sort();
+    out
 }

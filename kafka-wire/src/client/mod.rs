@@ -30,7 +30,10 @@ pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};
 pub use cluster::{Client, ClientConfig};
 pub use error::{BrokerRef, ClientError};
 pub use fetch::{FetchOptions, FetchRange, FetchedPartition, FetchedRecord};
-pub use groups::{CommittedOffset, GroupDescription, GroupListing, GroupMember, OffsetToCommit};
+pub use groups::{
+    CommittedOffset, ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupListing, GroupMember,
+    GroupType, OffsetToCommit,
+};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use negotiate::BrokerVersions;
 pub use offsets::{Isolation, ListedOffset, LogRange, OffsetQuery};
