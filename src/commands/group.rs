@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kafka_wire::client::TopicPartition;
+use kafka_wire::client::{GroupMember, TopicPartition};
 use offset_engine::{stored_lag, Isolation, Lag, LeaderEpoch, LogState, LogView, Offset, Stored, TopicId};
 use serde_json::{json, Value};
 
@@ -172,11 +172,12 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
             "group": args.group,
             "store": args.store.to_string(),
             "state": description.as_ref().map(|d| d.state.clone()),
+            "type": description.as_ref().map(|d| d.group_type.as_str()),
+            "assignor": description.as_ref().map(|d| d.protocol.clone()).filter(|p| !p.is_empty()),
+            "group_epoch": description.as_ref().and_then(|d| d.epochs).map(|e| e.group_epoch),
+            "assignment_epoch": description.as_ref().and_then(|d| d.epochs).map(|e| e.assignment_epoch),
             "coordinator": description.as_ref().and_then(|d| d.coordinator.node_id),
-            "members": description.as_ref().map(|d| d.members.iter().map(|m| json!({
-                "member_id": m.member_id, "client_id": m.client_id, "client_host": m.client_host,
-                "group_instance_id": m.group_instance_id,
-            })).collect::<Vec<_>>()).unwrap_or_default(),
+            "members": description.as_ref().map(|d| d.members.iter().map(member_json).collect::<Vec<_>>()).unwrap_or_default(),
             "partitions": rows.iter().map(|r| row_json(r, isolation, now)).collect::<Vec<_>>(),
             "topics": totals.iter().map(|(t, (lag, consumable, lost))| json!({
                 "topic": t, "lag": lag, "consumable": consumable, "lost": lost,
@@ -184,18 +185,46 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
         })),
         Format::Text => {
             match &description {
-                Some(d) => outln!(
-                    "group {}  state {}  coordinator {}  members {}",
-                    args.group,
-                    d.state,
-                    d.coordinator,
-                    d.members.len()
-                ),
+                Some(d) => {
+                    let epochs = d.epochs.map_or_else(String::new, |e| {
+                        format!("  epoch {}  assignment epoch {}", e.group_epoch, e.assignment_epoch)
+                    });
+                    let assignor = if d.protocol.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  assignor {}", d.protocol)
+                    };
+                    outln!(
+                        "group {}  type {}  state {}  coordinator {}  members {}{assignor}{epochs}",
+                        args.group,
+                        d.group_type.as_str(),
+                        d.state,
+                        d.coordinator,
+                        d.members.len()
+                    );
+                }
                 None => outln!("group {}  store {}", args.group, args.store),
             }
             if let Some(d) = &description {
                 for m in &d.members {
-                    outln!("  member {}  client {}  host {}", m.member_id, m.client_id, m.client_host);
+                    let consumer = m.consumer.as_ref().map_or_else(String::new, |c| {
+                        let target = if c.target_assignment == c.assignment {
+                            String::new()
+                        } else {
+                            format!("  target {}", partition_list(&c.target_assignment))
+                        };
+                        format!(
+                            "  epoch {}  assigned {}{target}",
+                            c.member_epoch,
+                            partition_list(&c.assignment)
+                        )
+                    });
+                    outln!(
+                        "  member {}  client {}  host {}{consumer}",
+                        m.member_id,
+                        m.client_id,
+                        m.client_host
+                    );
                 }
             }
             let mut t = Table::new([
@@ -238,6 +267,36 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
         }
     }
     Ok(())
+}
+
+fn member_json(m: &GroupMember) -> Value {
+    let partitions = |list: &[TopicPartition]| {
+        list.iter().map(|tp| json!({"topic": tp.topic, "partition": tp.partition})).collect::<Vec<_>>()
+    };
+    let c = m.consumer.as_ref();
+    json!({
+        "member_id": m.member_id, "client_id": m.client_id, "client_host": m.client_host,
+        "group_instance_id": m.group_instance_id,
+        "member_epoch": c.map(|c| c.member_epoch),
+        "rack_id": c.and_then(|c| c.rack_id.clone()),
+        "subscribed_topics": c.map(|c| c.subscribed_topics.clone()),
+        "subscribed_topic_regex": c.and_then(|c| c.subscribed_topic_regex.clone()),
+        "assignment": c.map(|c| partitions(&c.assignment)),
+        "target_assignment": c.map(|c| partitions(&c.target_assignment)),
+    })
+}
+
+/// `topic[0,1,2] other[4]` (the list is sorted, so each topic's partitions are together);
+/// `-` when empty.
+fn partition_list(list: &[TopicPartition]) -> String {
+    if list.is_empty() {
+        return "-".to_owned();
+    }
+    let mut by_topic: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for tp in list {
+        by_topic.entry(tp.topic.as_str()).or_default().push(tp.partition.to_string());
+    }
+    by_topic.iter().map(|(t, ps)| format!("{t}[{}]", ps.join(","))).collect::<Vec<_>>().join(" ")
 }
 
 fn row_json(r: &PartitionRow, isolation: Isolation, now: i64) -> Value {

@@ -504,7 +504,7 @@ impl Client {
                             member_epoch: m.member_epoch,
                             rack_id: m.rack_id,
                             subscribed_topics: m.subscribed_topic_names,
-                            subscribed_topic_regex: m.subscribed_topic_regex,
+                            subscribed_topic_regex: m.subscribed_topic_regex.filter(|r| !r.is_empty()),
                             assignment: partitions_of(m.assignment),
                             target_assignment: partitions_of(m.target_assignment),
                         }),
