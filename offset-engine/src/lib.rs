@@ -11,6 +11,7 @@ pub mod policy;
 pub mod rate;
 pub mod reset;
 pub mod split;
+pub mod time_lag;
 
 pub use anomaly::{Anomaly, AnomalyKind};
 pub use commit::{commits_for, merge_commit, merge_commits, Commit, CommitDecision, CommitRejection};
@@ -31,3 +32,6 @@ pub use rate::{
 };
 pub use reset::{plan_reset, ResetEntry, ResetError, ResetInput, ResetReason, ResetTarget, ResetTo};
 pub use split::{plan_ranges, split_range, split_ranges, Split, SplitError, TopicRange, MAX_PIECES};
+pub use time_lag::{
+    catch_up, estimate_time_lag, time_lag_of_record, CatchUp, Sample, TimeLag, TimeLagUnknown,
+};
