@@ -435,6 +435,26 @@ pub struct GroupDescribeArgs {
     /// Which end counts: the high watermark or the last stable offset.
     #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
     pub isolation: IsolationArg,
+    /// Lag in time: fetch the first unconsumed record's timestamp (one small Fetch per
+    /// leader), estimate it from the produce rate between two samples (--sample), or off.
+    #[arg(long, value_enum, default_value_t = TimeLagArg::Fetch)]
+    pub time_lag: TimeLagArg,
+    /// Take a second sample this long after the first, for rates, catch_up_ms and the
+    /// estimate (--time-lag estimate takes 2s when not given).
+    #[arg(long, value_parser = parse_timeout)]
+    pub sample: Option<Duration>,
+}
+
+/// How `group describe` measures lag in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TimeLagArg {
+    /// The timestamp of the first unconsumed record, fetched.
+    #[default]
+    Fetch,
+    /// kafka-lag-exporter's interpolation over end-offset samples.
+    Estimate,
+    /// Not measured.
+    Off,
 }
 
 #[derive(Debug, Args)]

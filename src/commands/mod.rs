@@ -12,6 +12,7 @@ mod offsets;
 mod plan;
 mod produce;
 mod reset;
+mod time_lag;
 mod topic;
 mod written;
 

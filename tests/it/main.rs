@@ -18,6 +18,7 @@ mod cli_records;
 mod cli_reset_plan;
 mod cli_spellings;
 mod cli_stores;
+mod cli_time_lag;
 mod client_admin;
 mod client_differential;
 mod client_faults;
