@@ -4,6 +4,7 @@
 pub mod anomaly;
 pub mod commit;
 pub mod formats;
+pub mod health;
 pub mod lag;
 pub mod model;
 pub mod plan;
@@ -16,6 +17,7 @@ pub mod time_lag;
 pub use anomaly::{Anomaly, AnomalyKind};
 pub use commit::{commits_for, merge_commit, merge_commits, Commit, CommitDecision, CommitRejection};
 pub use formats::{CsvError, JsonError, SparkOffset};
+pub use health::{evaluate as evaluate_health, Health, HealthConfig, HealthFacts};
 pub use lag::{lag, lag_of, stored_lag, Lag};
 pub use model::{
     InvalidInput, Isolation, LeaderEpoch, LogState, LogView, Offset, Partition, Stored, TopicId,
