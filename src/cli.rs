@@ -421,6 +421,40 @@ pub enum GroupCommand {
     List,
     /// State, members, and per partition: committed, log start, end, lag, consumable, lost.
     Describe(GroupDescribeArgs),
+    /// Sample the group over a short window and print one line: its health (monitoring
+    /// plugin: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN — not the general exit codes).
+    #[command(after_help = crate::exit::CHECK_EXIT_HELP)]
+    Check(GroupCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GroupCheckArgs {
+    pub group: String,
+    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    #[arg(long, default_value = "kafka")]
+    pub store: crate::store::StoreSpec,
+    /// Only these topics.
+    #[arg(long = "topic")]
+    pub topics: Vec<String>,
+    /// CRITICAL when the group's total lag (records) is above this.
+    #[arg(long)]
+    pub max_lag: Option<u64>,
+    /// CRITICAL when a partition's time lag is above this (e.g. 5m).
+    #[arg(long, value_parser = parse_timeout)]
+    pub max_time_lag: Option<Duration>,
+    /// How many samples make the window (at least 2).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub samples: u32,
+    /// Time between samples.
+    #[arg(long, value_parser = parse_timeout, default_value = "2s")]
+    pub interval: Duration,
+    /// A partition whose last commit is known (file and ZooKeeper stores) to be older than this,
+    /// with records to read, is STOP.
+    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
+    pub stop_after: Duration,
+    /// Which end counts: the high watermark or the last stable offset.
+    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
+    pub isolation: IsolationArg,
 }
 
 #[derive(Debug, Args)]

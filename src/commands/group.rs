@@ -24,6 +24,7 @@ pub async fn run(ctx: &Context, command: &GroupCommand) -> Result<(), Failure> {
     match command {
         GroupCommand::List => list(ctx).await,
         GroupCommand::Describe(args) => describe(ctx, args).await,
+        GroupCommand::Check(args) => super::check::run(ctx, args).await,
     }
 }
 

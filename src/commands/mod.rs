@@ -2,6 +2,7 @@
 //! turns a failure into its one-line message and exit code.
 
 mod api_versions;
+mod check;
 mod consume;
 mod decode;
 mod docs;
@@ -119,6 +120,10 @@ fn check_names(command: &Command) -> Result<(), Failure> {
             groups.push(&a.group);
             topics.extend(a.topics.iter().map(String::as_str));
         }
+        Command::Group(GroupCommand::Check(a)) => {
+            groups.push(&a.group);
+            topics.extend(a.topics.iter().map(String::as_str));
+        }
         Command::Plan(a) => {
             groups.push(&a.group);
             topics.extend(a.topics.iter().map(String::as_str));
@@ -154,6 +159,10 @@ fn check_names(command: &Command) -> Result<(), Failure> {
 pub fn run(cli: Cli) -> Exit {
     if let Err(failure) = check_names(&cli.command) {
         print_failure(&failure);
+        // A monitoring plugin cannot tell a bad name from a WARNING by exit 1.
+        if matches!(cli.command, Command::Group(crate::cli::GroupCommand::Check(_))) {
+            return crate::exit::CheckStatus::Unknown.exit();
+        }
         return failure.exit;
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
@@ -198,6 +207,9 @@ pub fn run(cli: Cli) -> Exit {
 /// broker, a file or an argument cannot move the cursor or recolour the terminal, and the
 /// message stays one line.
 fn print_failure(failure: &Failure) {
+    if failure.message.is_empty() {
+        return; // Failure::exit_only: the command printed its own report
+    }
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "kwire: {}", crate::output::escape(&failure.message));
 }

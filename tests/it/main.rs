@@ -11,6 +11,7 @@ mod broker_matrix;
 mod cli_basics;
 mod cli_decode;
 mod cli_file_store;
+mod cli_group_check;
 mod cli_group_types;
 mod cli_hardening;
 mod cli_offsets;
