@@ -425,6 +425,38 @@ pub enum GroupCommand {
     /// plugin: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN — not the general exit codes).
     #[command(after_help = crate::exit::CHECK_EXIT_HELP)]
     Check(GroupCheckArgs),
+    /// A live view of groups' lag, refreshed in place (plain lines when stdout is not a
+    /// terminal). Keys: s cycles the sort, f the filter, q quits.
+    Watch(GroupWatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GroupWatchArgs {
+    /// The groups to watch.
+    #[arg(required = true)]
+    pub groups: Vec<String>,
+    /// Where the groups' offsets are kept: kafka, zk, or file:PATH.
+    #[arg(long, default_value = "kafka")]
+    pub store: crate::store::StoreSpec,
+    /// Only these topics.
+    #[arg(long = "topic")]
+    pub topics: Vec<String>,
+    /// Time between refreshes.
+    #[arg(long, value_parser = parse_timeout, default_value = "5s")]
+    pub interval: Duration,
+    /// Samples kept per partition for rates, the trend and health.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub window: u32,
+    /// Stop after this many refreshes (default: until q or Ctrl-C).
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// Lag in time: fetch the first unconsumed record's timestamp, estimate it from the window,
+    /// or off.
+    #[arg(long, value_enum, default_value_t = TimeLagArg::Fetch)]
+    pub time_lag: TimeLagArg,
+    /// Which end counts: the high watermark or the last stable offset.
+    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
+    pub isolation: IsolationArg,
 }
 
 #[derive(Debug, Args)]

@@ -124,6 +124,29 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// `2026-12-01T15:50:00.123Z` for milliseconds since the epoch (what [`parse_time`] reads).
+pub fn format_rfc3339_ms(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let in_day = ms.rem_euclid(86_400_000);
+    // Howard Hinnant's civil_from_days, the inverse of days_from_civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        in_day / 3_600_000,
+        in_day / 60_000 % 60,
+        in_day / 1000 % 60,
+        in_day % 1000
+    )
+}
+
 /// Milliseconds since the epoch, now.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -135,6 +158,13 @@ pub fn now_ms() -> i64 {
 mod tests {
     use super::*;
     use offset_engine::policy::MIN_PLAUSIBLE_TIMESTAMP_MS as MIN_PLAUSIBLE;
+
+    proptest::proptest! {
+        #[test]
+        fn formatted_past_times_parse_back(ms in 0i64..1_700_000_000_000) {
+            proptest::prop_assert_eq!(parse_time(&format_rfc3339_ms(ms)), Ok(ms));
+        }
+    }
 
     #[test]
     fn rfc3339_times_become_epoch_milliseconds() {

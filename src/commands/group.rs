@@ -25,6 +25,7 @@ pub async fn run(ctx: &Context, command: &GroupCommand) -> Result<(), Failure> {
         GroupCommand::List => list(ctx).await,
         GroupCommand::Describe(args) => describe(ctx, args).await,
         GroupCommand::Check(args) => super::check::run(ctx, args).await,
+        GroupCommand::Watch(args) => super::watch::run(ctx, args).await,
     }
 }
 

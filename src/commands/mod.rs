@@ -15,6 +15,7 @@ mod produce;
 mod reset;
 mod time_lag;
 mod topic;
+mod watch;
 mod written;
 
 use std::io::Write as _;
@@ -122,6 +123,10 @@ fn check_names(command: &Command) -> Result<(), Failure> {
         }
         Command::Group(GroupCommand::Check(a)) => {
             groups.push(&a.group);
+            topics.extend(a.topics.iter().map(String::as_str));
+        }
+        Command::Group(GroupCommand::Watch(a)) => {
+            groups.extend(a.groups.iter().map(String::as_str));
             topics.extend(a.topics.iter().map(String::as_str));
         }
         Command::Plan(a) => {
