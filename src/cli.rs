@@ -78,6 +78,9 @@ pub enum Command {
     Commit(CommitArgs),
     /// Copy a group's offsets from one store to another (diff and dry run unless --execute).
     Migrate(MigrateArgs),
+    /// Prometheus/OpenMetrics exporter: /metrics for every group (kafka_exporter's names plus
+    /// kwire's consumable, lost, lag in seconds and health), /healthz.
+    Exporter(ExporterArgs),
     /// Create, delete or grow topics, or delete records (move a partition's log start).
     #[command(subcommand)]
     Topic(TopicCommand),
@@ -428,6 +431,25 @@ pub enum GroupCommand {
     /// A live view of groups' lag, refreshed in place (plain lines when stdout is not a
     /// terminal). Keys: s cycles the sort, f the filter, q quits.
     Watch(GroupWatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExporterArgs {
+    /// Address to serve /metrics and /healthz on.
+    #[arg(long, default_value = "127.0.0.1:9308")]
+    pub listen: String,
+    /// Only groups whose id matches this regular expression.
+    #[arg(long = "group")]
+    pub group: Option<String>,
+    /// Time between refreshes from the cluster (scrapes never wait on the cluster).
+    #[arg(long, value_parser = parse_timeout, default_value = "30s")]
+    pub interval: Duration,
+    /// Data older than this many intervals is stale: not served as current.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub stale_after: u32,
+    /// Samples kept per partition for health.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub window: u32,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@ mod check;
 mod consume;
 mod decode;
 mod docs;
+mod exporter;
 mod group;
 mod metadata;
 mod migrate;
@@ -114,6 +115,7 @@ fn check_names(command: &Command) -> Result<(), Failure> {
         | Command::Decode(_)
         | Command::Group(GroupCommand::List)
         | Command::Completions { .. }
+        | Command::Exporter(_)
         | Command::Man { .. } => {}
         Command::Metadata(a) => topics.extend(a.topics.iter().map(String::as_str)),
         Command::Offsets(a) => topics.extend(a.topics.iter().map(String::as_str)),
@@ -188,6 +190,7 @@ pub fn run(cli: Cli) -> Exit {
             Command::Reset(args) => reset::reset(&ctx, &args).await,
             Command::Commit(args) => reset::commit(&ctx, &args).await,
             Command::Migrate(args) => migrate::run(&ctx, &args).await,
+            Command::Exporter(args) => exporter::run(&ctx, &args).await,
             Command::Topic(command) => topic::run(&ctx, &command).await,
             Command::Consume(args) => consume::run(&ctx, &args).await,
             Command::Produce(args) => produce::run(&ctx, &args).await,

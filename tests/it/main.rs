@@ -10,6 +10,7 @@ mod support;
 mod broker_matrix;
 mod cli_basics;
 mod cli_decode;
+mod cli_exporter;
 mod cli_file_store;
 mod cli_group_check;
 mod cli_group_types;

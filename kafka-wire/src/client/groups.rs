@@ -14,7 +14,7 @@ use crate::protocol::messages::{
     consumer_group_describe, describe_groups, list_groups, offset_commit, offset_fetch,
     ConsumerGroupAssignment, ConsumerGroupDescribeRequest, DescribeGroupsRequest, ListGroupsRequest,
     OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetFetchRequest,
-    OffsetFetchRequestTopic, OffsetFetchResponseTopic,
+    OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchResponseTopic,
 };
 use crate::protocol::names::validate_topics;
 use crate::protocol::{ErrorCode, TaggedFields};
@@ -219,35 +219,137 @@ impl Client {
                         response.topics.unwrap_or_default()
                     }
                 };
-                let mut out = BTreeMap::new();
-                for topic in topics {
-                    for p in topic.partitions {
-                        let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
-                        if !p.error_code.is_ok() {
-                            return Err(ClientError::Kafka {
-                                broker: broker.clone(),
-                                api: offset_fetch::SPEC.key,
-                                code: p.error_code,
-                                context: format!("group `{group}` {tp}"),
-                            });
-                        }
-                        // −1 means "nothing committed": a state, not an offset.
-                        if p.committed_offset >= 0 {
-                            out.insert(
-                                tp,
-                                CommittedOffset {
-                                    offset: p.committed_offset,
-                                    leader_epoch: p.committed_leader_epoch.filter(|e| *e >= 0),
-                                    metadata: p.metadata.filter(|m| !m.is_empty()),
-                                },
-                            );
-                        }
-                    }
-                }
-                Ok(out)
+                committed_of(&broker, group, topics)
             }
         })
         .await
+    }
+
+    /// The committed offsets of many groups (every topic each has offsets for): one OffsetFetch
+    /// per coordinator carrying all of its groups (OffsetFetch v8+, Kafka 3.0+; older
+    /// coordinators get one request per group). Coordinators are found per group once and then
+    /// cached. One result per group: a group whose coordinator could not be found or answered
+    /// an error fails alone.
+    pub async fn committed_offsets_of_groups(
+        &self,
+        groups: &[String],
+        timeout: Duration,
+    ) -> BTreeMap<String, Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError>> {
+        let mut out = BTreeMap::new();
+        let found =
+            join_all(groups.iter().map(|g| async move { (g.clone(), self.coordinator(g).await) })).await;
+        let mut by_coordinator: BTreeMap<String, (BrokerRef, Vec<String>)> = BTreeMap::new();
+        for (group, coordinator) in found {
+            match coordinator {
+                Ok(broker) => {
+                    by_coordinator.entry(broker.addr.clone()).or_insert((broker, Vec::new())).1.push(group);
+                }
+                Err(e) => {
+                    out.insert(group, Err(e));
+                }
+            }
+        }
+        let asks = by_coordinator.into_values().map(|(broker, groups)| async move {
+            let answer = tokio::time::timeout(timeout, self.fetch_groups_at(&broker, &groups)).await;
+            match answer {
+                Ok(results) => results,
+                Err(_) => groups
+                    .into_iter()
+                    .map(|g| {
+                        let e = ClientError::DeadlineExceeded {
+                            what: format!("fetching the offsets of group `{g}`"),
+                            last_error: Box::new(ClientError::Protocol {
+                                broker: broker.clone(),
+                                message: "no answer".to_owned(),
+                            }),
+                        };
+                        (g, Err(e))
+                    })
+                    .collect(),
+            }
+        });
+        for results in join_all(asks).await {
+            out.extend(results);
+        }
+        out
+    }
+
+    /// One coordinator's groups: one request at v8+, else one per group.
+    async fn fetch_groups_at(
+        &self,
+        broker: &BrokerRef,
+        groups: &[String],
+    ) -> Vec<(String, Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError>)> {
+        let answer = self
+            .send_built(broker, |version| {
+                if version >= 8 {
+                    OffsetFetchRequest {
+                        groups: Some(
+                            groups
+                                .iter()
+                                .map(|g| OffsetFetchRequestGroup {
+                                    group_id: g.clone(),
+                                    member_id: None,
+                                    member_epoch: (version >= 9).then_some(-1),
+                                    topics: None,
+                                    tagged_fields: TaggedFields::default(),
+                                })
+                                .collect(),
+                        ),
+                        require_stable: Some(false),
+                        ..OffsetFetchRequest::default()
+                    }
+                } else {
+                    OffsetFetchRequest::for_group(&groups[0], None, version)
+                }
+            })
+            .await;
+        match answer {
+            Ok((_, response)) if response.groups.is_some() => {
+                let mut answered = response.groups.unwrap_or_default();
+                groups
+                    .iter()
+                    .map(|group| {
+                        let result = match answered.iter().position(|g| &g.group_id == group) {
+                            None => Err(ClientError::Protocol {
+                                broker: broker.clone(),
+                                message: format!("OffsetFetch answered without group `{group}`"),
+                            }),
+                            Some(i) => {
+                                let g = answered.swap_remove(i);
+                                g.error_code
+                                    .into_result()
+                                    .map_err(|code| ClientError::Kafka {
+                                        broker: broker.clone(),
+                                        api: offset_fetch::SPEC.key,
+                                        code,
+                                        context: format!("group `{group}`"),
+                                    })
+                                    .and_then(|()| committed_of(broker, group, g.topics))
+                            }
+                        };
+                        (group.clone(), result)
+                    })
+                    .collect()
+            }
+            // Before v8: the request above asked for the first group only; ask for each.
+            Ok(_) => {
+                let each = groups.iter().map(|g| async move {
+                    (g.clone(), self.committed_offsets(g, None, self.config().request_timeout).await)
+                });
+                join_all(each).await
+            }
+            Err(e) => {
+                let text = e.to_string();
+                groups
+                    .iter()
+                    .map(|g| {
+                        let e = ClientError::Protocol { broker: broker.clone(), message: text.clone() };
+                        (g.clone(), Err(e))
+                    })
+                    .collect()
+            }
+        }
     }
 
     /// Commits `offsets` for `group` as a non-member (generation −1, empty member id), which
@@ -515,6 +617,39 @@ impl Client {
         })
         .await
     }
+}
+
+/// One group's OffsetFetch topics as committed offsets; −1 ("nothing committed") is left out.
+fn committed_of(
+    broker: &BrokerRef,
+    group: &str,
+    topics: Vec<OffsetFetchResponseTopic>,
+) -> Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError> {
+    let mut out = BTreeMap::new();
+    for topic in topics {
+        for p in topic.partitions {
+            let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
+            if !p.error_code.is_ok() {
+                return Err(ClientError::Kafka {
+                    broker: broker.clone(),
+                    api: offset_fetch::SPEC.key,
+                    code: p.error_code,
+                    context: format!("group `{group}` {tp}"),
+                });
+            }
+            if p.committed_offset >= 0 {
+                out.insert(
+                    tp,
+                    CommittedOffset {
+                        offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch.filter(|e| *e >= 0),
+                        metadata: p.metadata.filter(|m| !m.is_empty()),
+                    },
+                );
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// An assignment as a sorted list of partitions (topic ids dropped: the names are there).
