@@ -42,6 +42,8 @@ struct Snapshot {
     refreshed_at_ms: i64,
     duration: Duration,
     groups: usize,
+    /// Groups whose offsets could not be read (their series are left out; `kwire_consumergroup_up` is 0).
+    group_errors: usize,
     partitions: usize,
 }
 
@@ -133,6 +135,7 @@ async fn refresh(
         .into_iter()
         .filter_map(|(tp, r)| r.ok().map(|r| (tp, LogView::new(r.log_start, r.high_watermark))))
         .collect();
+    let failed: Vec<&String> = committed.iter().filter(|(_, r)| r.is_err()).map(|(g, _)| g).collect();
     let mut rows = Vec::new();
     for (group, offsets) in &committed {
         let Ok(offsets) = offsets else { continue };
@@ -190,6 +193,20 @@ async fn refresh(
             }
         }
     };
+    metric(
+        &mut s,
+        "kwire_consumergroup_up",
+        "gauge",
+        "1 when the group's offsets were read in the last refresh.",
+    );
+    for (group, result) in &committed {
+        let _ = writeln!(
+            s,
+            "kwire_consumergroup_up{{consumergroup=\"{}\"}} {}",
+            label(group),
+            u8::from(result.is_ok())
+        );
+    }
     metric(&mut s, "kafka_consumergroup_current_offset", "gauge", "Committed offset of the group.");
     per_row(&mut s, "kafka_consumergroup_current_offset", &|r| Some(r.committed.to_string()));
     metric(&mut s, "kafka_consumergroup_lag", "gauge", "High watermark minus committed offset.");
@@ -245,6 +262,7 @@ async fn refresh(
         refreshed_at_ms: now,
         duration: started.elapsed(),
         groups: groups.len(),
+        group_errors: failed.len(),
         partitions: rows.len(),
     })
 }
@@ -263,6 +281,7 @@ fn render(state: &State, stale_after: Duration) -> String {
          # TYPE kwire_exporter_last_refresh_timestamp_seconds gauge\n# HELP kwire_exporter_last_refresh_timestamp_seconds When the data was read from the cluster.\nkwire_exporter_last_refresh_timestamp_seconds {:.3}\n\
          # TYPE kwire_exporter_refresh_duration_seconds gauge\n# HELP kwire_exporter_refresh_duration_seconds How long the last refresh took.\nkwire_exporter_refresh_duration_seconds {:.3}\n\
          # TYPE kwire_exporter_groups gauge\n# HELP kwire_exporter_groups Groups in the last refresh.\nkwire_exporter_groups {}\n\
+         # TYPE kwire_exporter_group_errors gauge\n# HELP kwire_exporter_group_errors Groups whose offsets could not be read in the last refresh.\nkwire_exporter_group_errors {}\n\
          # TYPE kwire_exporter_partitions gauge\n# HELP kwire_exporter_partitions Group partitions in the last refresh.\nkwire_exporter_partitions {}\n\
          # TYPE kwire_exporter_refreshes counter\n# HELP kwire_exporter_refreshes Successful refreshes.\nkwire_exporter_refreshes_total {}\n\
          # TYPE kwire_exporter_refresh_errors counter\n# HELP kwire_exporter_refresh_errors Failed refreshes.\nkwire_exporter_refresh_errors_total {}\n\
@@ -271,6 +290,7 @@ fn render(state: &State, stale_after: Duration) -> String {
         snap.refreshed_at_ms as f64 / 1000.0,
         snap.duration.as_secs_f64(),
         snap.groups,
+        snap.group_errors,
         snap.partitions,
         state.refreshes,
         state.refresh_errors,

@@ -28,11 +28,22 @@ async fn produce(client: &Client, topic: &str, n: usize) {
     client.produce(topic, 0, records, &ProduceOptions::default()).await.unwrap();
 }
 
+/// Commits `offset`, retrying for up to 30 s while the coordinator does not know the new topic
+/// yet (UNKNOWN_TOPIC_OR_PARTITION right after creation on a busy cluster).
 async fn commit(client: &Client, group: &str, topic: &str, offset: i64) {
     let o = OffsetToCommit { tp: TopicPartition::new(topic, 0), offset, leader_epoch: None, metadata: None };
-    let results = client.commit_offsets(group, &[o], Duration::from_secs(10)).await.unwrap();
-    for r in results.into_values() {
-        r.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let results =
+            client.commit_offsets(group, std::slice::from_ref(&o), Duration::from_secs(10)).await.unwrap();
+        match results.into_values().find(Result::is_err) {
+            None => return,
+            Some(Err(e)) if tokio::time::Instant::now() < deadline => {
+                eprintln!("commit retried: {e}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Some(r) => r.unwrap(),
+        }
     }
 }
 

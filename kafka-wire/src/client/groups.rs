@@ -228,8 +228,8 @@ impl Client {
     /// The committed offsets of many groups (every topic each has offsets for): one OffsetFetch
     /// per coordinator carrying all of its groups (OffsetFetch v8+, Kafka 3.0+; older
     /// coordinators get one request per group). Coordinators are found per group once and then
-    /// cached. One result per group: a group whose coordinator could not be found or answered
-    /// an error fails alone.
+    /// cached, and forgotten for a group that failed. One result per group: a group whose
+    /// coordinator could not be found or answered an error fails alone.
     pub async fn committed_offsets_of_groups(
         &self,
         groups: &[String],
@@ -269,7 +269,13 @@ impl Client {
             }
         });
         for results in join_all(asks).await {
-            out.extend(results);
+            for (group, result) in results {
+                // The next call finds the coordinator again (it may have moved, or be down).
+                if result.is_err() {
+                    self.forget_coordinator(&group);
+                }
+                out.insert(group, result);
+            }
         }
         out
     }
