@@ -115,6 +115,9 @@ pub enum Command {
     Commit(CommitArgs),
     /// Copy a group's offsets from one store to another (diff and dry run unless --execute).
     Migrate(MigrateArgs),
+    /// Prometheus/OpenMetrics exporter: /metrics for every group (kafka_exporter's names plus
+    /// kwire's consumable, lost, lag in seconds and health), /healthz.
+    Exporter(ExporterArgs),
     /// Create, delete or grow topics, or delete records (move a partition's log start).
     #[command(subcommand)]
     Topic(TopicCommand),
@@ -532,6 +535,91 @@ pub enum GroupCommand {
     List,
     /// State, members, and per partition: committed, log start, end, lag, consumable, lost.
     Describe(GroupDescribeArgs),
+    /// Sample the group over a short window and print one line: its health (monitoring
+    /// plugin: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN — not the general exit codes).
+    #[command(after_help = crate::exit::CHECK_EXIT_HELP)]
+    Check(GroupCheckArgs),
+    /// A live view of groups' lag, refreshed in place (plain lines when stdout is not a
+    /// terminal). Keys: s cycles the sort, f the filter, q quits.
+    Watch(GroupWatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExporterArgs {
+    /// Address to serve /metrics and /healthz on.
+    #[arg(long, default_value = "127.0.0.1:9308")]
+    pub listen: String,
+    /// Only groups whose id matches this regular expression.
+    #[arg(long = "group")]
+    pub group: Option<String>,
+    /// Time between refreshes from the cluster (scrapes never wait on the cluster).
+    #[arg(long, value_parser = parse_timeout, default_value = "30s")]
+    pub interval: Duration,
+    /// Data older than this many intervals is stale: not served as current.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub stale_after: u32,
+    /// Samples kept per partition for health.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub window: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct GroupWatchArgs {
+    /// The groups to watch.
+    #[arg(required = true)]
+    pub groups: Vec<String>,
+    /// Where the groups' offsets are kept: kafka, zk, or file:PATH.
+    #[arg(long, default_value = "kafka")]
+    pub store: crate::store::StoreSpec,
+    /// Only these topics.
+    #[arg(long = "topic")]
+    pub topics: Vec<String>,
+    /// Time between refreshes.
+    #[arg(long, value_parser = parse_timeout, default_value = "5s")]
+    pub interval: Duration,
+    /// Samples kept per partition for rates, the trend and health.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub window: u32,
+    /// Stop after this many refreshes (default: until q or Ctrl-C).
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// Lag in time: fetch the first unconsumed record's timestamp, estimate it from the window,
+    /// or off.
+    #[arg(long, value_enum, default_value_t = TimeLagArg::Fetch)]
+    pub time_lag: TimeLagArg,
+    /// Which end counts: the high watermark or the last stable offset.
+    #[arg(long, value_parser = IsolationParser, default_value_t = Isolation::ReadUncommitted)]
+    pub isolation: Isolation,
+}
+
+#[derive(Debug, Args)]
+pub struct GroupCheckArgs {
+    pub group: String,
+    /// Where the group's offsets are kept: kafka, zk, or file:PATH.
+    #[arg(long, default_value = "kafka")]
+    pub store: crate::store::StoreSpec,
+    /// Only these topics.
+    #[arg(long = "topic")]
+    pub topics: Vec<String>,
+    /// CRITICAL when the group's total lag (records) is above this.
+    #[arg(long)]
+    pub max_lag: Option<u64>,
+    /// CRITICAL when a partition's time lag is above this (e.g. 5m).
+    #[arg(long, value_parser = parse_timeout)]
+    pub max_time_lag: Option<Duration>,
+    /// How many samples make the window (at least 2).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub samples: u32,
+    /// Time between samples.
+    #[arg(long, value_parser = parse_timeout, default_value = "2s")]
+    pub interval: Duration,
+    /// A partition whose last commit is known (file and ZooKeeper stores) to be older than this,
+    /// with records to read, is STOP.
+    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
+    pub stop_after: Duration,
+    /// Which end counts: the high watermark or the last stable offset.
+    #[arg(long, value_parser = IsolationParser, default_value_t = Isolation::ReadUncommitted)]
+    pub isolation: Isolation,
 }
 
 #[derive(Debug, Args)]
@@ -546,6 +634,26 @@ pub struct GroupDescribeArgs {
     /// Which end counts: the high watermark or the last stable offset.
     #[arg(long, value_parser = IsolationParser, default_value_t = Isolation::ReadUncommitted)]
     pub isolation: Isolation,
+    /// Lag in time: fetch the first unconsumed record's timestamp (one small Fetch per
+    /// leader), estimate it from the produce rate between two samples (--sample), or off.
+    #[arg(long, value_enum, default_value_t = TimeLagArg::Fetch)]
+    pub time_lag: TimeLagArg,
+    /// Take a second sample this long after the first, for rates, catch_up_ms and the
+    /// estimate (--time-lag estimate takes 2s when not given).
+    #[arg(long, value_parser = parse_timeout)]
+    pub sample: Option<Duration>,
+}
+
+/// How `group describe` measures lag in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TimeLagArg {
+    /// The timestamp of the first unconsumed record, fetched.
+    #[default]
+    Fetch,
+    /// kafka-lag-exporter's interpolation over end-offset samples.
+    Estimate,
+    /// Not measured.
+    Off,
 }
 
 #[derive(Debug, Args)]

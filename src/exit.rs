@@ -58,6 +58,9 @@ impl Exit {
                 column += 1 + word.len();
             }
         }
+        out.push_str(
+            "\n  (kwire group check follows the monitoring-plugin convention instead: 0 OK, 1 WARNING,\n   2 CRITICAL, 3 UNKNOWN; see kwire group check --help)",
+        );
         out
     }
 
@@ -72,6 +75,39 @@ impl Exit {
     }
 }
 
+/// The status of `kwire group check`, whose exit code follows the monitoring-plugin convention
+/// (Nagios, Icinga, Sensu) and NOT the table above: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CheckStatus {
+    Ok,
+    Warning,
+    Critical,
+    Unknown,
+}
+
+impl CheckStatus {
+    /// The plugin exit code.
+    pub fn exit(self) -> Exit {
+        Exit(self as u8)
+    }
+
+    /// `OK`, `WARNING`, `CRITICAL`, `UNKNOWN`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckStatus::Ok => "OK",
+            CheckStatus::Warning => "WARNING",
+            CheckStatus::Critical => "CRITICAL",
+            CheckStatus::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+/// The exit codes of `kwire group check`, for `--help` and the man page.
+pub const CHECK_EXIT_HELP: &str =
+    "Exit codes of `group check` (the monitoring-plugin convention, not the general table): \
+0 OK, 1 WARNING (a partition WARN or REWIND), 2 CRITICAL (a partition STOP, STALL, LOST or ANOMALY, or a \
+threshold passed), 3 UNKNOWN (the group could not be checked: the line says why)";
+
 /// A command's failure: the one line printed to stderr and the exit code.
 #[derive(Debug)]
 pub struct Failure {
@@ -82,6 +118,11 @@ pub struct Failure {
 impl Failure {
     pub fn new(exit: Exit, message: impl Into<String>) -> Self {
         Self { exit, message: message.into() }
+    }
+
+    /// Only an exit code: the command already said everything on stdout (`group check`).
+    pub fn exit_only(exit: Exit) -> Self {
+        Self { exit, message: String::new() }
     }
 }
 

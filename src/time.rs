@@ -137,6 +137,19 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (if month <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, month, day)
 }
 
+/// `2026-12-01T15:50:00.123Z` for milliseconds since the epoch (what [`parse_time`] reads).
+pub fn format_rfc3339_ms(ms: i64) -> String {
+    let in_day = ms.rem_euclid(86_400_000);
+    let (year, month, day) = civil_from_days(ms.div_euclid(86_400_000));
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        in_day / 3_600_000,
+        in_day / 60_000 % 60,
+        in_day / 1000 % 60,
+        in_day % 1000
+    )
+}
+
 /// Nanoseconds since the epoch as RFC 3339 in UTC with microseconds:
 /// `2026-12-01T15:20:01.123456Z` (what `kwire proxy` and `kwire decode --pcap` print).
 pub fn format_rfc3339_micros(ns: i64) -> String {
@@ -159,6 +172,13 @@ pub use kafka_vocab::{now_ms, now_ns};
 mod tests {
     use super::*;
     use offset_engine::policy::MIN_PLAUSIBLE_TIMESTAMP_MS as MIN_PLAUSIBLE;
+
+    proptest::proptest! {
+        #[test]
+        fn formatted_past_times_parse_back(ms in 0i64..1_700_000_000_000) {
+            proptest::prop_assert_eq!(parse_time(&format_rfc3339_ms(ms)), Ok(ms));
+        }
+    }
 
     #[test]
     fn printed_capture_times_parse_back_to_the_same_millisecond() {

@@ -3,12 +3,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kafka_wire::client::TopicPartition;
-use offset_engine::{stored_lag, Isolation, Lag, LeaderEpoch, LogState, LogView, Offset, Stored, TopicId};
+use kafka_wire::client::{GroupMember, TopicPartition};
+use offset_engine::{
+    stored_lag, Isolation, Lag, LeaderEpoch, LogState, LogView, Offset, Sample, Stored, TimeLag, TopicId,
+};
 use serde_json::{json, Value};
+use std::time::Duration;
 
+use super::time_lag::{
+    catch_up_state, catch_up_text, first_unconsumed_timestamps, format_ms, sample_of, time_lag_text,
+    time_numbers, TimeNumbers,
+};
 use super::Context;
-use crate::cli::{Format, GroupCommand, GroupDescribeArgs};
+use crate::cli::{Format, GroupCommand, GroupDescribeArgs, TimeLagArg};
 use crate::exit::Failure;
 use crate::output::{out, outln, print_json, Table};
 use crate::store::{self, StoreSpec};
@@ -17,6 +24,8 @@ pub async fn run(ctx: &Context, command: &GroupCommand) -> Result<(), Failure> {
     match command {
         GroupCommand::List => list(ctx).await,
         GroupCommand::Describe(args) => describe(ctx, args).await,
+        GroupCommand::Check(args) => super::check::run(ctx, args).await,
+        GroupCommand::Watch(args) => super::watch::run(ctx, args).await,
     }
 }
 
@@ -148,7 +157,20 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
         _ => None,
     };
     let topics = (!args.topics.is_empty()).then_some(args.topics.as_slice());
-    let rows = partition_rows(ctx, &client, &args.store, &args.group, topics, isolation).await?;
+    let mut rows = partition_rows(ctx, &client, &args.store, &args.group, topics, isolation).await?;
+    let gap = args.sample.or((args.time_lag == TimeLagArg::Estimate).then_some(Duration::from_secs(2)));
+    let mut earlier: BTreeMap<TopicPartition, Sample> = BTreeMap::new();
+    if let Some(gap) = gap {
+        let at = crate::time::now_ms();
+        earlier.extend(rows.iter().filter_map(|r| sample_of(r, isolation, at).map(|s| (r.tp.clone(), s))));
+        tokio::time::sleep(gap).await;
+        rows = partition_rows(ctx, &client, &args.store, &args.group, topics, isolation).await?;
+    }
+    let timestamps = if args.time_lag == TimeLagArg::Fetch {
+        first_unconsumed_timestamps(&client, &rows, isolation, ctx.global.timeout).await
+    } else {
+        BTreeMap::new()
+    };
     let checkpoint = match &args.store {
         StoreSpec::Spark(path) => Some(crate::checkpoint::read(path)?),
         _ => None,
@@ -162,38 +184,76 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
         ));
     }
     let now = crate::time::now_ms();
-    let mut totals: BTreeMap<&str, (i64, i64, u64)> = BTreeMap::new();
-    for r in &rows {
+    let numbers: Vec<TimeNumbers> = rows
+        .iter()
+        .map(|r| {
+            let before = earlier.get(&r.tp).map(std::slice::from_ref).unwrap_or_default();
+            time_numbers(args.time_lag, r, isolation, now, &timestamps, before)
+        })
+        .collect();
+    // Per topic: lag, consumable and lost summed, and the largest known time lag.
+    let mut totals: BTreeMap<&str, (i64, i64, u64, Option<u64>)> = BTreeMap::new();
+    for (r, n) in rows.iter().zip(&numbers) {
         let t = totals.entry(&*r.tp.topic).or_default();
         t.0 += r.lag.lag().unwrap_or(0);
         t.1 += r.lag.consumable().unwrap_or(0);
         t.2 += r.lag.lost().unwrap_or(0);
+        t.3 = t.3.max(n.time_lag.ms());
     }
     match ctx.format() {
         Format::Json => print_json(&json!({
             "group": args.group,
             "store": args.store.to_string(),
             "state": description.as_ref().map(|d| d.state.clone()),
+            "type": description.as_ref().map(|d| d.group_type.as_str()),
+            "assignor": description.as_ref().map(|d| d.protocol.clone()).filter(|p| !p.is_empty()),
+            "group_epoch": description.as_ref().and_then(|d| d.epochs).map(|e| e.group_epoch),
+            "assignment_epoch": description.as_ref().and_then(|d| d.epochs).map(|e| e.assignment_epoch),
             "coordinator": description.as_ref().and_then(|d| d.coordinator.node_id),
-            "members": description.as_ref().map(|d| d.members.iter().map(|m| json!({
-                "member_id": m.member_id, "client_id": m.client_id, "client_host": m.client_host,
-                "group_instance_id": m.group_instance_id,
-            })).collect::<Vec<_>>()).unwrap_or_default(),
+            "members": description.as_ref().map(|d| d.members.iter().map(member_json).collect::<Vec<_>>()).unwrap_or_default(),
             "checkpoint": checkpoint.as_ref().map(crate::checkpoint::json),
-            "partitions": rows.iter().map(|r| row_json(r, isolation, now)).collect::<Vec<_>>(),
-            "topics": totals.iter().map(|(t, (lag, consumable, lost))| json!({
-                "topic": t, "lag": lag, "consumable": consumable, "lost": lost,
+            "time_lag_mode": match args.time_lag {
+                TimeLagArg::Fetch => "fetch",
+                TimeLagArg::Estimate => "estimate",
+                TimeLagArg::Off => "off",
+            },
+            "partitions": rows.iter().zip(&numbers).map(|(r, n)| {
+                let mut row = row_json(r, isolation, now);
+                if let Some(o) = row.as_object_mut() {
+                    o.insert("time_lag_ms".into(), json!(n.time_lag.ms()));
+                    o.insert("time_lag_unknown".into(), json!(match n.time_lag {
+                        TimeLag::Unknown(why) => Some(why.as_str()),
+                        _ => None,
+                    }));
+                    o.insert("catch_up_ms".into(), json!(n.catch_up.and_then(|c| c.ms())));
+                    o.insert("catch_up".into(), json!(catch_up_state(n.catch_up)));
+                }
+                row
+            }).collect::<Vec<_>>(),
+            "topics": totals.iter().map(|(t, (lag, consumable, lost, time_lag))| json!({
+                "topic": t, "lag": lag, "consumable": consumable, "lost": lost, "time_lag_ms": time_lag,
             })).collect::<Vec<_>>(),
         })),
         Format::Text => {
             match &description {
-                Some(d) => outln!(
-                    "group {}  state {}  coordinator {}  members {}",
-                    args.group,
-                    d.state,
-                    d.coordinator,
-                    d.members.len()
-                ),
+                Some(d) => {
+                    let epochs = d.epochs.map_or_else(String::new, |e| {
+                        format!("  epoch {}  assignment epoch {}", e.group_epoch, e.assignment_epoch)
+                    });
+                    let assignor = if d.protocol.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  assignor {}", d.protocol)
+                    };
+                    outln!(
+                        "group {}  type {}  state {}  coordinator {}  members {}{assignor}{epochs}",
+                        args.group,
+                        d.group_type.as_str(),
+                        d.state,
+                        d.coordinator,
+                        d.members.len()
+                    );
+                }
                 None => outln!("group {}  store {}", args.group, args.store),
             }
             for line in checkpoint.iter().flat_map(crate::checkpoint::text) {
@@ -201,10 +261,28 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
             }
             if let Some(d) = &description {
                 for m in &d.members {
-                    outln!("  member {}  client {}  host {}", m.member_id, m.client_id, m.client_host);
+                    let consumer = m.consumer.as_ref().map_or_else(String::new, |c| {
+                        let target = if c.target_assignment == c.assignment {
+                            String::new()
+                        } else {
+                            format!("  target {}", partition_list(&c.target_assignment))
+                        };
+                        format!(
+                            "  epoch {}  assigned {}{target}",
+                            c.member_epoch,
+                            partition_list(&c.assignment)
+                        )
+                    });
+                    outln!(
+                        "  member {}  client {}  host {}{consumer}",
+                        m.member_id,
+                        m.client_id,
+                        m.client_host
+                    );
                 }
             }
-            let mut t = Table::new([
+            let sampled = gap.is_some();
+            let mut header = vec![
                 "TOPIC",
                 "PARTITION",
                 "COMMITTED",
@@ -213,16 +291,21 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
                 "LAG",
                 "CONSUMABLE",
                 "LOST",
+                "TIME_LAG",
                 "EPOCH",
                 "AGE",
-            ]);
-            for r in &rows {
+            ];
+            if sampled {
+                header.push("CATCH_UP");
+            }
+            let mut t = Table::new(header);
+            for (r, n) in rows.iter().zip(&numbers) {
                 let log_start = match &r.log {
                     LogState::Found(v) => v.log_start.0.to_string(),
                     LogState::PartitionNotFound => "gone".to_owned(),
                     LogState::TopicNotFound => "topic gone".to_owned(),
                 };
-                t.row([
+                let mut cells = vec![
                     r.tp.topic.to_string(),
                     r.tp.partition.to_string(),
                     r.committed().map_or_else(|| "none".to_owned(), |c| c.to_string()),
@@ -231,19 +314,60 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
                     r.lag.lag().map_or_else(|| "-".to_owned(), |l| l.to_string()),
                     r.lag.consumable().map_or_else(|| "-".to_owned(), |c| c.to_string()),
                     r.lag.lost().map_or_else(|| "-".to_owned(), |l| l.to_string()),
+                    time_lag_text(n.time_lag),
                     r.leader_epoch().map(|e| e.to_string()).unwrap_or_default(),
                     r.commit_timestamp_ms().map(|ts| format_age(now - ts)).unwrap_or_default(),
-                ]);
+                ];
+                if sampled {
+                    cells.push(catch_up_text(n.catch_up));
+                }
+                t.row(cells);
             }
             out!("\n{}", t.render());
-            let mut tt = Table::new(["TOPIC", "LAG", "CONSUMABLE", "LOST"]);
-            for (topic, (lag, consumable, lost)) in &totals {
-                tt.row([(*topic).to_owned(), lag.to_string(), consumable.to_string(), lost.to_string()]);
+            let mut tt = Table::new(["TOPIC", "LAG", "CONSUMABLE", "LOST", "MAX_TIME_LAG"]);
+            for (topic, (lag, consumable, lost, time_lag)) in &totals {
+                tt.row([
+                    (*topic).to_owned(),
+                    lag.to_string(),
+                    consumable.to_string(),
+                    lost.to_string(),
+                    time_lag.map_or_else(|| "-".to_owned(), format_ms),
+                ]);
             }
             out!("\ntotals\n{}", tt.render());
         }
     }
     Ok(())
+}
+
+fn member_json(m: &GroupMember) -> Value {
+    let partitions = |list: &[TopicPartition]| {
+        list.iter().map(|tp| json!({"topic": tp.topic, "partition": tp.partition})).collect::<Vec<_>>()
+    };
+    let c = m.consumer.as_ref();
+    json!({
+        "member_id": m.member_id, "client_id": m.client_id, "client_host": m.client_host,
+        "group_instance_id": m.group_instance_id,
+        "member_epoch": c.map(|c| c.member_epoch),
+        "rack_id": c.and_then(|c| c.rack_id.clone()),
+        "subscribed_topics": c.map(|c| c.subscribed_topics.clone()),
+        "subscribed_topic_regex": c.and_then(|c| c.subscribed_topic_regex.clone()),
+        "assignment": c.map(|c| partitions(&c.assignment)),
+        "target_assignment": c.map(|c| partitions(&c.target_assignment)),
+    })
+}
+
+/// `topic[0,1,2] other[4]` (the list is sorted, so each topic's partitions are together);
+/// `-` when empty.
+fn partition_list(list: &[TopicPartition]) -> String {
+    if list.is_empty() {
+        return "-".to_owned();
+    }
+    let mut by_topic: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for tp in list {
+        by_topic.entry(&*tp.topic).or_default().push(tp.partition.to_string());
+    }
+    by_topic.iter().map(|(t, ps)| format!("{t}[{}]", ps.join(","))).collect::<Vec<_>>().join(" ")
 }
 
 fn row_json(r: &PartitionRow, isolation: Isolation, now: i64) -> Value {

@@ -2,10 +2,12 @@
 //! turns a failure into its one-line message and exit code.
 
 mod api_versions;
+mod check;
 mod consume;
 mod decode;
 mod decode_pcap;
 mod docs;
+mod exporter;
 mod group;
 mod metadata;
 mod migrate;
@@ -14,7 +16,9 @@ mod plan;
 mod produce;
 mod proxy;
 mod reset;
+mod time_lag;
 mod topic;
+mod watch;
 mod written;
 
 use std::io::Write as _;
@@ -150,11 +154,20 @@ fn check_names(command: &Command) -> Result<(), Failure> {
         | Command::Proxy(_)
         | Command::Group(GroupCommand::List)
         | Command::Completions { .. }
+        | Command::Exporter(_)
         | Command::Man { .. } => {}
         Command::Metadata(a) => topics.extend(a.topics.iter().map(String::as_str)),
         Command::Offsets(a) => topics.extend(a.topics.iter().map(String::as_str)),
         Command::Group(GroupCommand::Describe(a)) => {
             groups.push(&a.group);
+            topics.extend(a.topics.iter().map(String::as_str));
+        }
+        Command::Group(GroupCommand::Check(a)) => {
+            groups.push(&a.group);
+            topics.extend(a.topics.iter().map(String::as_str));
+        }
+        Command::Group(GroupCommand::Watch(a)) => {
+            groups.extend(a.groups.iter().map(String::as_str));
             topics.extend(a.topics.iter().map(String::as_str));
         }
         Command::Plan(a) => {
@@ -192,6 +205,10 @@ fn check_names(command: &Command) -> Result<(), Failure> {
 pub fn run(cli: Cli) -> Exit {
     if let Err(failure) = check_names(&cli.command) {
         print_failure(&failure);
+        // A monitoring plugin cannot tell a bad name from a WARNING by exit 1.
+        if matches!(cli.command, Command::Group(crate::cli::GroupCommand::Check(_))) {
+            return crate::exit::CheckStatus::Unknown.exit();
+        }
         return failure.exit;
     }
     if cli.global.format == FormatArg::Spark && !matches!(cli.command, Command::Plan(_)) {
@@ -217,6 +234,7 @@ pub fn run(cli: Cli) -> Exit {
             Command::Reset(args) => reset::reset(&ctx, &args).await,
             Command::Commit(args) => reset::commit(&ctx, &args).await,
             Command::Migrate(args) => migrate::run(&ctx, &args).await,
+            Command::Exporter(args) => exporter::run(&ctx, &args).await,
             Command::Topic(command) => topic::run(&ctx, &command).await,
             Command::Consume(args) => consume::run(&ctx, &args).await,
             Command::Produce(args) => produce::run(&ctx, &args).await,
@@ -248,6 +266,9 @@ pub fn run(cli: Cli) -> Exit {
 /// broker, a file or an argument cannot move the cursor or recolour the terminal, and the
 /// message stays one line.
 fn print_failure(failure: &Failure) {
+    if failure.message.is_empty() {
+        return; // Failure::exit_only: the command printed its own report
+    }
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "kwire: {}", crate::output::escape(&failure.message));
 }

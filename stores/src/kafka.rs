@@ -124,7 +124,8 @@ impl OffsetStore for KafkaGroupStore {
                 if !description.is_inactive() {
                     return Err(StoreError::GroupActive {
                         group: group.to_owned(),
-                        state: description.state,
+                        // Both protocols have a `Stable`: say which one the members are on.
+                        state: format!("{}, {} protocol", description.state, description.group_type.as_str()),
                         members: description.members.len(),
                     });
                 }

@@ -1,5 +1,6 @@
 //! Consumer groups: committed offsets (fetch and commit as a non-member, the "simple
-//! consumer" way), and listing and describing groups.
+//! consumer" way), and listing and describing groups of either protocol: classic groups through
+//! DescribeGroups, consumer-protocol groups (KIP-848) through ConsumerGroupDescribe.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -10,9 +11,10 @@ use super::cluster::Client;
 use super::error::{BrokerRef, ClientError};
 use super::router::{PartitionResults, TopicPartition};
 use crate::protocol::messages::{
-    describe_groups, list_groups, offset_commit, offset_fetch, DescribeGroupsRequest, ListGroupsRequest,
+    consumer_group_describe, describe_groups, list_groups, offset_commit, offset_fetch,
+    ConsumerGroupAssignment, ConsumerGroupDescribeRequest, DescribeGroupsRequest, ListGroupsRequest,
     OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetFetchRequest,
-    OffsetFetchRequestTopic, OffsetFetchResponseTopic,
+    OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchResponseTopic,
 };
 use crate::protocol::names::validate_topics;
 use crate::protocol::{ErrorCode, TaggedFields};
@@ -71,20 +73,75 @@ pub struct GroupMember {
     pub client_id: String,
     /// The host the member connected from, as the broker saw it (e.g. `/10.0.0.5`).
     pub client_host: String,
+    /// What only a consumer-protocol group reports; `None` for a classic group's member.
+    pub consumer: Option<ConsumerMemberState>,
 }
 
-/// A group as DescribeGroups reports it.
+/// A consumer-protocol member's epoch, subscription and assignments (ConsumerGroupDescribe).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumerMemberState {
+    /// The member's current epoch.
+    pub member_epoch: i32,
+    /// The member's rack, if it gave one.
+    pub rack_id: Option<String>,
+    /// The topics it subscribed to by name.
+    pub subscribed_topics: Vec<String>,
+    /// Its subscription regex, if it subscribed by pattern.
+    pub subscribed_topic_regex: Option<String>,
+    /// The partitions it owns now, sorted.
+    pub assignment: Vec<TopicPartition>,
+    /// The partitions the coordinator is moving it to, sorted; equal to `assignment` once the
+    /// member has reconciled.
+    pub target_assignment: Vec<TopicPartition>,
+}
+
+/// Which group protocol a group runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupType {
+    /// The classic protocol (JoinGroup/SyncGroup), described by DescribeGroups; also a group
+    /// that only stores offsets and a group no coordinator knows.
+    Classic,
+    /// The consumer protocol of KIP-848 (`group.protocol=consumer`), described by
+    /// ConsumerGroupDescribe.
+    Consumer,
+}
+
+impl GroupType {
+    /// `classic` or `consumer`, as ListGroups v5 names the types.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Classic => "classic",
+            Self::Consumer => "consumer",
+        }
+    }
+}
+
+/// A consumer-protocol group's epochs (ConsumerGroupDescribe).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConsumerGroupEpochs {
+    /// Bumped by every change of membership or subscriptions.
+    pub group_epoch: i32,
+    /// The group epoch the current target assignment was computed at.
+    pub assignment_epoch: i32,
+}
+
+/// A group as its coordinator describes it (DescribeGroups or ConsumerGroupDescribe).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupDescription {
     /// The group id.
     pub group_id: String,
-    /// `Empty`, `Stable`, `PreparingRebalance`, `CompletingRebalance`, `Dead`, ...
+    /// Which protocol the group runs.
+    pub group_type: GroupType,
+    /// Classic: `Empty`, `Stable`, `PreparingRebalance`, `CompletingRebalance`, `Dead`;
+    /// consumer: `Empty`, `Assigning`, `Reconciling`, `Stable`, `Dead`.
     pub state: String,
     /// `consumer`, `connect`, ...; empty for a group with no members that only stores offsets.
     pub protocol_type: String,
-    /// The assignment strategy chosen (`range`, `cooperative-sticky`, ...); empty when no
-    /// rebalance has completed.
+    /// The assignment strategy chosen (`range`, `cooperative-sticky`, ...; for a consumer-protocol
+    /// group the server-side assignor, `uniform`, `range`); empty when none has run.
     pub protocol: String,
+    /// A consumer-protocol group's epochs; `None` for a classic group.
+    pub epochs: Option<ConsumerGroupEpochs>,
     /// The current members; empty for an inactive group.
     pub members: Vec<GroupMember>,
     /// The group's coordinator, which answered.
@@ -93,7 +150,8 @@ pub struct GroupDescription {
 
 impl GroupDescription {
     /// Whether offsets may be written as a non-member: Kafka allows it (and
-    /// kafka-consumer-groups only resets) when the group is `Empty` or `Dead`.
+    /// kafka-consumer-groups only resets) when the group is `Empty` or `Dead`, on either
+    /// protocol.
     pub fn is_inactive(&self) -> bool {
         matches!(self.state.as_str(), "Empty" | "Dead") || self.members.is_empty()
     }
@@ -161,35 +219,143 @@ impl Client {
                         response.topics.unwrap_or_default()
                     }
                 };
-                let mut out = BTreeMap::new();
-                for topic in topics {
-                    for p in topic.partitions {
-                        let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
-                        if !p.error_code.is_ok() {
-                            return Err(ClientError::Kafka {
-                                broker: broker.clone(),
-                                api: offset_fetch::SPEC.key,
-                                code: p.error_code,
-                                context: format!("group `{group}` {tp}"),
-                            });
-                        }
-                        // −1 means "nothing committed": a state, not an offset.
-                        if p.committed_offset >= 0 {
-                            out.insert(
-                                tp,
-                                CommittedOffset {
-                                    offset: p.committed_offset,
-                                    leader_epoch: p.committed_leader_epoch.filter(|e| *e >= 0),
-                                    metadata: p.metadata.filter(|m| !m.is_empty()),
-                                },
-                            );
-                        }
-                    }
-                }
-                Ok(out)
+                committed_of(&broker, group, topics)
             }
         })
         .await
+    }
+
+    /// The committed offsets of many groups (every topic each has offsets for): one OffsetFetch
+    /// per coordinator carrying all of its groups (OffsetFetch v8+, Kafka 3.0+; older
+    /// coordinators get one request per group). Coordinators are found per group once and then
+    /// cached, and forgotten for a group that failed. One result per group: a group whose
+    /// coordinator could not be found or answered an error fails alone.
+    pub async fn committed_offsets_of_groups(
+        &self,
+        groups: &[String],
+        timeout: Duration,
+    ) -> BTreeMap<String, Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError>> {
+        let mut out = BTreeMap::new();
+        let found =
+            join_all(groups.iter().map(|g| async move { (g.clone(), self.coordinator(g).await) })).await;
+        let mut by_coordinator: BTreeMap<String, (BrokerRef, Vec<String>)> = BTreeMap::new();
+        for (group, coordinator) in found {
+            match coordinator {
+                Ok(broker) => {
+                    by_coordinator.entry(broker.addr.clone()).or_insert((broker, Vec::new())).1.push(group);
+                }
+                Err(e) => {
+                    out.insert(group, Err(e));
+                }
+            }
+        }
+        let asks = by_coordinator.into_values().map(|(broker, groups)| async move {
+            let answer = tokio::time::timeout(timeout, self.fetch_groups_at(&broker, &groups)).await;
+            match answer {
+                Ok(results) => results,
+                Err(_) => groups
+                    .into_iter()
+                    .map(|g| {
+                        let e = ClientError::DeadlineExceeded {
+                            what: format!("fetching the offsets of group `{g}`"),
+                            last_error: Box::new(ClientError::Protocol {
+                                broker: broker.clone(),
+                                message: "no answer".to_owned(),
+                            }),
+                        };
+                        (g, Err(e))
+                    })
+                    .collect(),
+            }
+        });
+        for results in join_all(asks).await {
+            for (group, result) in results {
+                // The next call finds the coordinator again (it may have moved, or be down).
+                if result.is_err() {
+                    self.forget_coordinator(&group);
+                }
+                out.insert(group, result);
+            }
+        }
+        out
+    }
+
+    /// One coordinator's groups: one request at v8+, else one per group.
+    async fn fetch_groups_at(
+        &self,
+        broker: &BrokerRef,
+        groups: &[String],
+    ) -> Vec<(String, Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError>)> {
+        let answer = self
+            .send_built(broker, |version| {
+                if version >= 8 {
+                    OffsetFetchRequest {
+                        groups: Some(
+                            groups
+                                .iter()
+                                .map(|g| OffsetFetchRequestGroup {
+                                    group_id: g.clone(),
+                                    member_id: None,
+                                    member_epoch: (version >= 9).then_some(-1),
+                                    topics: None,
+                                    tagged_fields: TaggedFields::default(),
+                                })
+                                .collect(),
+                        ),
+                        require_stable: Some(false),
+                        ..OffsetFetchRequest::default()
+                    }
+                } else {
+                    OffsetFetchRequest::for_group(&groups[0], None, version)
+                }
+            })
+            .await;
+        match answer {
+            Ok((_, response)) if response.groups.is_some() => {
+                let mut answered = response.groups.unwrap_or_default();
+                groups
+                    .iter()
+                    .map(|group| {
+                        let result = match answered.iter().position(|g| &g.group_id == group) {
+                            None => Err(ClientError::Protocol {
+                                broker: broker.clone(),
+                                message: format!("OffsetFetch answered without group `{group}`"),
+                            }),
+                            Some(i) => {
+                                let g = answered.swap_remove(i);
+                                g.error_code
+                                    .into_result()
+                                    .map_err(|code| ClientError::Kafka {
+                                        broker: broker.clone(),
+                                        api: offset_fetch::SPEC.key,
+                                        code,
+                                        context: format!("group `{group}`"),
+                                    })
+                                    .and_then(|()| committed_of(broker, group, g.topics))
+                            }
+                        };
+                        (group.clone(), result)
+                    })
+                    .collect()
+            }
+            // Before v8: the request above asked for the first group only; ask for each.
+            Ok(_) => {
+                let each = groups.iter().map(|g| async move {
+                    (g.clone(), self.committed_offsets(g, None, self.config().request_timeout).await)
+                });
+                join_all(each).await
+            }
+            Err(e) => {
+                let text = e.to_string();
+                groups
+                    .iter()
+                    .map(|g| {
+                        let e = ClientError::Protocol { broker: broker.clone(), message: text.clone() };
+                        (g.clone(), Err(e))
+                    })
+                    .collect()
+            }
+        }
     }
 
     /// Commits `offsets` for `group` as a non-member (generation −1, empty member id), which
@@ -317,9 +483,30 @@ impl Client {
         Ok(out)
     }
 
-    /// State and members of `group`, from its coordinator. A group the coordinator does not
-    /// know is reported by Kafka as state `Dead` with no members.
+    /// State and members of `group`, from its coordinator, whichever protocol it runs.
+    ///
+    /// DescribeGroups first; a group it does not know (GROUP_ID_NOT_FOUND, which Kafka 4 also
+    /// answers for a consumer-protocol group) is asked again with ConsumerGroupDescribe where the
+    /// coordinator has it. A group neither knows is reported as state `Dead` with no members.
     pub async fn describe_group(
+        &self,
+        group: &str,
+        timeout: Duration,
+    ) -> Result<GroupDescription, ClientError> {
+        let classic = self.describe_classic_group(group, timeout).await?;
+        if classic.state != "Dead" || !classic.members.is_empty() {
+            return Ok(classic);
+        }
+        match self.describe_consumer_group(group, timeout).await {
+            Ok(Some(consumer)) => Ok(consumer),
+            Ok(None) => Ok(classic),
+            // A broker before 4.0 (3.7 early access aside) has no consumer-protocol groups.
+            Err(e) if e.is_unsupported() => Ok(classic),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn describe_classic_group(
         &self,
         group: &str,
         timeout: Duration,
@@ -351,9 +538,11 @@ impl Client {
                 if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND { "Dead".to_owned() } else { g.group_state };
             Ok(GroupDescription {
                 group_id: g.group_id,
+                group_type: GroupType::Classic,
                 state,
                 protocol_type: g.protocol_type,
                 protocol: g.protocol_data,
+                epochs: None,
                 members: g
                     .members
                     .into_iter()
@@ -362,6 +551,7 @@ impl Client {
                         group_instance_id: m.group_instance_id,
                         client_id: m.client_id,
                         client_host: m.client_host,
+                        consumer: None,
                     })
                     .collect(),
                 coordinator: broker,
@@ -369,4 +559,115 @@ impl Client {
         })
         .await
     }
+
+    /// `group` as a consumer-protocol group, or `None` when the coordinator has no such
+    /// consumer-protocol group (GROUP_ID_NOT_FOUND: unknown, or a group on another protocol).
+    pub async fn describe_consumer_group(
+        &self,
+        group: &str,
+        timeout: Duration,
+    ) -> Result<Option<GroupDescription>, ClientError> {
+        self.with_coordinator(group, timeout, |broker| async move {
+            let (_, response) = self
+                .send_built(&broker, |_| ConsumerGroupDescribeRequest {
+                    group_ids: vec![group.to_owned()],
+                    include_authorized_operations: false,
+                    tagged_fields: TaggedFields::default(),
+                })
+                .await?;
+            let g = response.groups.into_iter().find(|g| g.group_id == group).ok_or_else(|| {
+                ClientError::Protocol {
+                    broker: broker.clone(),
+                    message: format!("ConsumerGroupDescribe answered without group `{group}`"),
+                }
+            })?;
+            if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND {
+                return Ok(None);
+            }
+            g.error_code.into_result().map_err(|code| ClientError::Kafka {
+                broker: broker.clone(),
+                api: consumer_group_describe::SPEC.key,
+                code,
+                context: format!("group `{group}`"),
+            })?;
+            Ok(Some(GroupDescription {
+                group_id: g.group_id,
+                group_type: GroupType::Consumer,
+                state: g.group_state,
+                protocol_type: "consumer".to_owned(),
+                protocol: g.assignor_name,
+                epochs: Some(ConsumerGroupEpochs {
+                    group_epoch: g.group_epoch,
+                    assignment_epoch: g.assignment_epoch,
+                }),
+                members: g
+                    .members
+                    .into_iter()
+                    .map(|m| GroupMember {
+                        member_id: m.member_id,
+                        group_instance_id: m.instance_id,
+                        client_id: m.client_id,
+                        client_host: m.client_host,
+                        consumer: Some(ConsumerMemberState {
+                            member_epoch: m.member_epoch,
+                            rack_id: m.rack_id,
+                            subscribed_topics: m.subscribed_topic_names,
+                            subscribed_topic_regex: m.subscribed_topic_regex.filter(|r| !r.is_empty()),
+                            assignment: partitions_of(m.assignment),
+                            target_assignment: partitions_of(m.target_assignment),
+                        }),
+                    })
+                    .collect(),
+                coordinator: broker,
+            }))
+        })
+        .await
+    }
+}
+
+/// One group's OffsetFetch topics as committed offsets; −1 ("nothing committed") is left out.
+fn committed_of(
+    broker: &BrokerRef,
+    group: &str,
+    topics: Vec<OffsetFetchResponseTopic>,
+) -> Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError> {
+    let mut out = BTreeMap::new();
+    for topic in topics {
+        for p in topic.partitions {
+            let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
+            if !p.error_code.is_ok() {
+                return Err(ClientError::Kafka {
+                    broker: broker.clone(),
+                    api: offset_fetch::SPEC.key,
+                    code: p.error_code,
+                    context: format!("group `{group}` {tp}"),
+                });
+            }
+            if p.committed_offset >= 0 {
+                out.insert(
+                    tp,
+                    CommittedOffset {
+                        offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch.filter(|e| *e >= 0),
+                        metadata: p.metadata.filter(|m| !m.is_empty()),
+                    },
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// An assignment as a sorted list of partitions (topic ids dropped: the names are there).
+fn partitions_of(assignment: ConsumerGroupAssignment) -> Vec<TopicPartition> {
+    let mut out: Vec<TopicPartition> = assignment
+        .topic_partitions
+        .into_iter()
+        .flat_map(|t| {
+            let name = t.topic_name;
+            t.partitions.into_iter().map(move |p| TopicPartition::new(name.clone(), p))
+        })
+        .collect();
+    out.sort();
+    out
 }

@@ -38,7 +38,10 @@ pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};
 pub use cluster::{Client, ClientConfig};
 pub use error::{BrokerRef, ClientError};
 pub use fetch::{FetchOptions, FetchRange, FetchedPartition, FetchedRecord};
-pub use groups::{CommittedOffset, GroupDescription, GroupListing, GroupMember, OffsetToCommit};
+pub use groups::{
+    CommittedOffset, ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupListing, GroupMember,
+    GroupType, OffsetToCommit,
+};
 pub use kafka_vocab::Isolation;
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use negotiate::BrokerVersions;

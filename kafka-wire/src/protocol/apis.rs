@@ -55,6 +55,7 @@ macro_rules! for_each_api {
             (36, SaslAuthenticate, SaslAuthenticateRequest, SaslAuthenticateResponse),
             (37, CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),
             (47, OffsetDelete, OffsetDeleteRequest, OffsetDeleteResponse),
+            (69, ConsumerGroupDescribe, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
         }
     };
 }

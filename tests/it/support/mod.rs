@@ -283,3 +283,54 @@ pub fn consumer_groups_describe(
         })
         .collect()
 }
+
+/// A Kafka console consumer (`ConsoleConsumer`) running in `group` on `topic` until dropped,
+/// on the classic protocol or the consumer protocol of KIP-848 (`group.protocol=consumer`).
+/// Dropping it stops it with SIGTERM, so it leaves the group the way a consumer shut down
+/// cleanly does, and waits for it to exit (SIGKILL after 30 s).
+pub struct ConsoleConsumer {
+    child: std::process::Child,
+}
+
+impl ConsoleConsumer {
+    /// Starts the consumer; `protocol` is `classic` or `consumer`.
+    pub fn start(cluster: &Cluster, topic: &str, group: &str, protocol: &str) -> Self {
+        let child = Command::new(repo_root().join("scripts/cluster"))
+            .args(["tool", "org.apache.kafka.tools.consumer.ConsoleConsumer"])
+            .args(["--bootstrap-server", &cluster.bootstrap, "--topic", topic, "--group", group])
+            .args(["--consumer-property", &format!("group.protocol={protocol}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("scripts/cluster tool runs");
+        Self { child }
+    }
+
+    /// Stops the consumer (SIGTERM, then SIGKILL after 30 s) and waits for it.
+    pub fn stop(mut self) {
+        self.terminate();
+    }
+
+    fn terminate(&mut self) {
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        // `scripts/cluster tool` execs java, so this pid is the JVM's.
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ConsoleConsumer {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}

@@ -11,6 +11,7 @@
 //! [`ApiSpec`]: crate::protocol::ApiSpec
 
 pub mod api_versions;
+pub mod consumer_group_describe;
 pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_records;
@@ -35,6 +36,10 @@ mod kafka_fixtures;
 mod test_util;
 
 pub use api_versions::{ApiVersionRange, ApiVersionsRequest, ApiVersionsResponse};
+pub use consumer_group_describe::{
+    AssignedTopicPartitions, ConsumerDescribedGroup, ConsumerGroupAssignment, ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse, ConsumerGroupMember,
+};
 pub use create_partitions::{
     CreatePartitionsAssignment, CreatePartitionsRequest, CreatePartitionsResponse, CreatePartitionsTopic,
     CreatePartitionsTopicResult,
