@@ -27,8 +27,9 @@ use super::produce::{topic_ids, topic_name};
 use super::router::{LeaderAnswer, LeaderBatch, PartitionResults, TopicPartition};
 use crate::protocol::messages::fetch::{self, AbortedTransaction, READ_COMMITTED, READ_UNCOMMITTED};
 use crate::protocol::messages::{FetchPartition, FetchPartitionResponse, FetchRequest, FetchTopic};
+use crate::protocol::records::set::Entries;
 use crate::protocol::records::{
-    ControlRecordType, DecodeOptions, Header, RecordBatch, RecordSetBatch, TimestampType,
+    legacy, BatchView, Budget, ControlRecordType, DecodeOptions, Header, TimestampType,
 };
 use crate::protocol::{DecodeError, ErrorCode, TaggedFields, Uuid};
 
@@ -429,6 +430,10 @@ fn build_request(
 /// Adds one response's records in `[position, until)` to `p` and moves the position past
 /// every complete batch read (data, aborted or control). Log bounds are taken from the
 /// response.
+///
+/// Batches are read through [`BatchView`]: an aborted or control batch, or one wholly before
+/// the position, costs its CRC check and nothing per record; records before the position are
+/// skipped without being copied out; reading stops at `until`.
 fn apply_response(
     p: &mut Progress,
     response: &FetchPartitionResponse,
@@ -438,78 +443,81 @@ fn apply_response(
     p.fetched.high_watermark = response.high_watermark;
     p.fetched.log_start = response.log_start_offset.filter(|o| *o >= 0);
     p.fetched.last_stable = response.last_stable_offset.filter(|o| *o >= 0);
-    let set = response.record_set(decode)?;
+    let Some(records) = &response.records else { return Ok(()) };
     let mut aborted = Aborted::new(response.aborted_transactions.as_deref().unwrap_or_default());
-    for entry in set.batches {
+    let mut budget = Budget::new(decode);
+    let mut entries = Entries::new(records);
+    while let Some(entry) = entries.next_entry()? {
         if p.position >= p.until {
             break;
         }
-        match entry {
-            RecordSetBatch::V2(batch) => {
-                // A batch's offsets are spoken for even when compaction removed its records.
-                let next = batch.next_offset();
-                let dropped = match isolation {
-                    Isolation::ReadCommitted => aborted.drops(&batch),
-                    Isolation::ReadUncommitted => false,
-                };
-                if !dropped && !batch.attributes.is_control {
-                    take_v2(p, batch);
-                }
-                p.position = p.position.max(next.min(p.until));
+        if entry.magic == 2 {
+            let batch = BatchView::parse_entry(entry.bytes, entry.at, decode, &mut budget)?;
+            // A batch's offsets are spoken for even when compaction removed its records.
+            let next = batch.header.next_offset();
+            let dropped = match isolation {
+                Isolation::ReadCommitted => aborted.drops(&batch),
+                Isolation::ReadUncommitted => false,
+            };
+            if !dropped && !batch.header.attributes.is_control && next > p.position {
+                take_v2(p, &batch, records)?;
             }
-            RecordSetBatch::Legacy(legacy) => {
-                for m in legacy.messages {
-                    if m.offset < p.position {
-                        continue;
-                    }
-                    if m.offset >= p.until {
-                        p.position = p.until;
-                        break;
-                    }
-                    p.position = m.offset.saturating_add(1);
-                    p.fetched.records.push(FetchedRecord {
-                        offset: m.offset,
-                        timestamp: m.timestamp.filter(|t| *t >= 0),
-                        timestamp_type: m.timestamp_type(),
-                        key: m.key,
-                        value: m.value,
-                        headers: Vec::new(),
-                        leader_epoch: None,
-                    });
-                }
+            p.position = p.position.max(next.min(p.until));
+            continue;
+        }
+        let mut messages = Vec::new();
+        legacy::read_entry(&records.slice_ref(entry.bytes), entry.at, decode, &mut budget, 0, &mut messages)?;
+        for m in messages {
+            if m.offset < p.position {
+                continue;
             }
+            if m.offset >= p.until {
+                p.position = p.until;
+                break;
+            }
+            p.position = m.offset.saturating_add(1);
+            p.fetched.records.push(FetchedRecord {
+                offset: m.offset,
+                timestamp: m.timestamp.filter(|t| *t >= 0),
+                timestamp_type: m.timestamp_type(),
+                key: m.key,
+                value: m.value,
+                headers: Vec::new(),
+                leader_epoch: None,
+            });
         }
     }
     Ok(())
 }
 
-/// Adds a data batch's records in `[position, until)`.
-fn take_v2(p: &mut Progress, batch: RecordBatch) {
-    let log_append_time = batch.attributes.timestamp_type == TimestampType::LogAppendTime;
-    let leader_epoch = (batch.partition_leader_epoch >= 0).then_some(batch.partition_leader_epoch);
-    for r in batch.records {
-        let offset = batch.base_offset.saturating_add(i64::from(r.offset_delta));
+/// Adds a data batch's records in `[position, until)`; `input` is the `records` field the
+/// batch was read from (its keys and values become slices of it, or of the batch's
+/// decompressed buffer).
+fn take_v2(p: &mut Progress, batch: &BatchView<'_>, input: &Bytes) -> Result<(), DecodeError> {
+    let h = &batch.header;
+    let owner = batch.records_owner(input);
+    let leader_epoch = (h.partition_leader_epoch >= 0).then_some(h.partition_leader_epoch);
+    for r in batch.records() {
+        let r = r?;
+        let offset = h.offset_of(&r);
         if offset < p.position {
             continue;
         }
         if offset >= p.until {
             break;
         }
-        let timestamp = if log_append_time {
-            batch.max_timestamp
-        } else {
-            batch.base_timestamp.saturating_add(r.timestamp_delta)
-        };
+        let record = r.to_record_in(&owner);
         p.fetched.records.push(FetchedRecord {
             offset,
-            timestamp: Some(timestamp),
-            timestamp_type: batch.attributes.timestamp_type,
-            key: r.key,
-            value: r.value,
-            headers: r.headers,
+            timestamp: Some(h.timestamp_of(&r)),
+            timestamp_type: h.attributes.timestamp_type,
+            key: record.key,
+            value: record.value,
+            headers: record.headers,
             leader_epoch,
         });
     }
+    Ok(())
 }
 
 /// read_committed bookkeeping over one response, as the Java consumer keeps it: aborted
@@ -531,24 +539,25 @@ impl Aborted {
 
     /// Whether read_committed drops this data batch. Must see every batch in offset order,
     /// control batches included (an ABORT marker closes its producer's aborted transaction).
-    fn drops(&mut self, batch: &RecordBatch) -> bool {
-        if batch.producer_id < 0 {
+    fn drops(&mut self, batch: &BatchView<'_>) -> bool {
+        let h = &batch.header;
+        if h.producer_id < 0 {
             return false;
         }
         while let Some(&(first, pid)) = self.ahead.last() {
-            if first > batch.last_offset() {
+            if first > h.last_offset() {
                 break;
             }
             self.open.insert(pid);
             self.ahead.pop();
         }
-        if batch.attributes.is_control {
+        if h.attributes.is_control {
             if batch.control_type() == Some(ControlRecordType::Abort) {
-                self.open.remove(&batch.producer_id);
+                self.open.remove(&h.producer_id);
             }
             return true;
         }
-        batch.attributes.is_transactional && self.open.contains(&batch.producer_id)
+        h.attributes.is_transactional && self.open.contains(&h.producer_id)
     }
 }
 
@@ -556,7 +565,7 @@ impl Aborted {
 mod tests {
     use super::*;
     use crate::protocol::records::{
-        BatchAttributes, Compression, ControlRecordKey, EndTransactionMarker, Record,
+        BatchAttributes, Compression, ControlRecordKey, EndTransactionMarker, Record, RecordBatch,
     };
 
     fn data(base: i64, n: i32, producer_id: i64, transactional: bool) -> RecordBatch {

@@ -169,8 +169,9 @@ pub(crate) fn check_count(body: &[u8], count: usize, records_at: usize) -> Decod
 enum Body<'a> {
     /// An uncompressed batch: the input itself.
     Borrowed(&'a [u8]),
-    /// A compressed batch: its one decompressed buffer.
-    Decompressed(Vec<u8>),
+    /// A compressed batch: its one decompressed buffer (a `Bytes`, so an owning caller can
+    /// slice it without copying).
+    Decompressed(Bytes),
 }
 
 /// A decoded batch header over its records, read on demand by [`BatchView::records`].
@@ -216,7 +217,12 @@ impl<'a> BatchView<'a> {
         let raw = RawBatch::parse(bytes, base, opts)?;
         let body = match raw.header.attributes.compression {
             Compression::None => Body::Borrowed(raw.body),
-            codec => Body::Decompressed(budget.decompress(codec, raw.body, "records", raw.records_at)?),
+            codec => Body::Decompressed(Bytes::from(budget.decompress(
+                codec,
+                raw.body,
+                "records",
+                raw.records_at,
+            )?)),
         };
         let view = Self { header: raw.header, body, count: raw.count, records_at: raw.records_at };
         check_count(view.body(), view.count, view.records_at)?;
@@ -227,6 +233,16 @@ impl<'a> BatchView<'a> {
         match &self.body {
             Body::Borrowed(b) => b,
             Body::Decompressed(v) => v,
+        }
+    }
+
+    /// The buffer the records' slices point into, for [`RecordView::to_record_in`]: `input`
+    /// itself for an uncompressed batch (the caller's contract: the view was parsed from a
+    /// slice of `input`), the decompressed buffer otherwise.
+    pub(crate) fn records_owner(&self, input: &Bytes) -> Bytes {
+        match &self.body {
+            Body::Borrowed(_) => input.clone(),
+            Body::Decompressed(b) => b.clone(),
         }
     }
 
