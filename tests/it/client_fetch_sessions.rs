@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kafka_wire::client::{Client, ClientConfig, Direction, FetchOptions, FetchRange, NewTopic, TopicPartition};
+use kafka_wire::client::{
+    Client, ClientConfig, Direction, FetchOptions, FetchRange, NewTopic, TopicPartition,
+};
 use kafka_wire::protocol::ApiKey;
 
 use crate::support;
@@ -56,8 +58,9 @@ fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then
     });
     support::produce_with_kafka(&cluster, &topic, (PARTITIONS as u32) * PER_PARTITION as u32, 100);
 
-    let ranges: Vec<FetchRange> =
-        (0..PARTITIONS).map(|p| FetchRange::new(TopicPartition::new(topic.as_str(), p), 0, PER_PARTITION)).collect();
+    let ranges: Vec<FetchRange> = (0..PARTITIONS)
+        .map(|p| FetchRange::new(TopicPartition::new(topic.as_str(), p), 0, PER_PARTITION))
+        .collect();
     // 16 KiB per response: ~500 KB of records take many rounds per broker.
     let options = FetchOptions { max_bytes: 16 * 1024, timeout: TIMEOUT, ..FetchOptions::default() };
     let fetched = runtime.block_on(client.fetch_range(&ranges, &options));
@@ -78,7 +81,10 @@ fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then
             0 => *full.entry(f.broker.as_str()).or_default() += 1,
             e if e > 0 => {
                 incremental += 1;
-                assert!(f.partitions < PARTITIONS as usize, "an incremental fetch listed every partition: {f:?}");
+                assert!(
+                    f.partitions < PARTITIONS as usize,
+                    "an incremental fetch listed every partition: {f:?}"
+                );
             }
             e => panic!("a sessionless fetch (epoch {e}) to a Kafka 4 broker: {f:?}"),
         }
@@ -91,4 +97,22 @@ fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then
     );
     assert!(full.values().all(|&n| n == 1), "more than one full fetch to a broker: {full:?}");
     assert!(incremental > full.len(), "expected many rounds of incremental fetches, got {incremental}");
+
+    // `kwire consume` reads the partitions one after another through one client: with
+    // `--trace`, the first Fetch to each broker opens its session and every later one is
+    // incremental (the new partition sent, the previous one forgotten).
+    let out = support::kwire(&cluster, &["--trace", "consume", &topic]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    assert_eq!(support::stdout(&out).lines().count(), (PARTITIONS as usize) * PER_PARTITION as usize);
+    let epochs: Vec<i64> = support::stderr(&out)
+        .split("\"session_epoch\":")
+        .skip(1)
+        .filter_map(|rest| rest.split(|c: char| c != '-' && !c.is_ascii_digit()).next()?.parse().ok())
+        .collect();
+    let cli_full = epochs.iter().filter(|&&e| e == 0).count();
+    let cli_incremental = epochs.iter().filter(|&&e| e > 0).count();
+    eprintln!("kwire --trace consume: {cli_full} full and {cli_incremental} incremental Fetch requests");
+    assert_eq!(cli_full, cluster.brokers().len(), "one full fetch per broker: {epochs:?}");
+    assert!(cli_incremental >= PARTITIONS as usize - cli_full, "{cli_incremental} incremental fetches");
+    assert!(epochs.iter().all(|&e| e >= 0), "a sessionless fetch: {epochs:?}");
 }
