@@ -13,7 +13,7 @@ use bytes::Bytes;
 use kafka_wire::protocol::frame::{decode_request, decode_response};
 use kafka_wire::protocol::messages::*;
 use kafka_wire::protocol::records::{
-    Compression, DecodeOptions, LegacyBatch, BatchView, RecordBatch, RecordSet, RecordSetBatch,
+    BatchView, Compression, DecodeOptions, LegacyBatch, RecordBatch, RecordSet, RecordSetBatch, RecordView,
 };
 use kafka_wire::protocol::registry::supported_apis;
 use kafka_wire::protocol::{ApiSpec, Body, Request};
@@ -158,7 +158,7 @@ pub fn check_batch_round_trip(batch: &RecordBatch, opts: &DecodeOptions) {
 pub fn check_view_matches_owning(bytes: &[u8], opts: &DecodeOptions) {
     let owning = RecordBatch::decode(Bytes::copy_from_slice(bytes), opts);
     let viewed = BatchView::parse(bytes, opts).and_then(|view| {
-        let records = view.records().map(|r| r.map(|r| r.to_record())).collect::<Result<Vec<_>, _>>()?;
+        let records = view.records().map(|r| r.map(RecordView::to_record)).collect::<Result<Vec<_>, _>>()?;
         Ok((view.header, records))
     });
     match (owning, viewed) {

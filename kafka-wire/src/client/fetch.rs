@@ -464,7 +464,7 @@ fn build_request(
         for tp in &plan.forget {
             match forgotten.last_mut() {
                 Some(last) if last.topic.as_deref() == Some(tp.topic.as_str()) => {
-                    last.partitions.push(tp.partition)
+                    last.partitions.push(tp.partition);
                 }
                 _ => forgotten.push(ForgottenTopic {
                     topic: Some(tp.topic.clone()),

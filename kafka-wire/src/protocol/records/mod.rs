@@ -258,20 +258,31 @@ impl<'a> Cursor<'a> {
     /// Unsigned LEB128 of at most `max_bytes` bytes.
     #[inline]
     fn uvar(&mut self, max_bytes: usize, field: &'static str) -> Result<u64, DecodeError> {
-        // One-byte values (lengths under 64, small deltas) are the common case.
-        if let Some(&b) = self.data.get(self.pos) {
-            if b < 0x80 && self.pos < self.end {
+        let rest = self.data.get(self.pos..self.end).unwrap_or_default();
+        // One- and two-byte values (lengths under 16 KiB, deltas of a batch) are the common
+        // case: read without a loop.
+        match rest {
+            [b0, ..] if *b0 < 0x80 => {
                 self.pos += 1;
-                return Ok(u64::from(b));
+                return Ok(u64::from(*b0));
             }
+            [b0, b1, ..] if *b1 < 0x80 => {
+                self.pos += 2;
+                return Ok(u64::from(b0 & 0x7f) | (u64::from(*b1) << 7));
+            }
+            _ => {}
         }
         let mut value: u64 = 0;
-        for i in 0..max_bytes {
-            let [byte] = self.fixed::<1>(field)?;
+        for (i, &byte) in rest.iter().take(max_bytes).enumerate() {
             value |= u64::from(byte & 0x7f) << (7 * i);
             if byte & 0x80 == 0 {
+                self.pos += i + 1;
                 return Ok(value);
             }
+        }
+        if rest.len() < max_bytes {
+            // Ran out of bytes before the last one (high bit clear) arrived.
+            return Err(self.overrun(rest.len() + 1, field));
         }
         Err(self.error(DecodeErrorKind::VarintTooLong, field))
     }

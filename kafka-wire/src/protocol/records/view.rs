@@ -323,9 +323,9 @@ impl<'a> Records<'a> {
         Self { c: Cursor::new(body, base), left: count, failed: false }
     }
 
-    fn fail(&mut self, e: DecodeError) -> Option<DecodeResult<RecordView<'a>>> {
+    fn fail(&mut self, e: DecodeError) -> DecodeResult<RecordView<'a>> {
         self.failed = true;
-        Some(Err(e))
+        Err(e)
     }
 }
 
@@ -340,14 +340,14 @@ impl<'a> Iterator for Records<'a> {
         if self.left == 0 {
             if self.c.remaining() != 0 {
                 let e = self.c.error(DecodeErrorKind::TrailingBytes(self.c.remaining()), "records");
-                return self.fail(e);
+                return Some(self.fail(e));
             }
             return None;
         }
         self.left -= 1;
         match read_record(&mut self.c) {
             Ok(r) => Some(Ok(r)),
-            Err(e) => self.fail(e),
+            Err(e) => Some(self.fail(e)),
         }
     }
 
@@ -383,18 +383,18 @@ pub struct RecordView<'a> {
 
 impl RecordView<'_> {
     /// The record as an owning [`Record`], copying its bytes.
-    pub fn to_record(&self) -> Record {
+    pub fn to_record(self) -> Record {
         let copy = |b: Option<&[u8]>| b.map(Bytes::copy_from_slice);
         self.owned(copy)
     }
 
     /// The record as an owning [`Record`] whose bytes are slices of `owner`, the buffer this
     /// view was read from (no copy).
-    pub(crate) fn to_record_in(&self, owner: &Bytes) -> Record {
+    pub(crate) fn to_record_in(self, owner: &Bytes) -> Record {
         self.owned(|b| b.map(|b| owner.slice_ref(b)))
     }
 
-    fn owned(&self, bytes: impl Fn(Option<&[u8]>) -> Option<Bytes>) -> Record {
+    fn owned(self, bytes: impl Fn(Option<&[u8]>) -> Option<Bytes>) -> Record {
         Record {
             attributes: self.attributes,
             timestamp_delta: self.timestamp_delta,
@@ -552,7 +552,7 @@ mod tests {
     /// Everything a view shows, as owning values, to compare with the owning decoder.
     fn through_view(bytes: &[u8]) -> DecodeResult<RecordBatch> {
         let view = BatchView::parse(bytes, &DecodeOptions::default())?;
-        let records = view.records().map(|r| r.map(|r| r.to_record())).collect::<DecodeResult<_>>()?;
+        let records = view.records().map(|r| r.map(RecordView::to_record)).collect::<DecodeResult<_>>()?;
         let h = view.header;
         Ok(RecordBatch {
             base_offset: h.base_offset,
