@@ -239,6 +239,7 @@ impl<'a> BatchView<'a> {
     /// The buffer the records' slices point into, for [`RecordView::to_record_in`]: `input`
     /// itself for an uncompressed batch (the caller's contract: the view was parsed from a
     /// slice of `input`), the decompressed buffer otherwise.
+    #[cfg(feature = "client")]
     pub(crate) fn records_owner(&self, input: &Bytes) -> Bytes {
         match &self.body {
             Body::Borrowed(_) => input.clone(),
