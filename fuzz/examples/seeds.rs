@@ -121,6 +121,8 @@ fn main() {
         let bytes = batch.to_bytes().expect("encodes");
         write(&corpus, "record_batch", &format!("{name}-crc"), &prefixed(&[1], &bytes));
         write(&corpus, "record_batch", &format!("{name}-nocrc"), &prefixed(&[0], &bytes));
+        write(&corpus, "record_batch_view", &format!("{name}-crc"), &prefixed(&[1], &bytes));
+        write(&corpus, "record_batch_view", &format!("{name}-nocrc"), &prefixed(&[0], &bytes));
         write(&corpus, "record_set", &format!("v2-{name}"), &prefixed(&[3], &bytes));
         set.extend_from_slice(&bytes);
     }

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use kafka_wire::protocol::frame::{decode_request, decode_response};
 use kafka_wire::protocol::messages::*;
 use kafka_wire::protocol::records::{
-    Compression, DecodeOptions, LegacyBatch, RecordBatch, RecordSet, RecordSetBatch,
+    BatchView, Compression, DecodeOptions, LegacyBatch, RecordBatch, RecordSet, RecordSetBatch, RecordView,
 };
 use kafka_wire::protocol::registry::supported_apis;
 use kafka_wire::protocol::{ApiSpec, Body, Request};
@@ -151,6 +151,28 @@ pub fn check_batch_round_trip(batch: &RecordBatch, opts: &DecodeOptions) {
     let again = RecordBatch::decode(bytes, &opts)
         .unwrap_or_else(|e| panic!("re-encoded batch does not decode: {e}\n{batch:?}"));
     assert_eq!(&again, batch, "record batch: decode(encode(x)) != x");
+}
+
+/// The borrowed view and the owning decoder agree on `bytes`: both fail, or both succeed with
+/// the same header and records (the view's records, its headers included, copied out).
+pub fn check_view_matches_owning(bytes: &[u8], opts: &DecodeOptions) {
+    let owning = RecordBatch::decode(Bytes::copy_from_slice(bytes), opts);
+    let viewed = BatchView::parse(bytes, opts).and_then(|view| {
+        let records = view.records().map(|r| r.map(RecordView::to_record)).collect::<Result<Vec<_>, _>>()?;
+        Ok((view.header, records))
+    });
+    match (owning, viewed) {
+        (Ok(batch), Ok((header, records))) => {
+            assert_eq!(
+                (header.base_offset, header.attributes, header.last_offset_delta, header.max_timestamp),
+                (batch.base_offset, batch.attributes, batch.last_offset_delta, batch.max_timestamp),
+                "view header != owning header"
+            );
+            assert_eq!(records, batch.records, "view records != owning records");
+        }
+        (Err(_), Err(_)) => {}
+        (owning, viewed) => panic!("owning decoder and view disagree: {owning:?} vs {viewed:?}"),
+    }
 }
 
 /// Re-encodes a record set whose entries kwire can write back (magic-2 batches and plain

@@ -27,7 +27,7 @@ use kafka_wire::protocol::messages::{
     ListOffsetsResponse, MetadataResponse, OffsetFetchResponse, OffsetFetchResponseGroup,
     OffsetFetchResponsePartition, OffsetFetchResponseTopic,
 };
-use kafka_wire::protocol::records::{Compression, DecodeOptions, RecordBatch};
+use kafka_wire::protocol::records::{BatchView, Compression, DecodeOptions, RecordBatch};
 use kafka_wire::protocol::{Body, ErrorCode, TaggedFields};
 use rskafka::protocol::api_version::ApiVersion;
 use rskafka::protocol::primitives::{Array, Int16, Int32};
@@ -311,6 +311,35 @@ fn kwire_records_view(b: &RecordBatch) -> Vec<RecordView> {
         .collect()
 }
 
+fn kwire_borrowed_view(bytes: &[u8], opts: &DecodeOptions) -> Vec<RecordView> {
+    let view = BatchView::parse(bytes, opts).expect("kwire views its batch");
+    view.records()
+        .map(|r| {
+            let r = r.expect("kwire reads its records");
+            (
+                view.header.offset_of(&r),
+                view.header.timestamp_of(&r),
+                r.key.map(<[u8]>::to_vec),
+                r.value.map(<[u8]>::to_vec),
+                r.headers.len(),
+            )
+        })
+        .collect()
+}
+
+/// Decoding through the view: the header, the CRC, and every record's offset, timestamp, key,
+/// value and header count read and handed to `black_box` (what a consumer touches).
+fn kwire_view_decode(bytes: &[u8], opts: &DecodeOptions) -> usize {
+    let view = BatchView::parse(bytes, opts).expect("kwire views its batch");
+    let mut n = 0;
+    for r in view.records() {
+        let r = r.expect("kwire reads its records");
+        black_box((view.header.offset_of(&r), view.header.timestamp_of(&r), r.key, r.value, r.headers));
+        n += 1;
+    }
+    n
+}
+
 fn kp_records_view(s: &kafka_protocol::records::RecordSet) -> Vec<RecordView> {
     s.records
         .iter()
@@ -508,6 +537,15 @@ fn record_batches(c: &mut Criterion) {
                 .iter()
                 .all(|r| { [&r.key, &r.value].into_iter().flatten().all(|b| input.contains(&b.as_ptr())) }));
         }
+        assert_eq!(kwire_borrowed_view(&bytes, &opts), reference, "{name}: kwire's view reads other records");
+        if compression == Compression::None {
+            let input = bytes.as_ptr_range();
+            let view = BatchView::parse(&bytes, &opts).expect("kwire views its batch");
+            assert!(view.records().all(|r| {
+                let r = r.expect("kwire reads its records");
+                [r.key, r.value].into_iter().flatten().all(|b| input.contains(&b.as_ptr()))
+            }));
+        }
         let kp = kafka_protocol::records::RecordBatchDecoder::decode(&mut bytes.clone())
             .expect("kafka-protocol decodes kwire's batch");
         assert_eq!(kp_records_view(&kp), reference, "{name}: kafka-protocol decodes other records");
@@ -551,6 +589,7 @@ fn record_batches(c: &mut Criterion) {
         group.bench_function("kwire", |b| {
             b.iter(|| RecordBatch::decode(black_box(&bytes).clone(), &opts).expect("kwire decodes"));
         });
+        group.bench_function("kwire-view", |b| b.iter(|| kwire_view_decode(black_box(&bytes), &opts)));
         group.bench_function("kafka-protocol", |b| {
             b.iter(|| {
                 kafka_protocol::records::RecordBatchDecoder::decode(&mut black_box(&bytes).clone())

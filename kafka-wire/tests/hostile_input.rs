@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_wire::protocol::messages::ListOffsetsResponse;
-use kafka_wire::protocol::records::{Compression, DecodeOptions, RecordBatch, RecordSet};
+use kafka_wire::protocol::records::{BatchView, Compression, DecodeOptions, Record, RecordBatch, RecordSet};
 use kafka_wire::protocol::DecodeErrorKind;
 use kafka_wire::protocol::{Body, DecodeError};
 
@@ -153,4 +153,47 @@ fn the_same_batch_inside_a_fetch_responses_records_is_an_error_too() {
     let m = measure(1_000, || RecordSet::decode(&input, &opts).map(drop));
     assert_eq!(m.error.field, "record_count");
     check("record set", input.len(), &m);
+}
+
+#[test]
+fn the_same_batch_through_the_borrowed_view_is_an_error_without_allocation() {
+    let input = hostile_batch();
+    let opts = DecodeOptions::default();
+    let m = measure(1_000, || BatchView::parse(&input, &opts).map(drop));
+    assert_eq!(m.error.field, "record_count");
+    assert_eq!(m.error.kind, DecodeErrorKind::LengthExceedsInput { claimed: 0x7fff_ffff, available: 0 });
+    check("record batch view", input.len(), &m);
+    assert_eq!(m.allocations, 0);
+}
+
+#[test]
+fn reading_every_record_of_an_uncompressed_batch_through_the_view_allocates_nothing() {
+    let records = (0..1_000)
+        .map(|i| Record {
+            offset_delta: i,
+            headers: vec![kafka_wire::protocol::records::Header {
+                key: "trace".into(),
+                value: Some(Bytes::from(format!("t{i}"))),
+            }],
+            ..Record::new(Some(Bytes::from(format!("key-{i}"))), Some(Bytes::from(format!("value-{i}"))))
+        })
+        .collect();
+    let input = RecordBatch::new(0, 1_750_000_000_000, Compression::None, records).to_bytes().unwrap();
+    let opts = DecodeOptions::default();
+    ALLOCATIONS.with(|n| n.set(0));
+    TRACKING.with(|t| t.set(true));
+    let mut bytes_seen = 0usize;
+    let result = BatchView::parse(&input, &opts).and_then(|view| {
+        for r in view.records() {
+            let r = r?;
+            bytes_seen += r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len);
+            bytes_seen +=
+                r.headers.iter().map(|h| h.key.len() + h.value.map_or(0, <[u8]>::len)).sum::<usize>();
+        }
+        Ok(())
+    });
+    TRACKING.with(|t| t.set(false));
+    result.unwrap();
+    assert!(bytes_seen > 20_000, "{bytes_seen}");
+    assert_eq!(ALLOCATIONS.with(Cell::get), 0, "the view allocated while reading 1,000 records");
 }

@@ -29,8 +29,9 @@ use bytes::Bytes;
 use kafka_wire::protocol::messages::*;
 use kafka_wire::protocol::records::legacy::encode_compressed;
 use kafka_wire::protocol::records::{
-    BatchAttributes, Compression, ControlRecordKey, ControlRecordType, DecodeOptions, EndTransactionMarker,
-    Header, LegacyBatch, LegacyMessage, Record, RecordBatch, RecordSet, RecordSetBatch, TimestampType,
+    BatchAttributes, BatchView, Compression, ControlRecordKey, ControlRecordType, DecodeOptions,
+    EndTransactionMarker, Header, LegacyBatch, LegacyMessage, Record, RecordBatch, RecordSet, RecordSetBatch,
+    TimestampType,
 };
 use kafka_wire::protocol::{Body, VersionRange};
 use proptest::prelude::*;
@@ -373,6 +374,53 @@ fn record_sets_built_by_kafka_decode_to_the_records_kafka_reads() {
         assert_eq!(set.truncated_tail_bytes, 0, "{name}");
         assert_eq!(&describe(&set), expected, "{name}");
     }
+}
+
+/// The borrowed view's reading of one magic-2 batch, as an owning batch (header fields and
+/// every record copied out of the view), for `describe_v2`.
+fn through_view(entry: &[u8], name: &str) -> RecordBatch {
+    let view = BatchView::parse(entry, &DecodeOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let h = view.header;
+    RecordBatch {
+        base_offset: h.base_offset,
+        partition_leader_epoch: h.partition_leader_epoch,
+        attributes: h.attributes,
+        last_offset_delta: h.last_offset_delta,
+        base_timestamp: h.base_timestamp,
+        max_timestamp: h.max_timestamp,
+        producer_id: h.producer_id,
+        producer_epoch: h.producer_epoch,
+        base_sequence: h.base_sequence,
+        records: view.records().map(|r| r.unwrap_or_else(|e| panic!("{name}: {e}")).to_record()).collect(),
+    }
+}
+
+#[test]
+fn magic_2_record_sets_built_by_kafka_read_through_the_borrowed_view_as_kafka_reads_them() {
+    let sets = kafka_record_sets();
+    let mut checked = Vec::new();
+    for (name, bytes, expected) in &sets {
+        // Entries back to back: offset (8 bytes), size (4), then `size` bytes; magic at byte 16.
+        let mut entries = Vec::new();
+        let mut rest = &bytes[..];
+        while rest.len() >= 17 {
+            let size = i32::from_be_bytes(rest[8..12].try_into().unwrap()) as usize;
+            entries.push((rest[16], &rest[..12 + size]));
+            rest = &rest[12 + size..];
+        }
+        assert!(rest.is_empty(), "{name}: a cut-short entry");
+        if entries.iter().any(|(magic, _)| *magic != 2) {
+            continue;
+        }
+        let mut described = Vec::new();
+        for (_, entry) in entries {
+            describe_v2(&through_view(entry, name), &mut described);
+        }
+        assert_eq!(&described, expected, "{name}");
+        checked.push(name.as_str());
+    }
+    // Every codec, idempotent, transactional, log-append time and control batches.
+    assert_eq!(checked.len(), 12, "{checked:?}");
 }
 
 #[test]

@@ -217,25 +217,39 @@ pub enum SkipReason {
 }
 
 /// Plans one batch. Deterministic: the same request gives the same plan.
+///
+/// Memory traffic, not arithmetic, is what a plan of a million partitions costs: the entries
+/// are written once (in freshly mapped pages the kernel must zero first), so every further
+/// pass over them reads and writes them again. The per-partition cap, the backlogs for the
+/// total cap and the record count are therefore taken while each entry is built; only a total
+/// cap that binds walks the entries a second time.
 pub fn plan(request: &PlanRequest) -> Plan {
     let isolation = request.isolation;
-    let mut entries: Vec<PlanEntry> =
-        request.partitions.iter().map(|p| plan_partition(request, p, isolation)).collect();
-
-    // Per-partition cap first, then the batch cap over what remains.
     let per_cap = request.limits.max_per_partition;
-    if let Some(cap) = per_cap {
-        for e in &mut entries {
-            if let Outcome::Range(r) = &mut e.outcome {
+    let batch_cap = request.limits.batch_cap();
+    let n = request.partitions.len();
+    let mut entries: Vec<PlanEntry> = Vec::with_capacity(n);
+    // Sized once: a million partitions would otherwise regrow (and copy) it ~20 times.
+    let mut backlogs: Vec<u64> = Vec::with_capacity(if batch_cap.is_some() { n } else { 0 });
+    let mut records = 0u64;
+    for p in &request.partitions {
+        let mut e = plan_partition(request, p, isolation);
+        // Per-partition cap first, then the batch cap over what remains.
+        if let Outcome::Range(r) = &mut e.outcome {
+            if let Some(cap) = per_cap {
                 if r.records() > cap {
                     r.until = r.from.saturating_add(cap);
                     r.until_reason = UntilReason::PartitionCap;
                 }
             }
+            records = records.saturating_add(r.records());
+            if batch_cap.is_some() {
+                backlogs.push(r.records());
+            }
         }
+        entries.push(e);
     }
 
-    let batch_cap = request.limits.batch_cap();
     // The queue of partitions passed over under a total cap (see `RateCarry`): a partition
     // planned with a range leaves it (and is ranked with its place when the cap is shared), a
     // gone one leaves it, any other keeps its place.
@@ -244,7 +258,7 @@ pub fn plan(request: &PlanRequest) -> Plan {
     let waiting_since: Option<Vec<u64>> = if carry.is_empty() {
         None
     } else {
-        let mut since = Vec::with_capacity(entries.len());
+        let mut since = Vec::with_capacity(backlogs.len());
         for e in &entries {
             match e.outcome {
                 Outcome::Range(_) => since.push(carry.take(&e.tp).unwrap_or(NOT_WAITING)),
@@ -257,44 +271,50 @@ pub fn plan(request: &PlanRequest) -> Plan {
         Some(since)
     };
     if let Some(cap) = batch_cap {
-        apply_batch_cap(&mut entries, cap.records, waiting_since.as_deref(), this_batch, &mut carry);
+        if let Some(granted) = apply_batch_cap(
+            &mut entries,
+            &backlogs,
+            cap.records,
+            waiting_since.as_deref(),
+            this_batch,
+            &mut carry,
+        ) {
+            records = granted;
+        }
     }
-
-    let records =
-        entries.iter().filter_map(PlanEntry::range).fold(0u64, |acc, r| acc.saturating_add(r.records()));
     Plan { entries, carry, batch_cap, records }
 }
 
-/// Shares `cap` among the ranged entries (see [`crate::rate::share`]) and queues in `carry`
-/// the partitions with backlog that got no record: since their old place if they had one,
-/// since `this_batch` otherwise (with a cap of at least one record: under a zero cap nobody
-/// was owed anything).
+/// Shares `cap` among the ranged entries, whose backlogs (after the per-partition cap) are
+/// `backlogs` in entry order (see [`crate::rate::share`]), and queues in `carry` the partitions
+/// with backlog that got no record: since their old place if they had one, since `this_batch`
+/// otherwise (with a cap of at least one record: under a zero cap nobody was owed anything).
+/// Returns the records granted in total, or `None` when the cap does not bind (nothing changes).
 fn apply_batch_cap(
     entries: &mut [PlanEntry],
+    backlogs: &[u64],
     cap: u64,
     waiting_since: Option<&[u64]>,
     this_batch: u64,
     carry: &mut RateCarry,
-) {
-    // Sized once: a million partitions would otherwise regrow (and copy) these vectors ~20 times.
-    let mut backlogs = Vec::with_capacity(entries.len());
-    backlogs.extend(entries.iter().filter_map(PlanEntry::range).map(PlannedRange::records));
+) -> Option<u64> {
     let total: u128 = backlogs.iter().map(|&b| u128::from(b)).sum();
     if total <= u128::from(cap) {
         // Everyone gets all of their backlog.
-        return;
+        return None;
     }
-    let grants = share_in_order(&backlogs, cap, waiting_since);
+    let grants = share_in_order(backlogs, cap, waiting_since);
+    let mut granted = 0u64;
     // The ranged entries again, in the same order as `backlogs`.
     let ranged = entries.iter_mut().filter(|e| e.range().is_some());
-    for (i, (e, &g)) in ranged.zip(&grants).enumerate() {
+    for (i, (e, (&g, &backlog))) in ranged.zip(grants.iter().zip(backlogs)).enumerate() {
         let tp = &e.tp;
         if let Outcome::Range(r) = &mut e.outcome {
-            let backlog = r.records();
             if g < backlog {
                 r.until = r.from.saturating_add(g);
                 r.until_reason = UntilReason::BatchCap;
             }
+            granted = granted.saturating_add(r.records());
             if g == 0 && backlog > 0 {
                 let since = waiting_since.map_or(NOT_WAITING, |w| w[i]);
                 if since != NOT_WAITING {
@@ -305,6 +325,7 @@ fn apply_batch_cap(
             }
         }
     }
+    Some(granted)
 }
 
 fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -> PlanEntry {

@@ -26,6 +26,7 @@ mod cli_zookeeper_auth;
 mod client_admin;
 mod client_differential;
 mod client_faults;
+mod client_fetch_sessions;
 mod client_produce_fetch;
 mod client_routing;
 mod client_security;

@@ -142,6 +142,9 @@ pub struct Client {
     throttled_until: StdMutex<HashMap<String, std::time::Instant>>,
     /// Milliseconds spent waiting out broker throttles, over all brokers.
     throttle_waited_ms: AtomicU64,
+    /// Incremental fetch sessions (KIP-227) by broker address; taken out while a Fetch to that
+    /// broker is in flight, so two concurrent fetches never share an epoch.
+    fetch_sessions: StdMutex<HashMap<String, super::fetch_session::FetchSession>>,
 }
 
 impl Client {
@@ -162,6 +165,7 @@ impl Client {
             coordinators: StdMutex::default(),
             throttled_until: StdMutex::default(),
             throttle_waited_ms: AtomicU64::new(0),
+            fetch_sessions: StdMutex::default(),
         };
         client.any_bootstrap_connection().await?;
         Ok(client)
@@ -432,6 +436,17 @@ impl Client {
         let version = conn.versions.choose(&R::SPEC, broker)?;
         let response = self.round_trip(&conn.connection, request, version).await;
         Ok((version, retire_on_decode_error(&conn, response)?))
+    }
+
+    /// Takes `addr`'s fetch session out (a new, empty one when there is none or another
+    /// fetch to that broker holds it); give it back with [`Client::put_fetch_session`].
+    pub(crate) fn take_fetch_session(&self, addr: &str) -> super::fetch_session::FetchSession {
+        lock(&self.fetch_sessions).remove(addr).unwrap_or_default()
+    }
+
+    /// Keeps `session` for the next fetch to `addr`.
+    pub(crate) fn put_fetch_session(&self, addr: &str, session: super::fetch_session::FetchSession) {
+        lock(&self.fetch_sessions).insert(addr.to_owned(), session);
     }
 
     /// Like [`send`](Self::send), for requests whose shape depends on the version (batched

@@ -22,12 +22,16 @@ use bytes::Bytes;
 use super::cluster::Client;
 use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
+use super::fetch_session::{PartitionFetch, SessionRequest};
 use super::produce::{topic_ids, topic_name};
 use super::router::{LeaderAnswer, LeaderBatch, PartitionResults, TopicPartition};
 use crate::protocol::messages::fetch::{self, AbortedTransaction, READ_COMMITTED, READ_UNCOMMITTED};
-use crate::protocol::messages::{FetchPartition, FetchPartitionResponse, FetchRequest, FetchTopic};
+use crate::protocol::messages::{
+    FetchPartition, FetchPartitionResponse, FetchRequest, FetchTopic, ForgottenTopic,
+};
+use crate::protocol::records::set::Entries;
 use crate::protocol::records::{
-    ControlRecordType, DecodeOptions, Header, RecordBatch, RecordSetBatch, TimestampType,
+    legacy, BatchView, Budget, ControlRecordType, DecodeOptions, Header, TimestampType,
 };
 use crate::protocol::{DecodeError, ErrorCode, TaggedFields, Uuid};
 use kafka_vocab::Isolation;
@@ -133,7 +137,8 @@ pub struct FetchedPartition {
 struct LeaderData {
     broker: BrokerRef,
     version: i16,
-    response: FetchPartitionResponse,
+    /// `None`: an incremental session response left the partition out — nothing new.
+    response: Option<FetchPartitionResponse>,
 }
 
 /// What one round asks of one partition.
@@ -255,14 +260,15 @@ impl Client {
                 let Some(p) = progress.get_mut(&tp) else { continue };
                 let outcome = answer.and_then(|data| {
                     let before = p.position;
-                    apply_response(p, &data.response, options.isolation, &options.decode).map_err(
-                        |source| ClientError::Decode {
+                    let Some(response) = &data.response else { return Ok(()) };
+                    apply_response(p, response, options.isolation, &options.decode).map_err(|source| {
+                        ClientError::Decode {
                             broker: data.broker,
                             api: fetch::SPEC.key,
                             version: data.version,
                             source,
-                        },
-                    )?;
+                        }
+                    })?;
                     if p.position == before {
                         p.stalls += 1;
                         p.max_bytes = p.max_bytes.saturating_mul(2).min(i32::MAX / 2);
@@ -312,7 +318,11 @@ impl Client {
         results
     }
 
-    /// One Fetch request per leader for `partitions`, at the positions in `requested`.
+    /// One Fetch request per leader for `partitions`, at the positions in `requested`, inside
+    /// that broker's incremental fetch session (v7+): the first request to a broker lists every
+    /// partition, the next ones only those whose position or size changed (and forget the
+    /// ones no longer read). A partition an incremental response leaves out has nothing new
+    /// (its [`LeaderData::response`] is `None`).
     async fn fetch_round(
         &self,
         partitions: &[TopicPartition],
@@ -323,10 +333,14 @@ impl Client {
         let api = fetch::SPEC.key;
         self.route_by_leader(api, partitions, timeout, |target, batch| async move {
             let ids = topic_ids(self);
+            let wanted = wanted_in_order(&batch, requested);
+            let addr = target.broker.addr.clone();
+            let mut session = self.take_fetch_session(&addr);
+            let plan = session.next_request(&wanted);
+            // Not given back on an error: the broker may or may not have applied the epoch, so
+            // the next request starts a new session.
             let (version, response) = self
-                .send_built(&target.broker, |version| {
-                    build_request(&batch, requested, &ids, options, version)
-                })
+                .send_built(&target.broker, |version| build_request(&wanted, &plan, &ids, options, version))
                 .await?;
             if options.isolation == Isolation::ReadCommitted {
                 super::kafka_release::READ_COMMITTED_FETCH.check(version, &target.broker)?;
@@ -339,23 +353,63 @@ impl Client {
                     context: "the whole fetch".to_owned(),
                 });
             }
+            let incremental = version >= SESSIONS_FROM && !plan.is_full();
+            if version >= SESSIONS_FROM {
+                session.answered(&plan, response.session_id.unwrap_or(0));
+                self.put_fetch_session(&addr, session);
+            }
             let mut answers: Vec<(TopicPartition, LeaderAnswer<LeaderData>)> = Vec::new();
             for topic in response.responses {
                 let Some(name) = topic_name(topic.topic, topic.topic_id, &ids) else { continue };
                 for p in topic.partitions {
                     let tp = TopicPartition::new(name.clone(), p.partition_index);
                     let answer = if p.error_code.is_ok() {
-                        Ok(LeaderData { broker: target.broker.clone(), version, response: p })
+                        Ok(LeaderData { broker: target.broker.clone(), version, response: Some(p) })
                     } else {
                         Err(p.error_code)
                     };
                     answers.push((tp, answer));
                 }
             }
+            if incremental {
+                let answered: HashSet<TopicPartition> = answers.iter().map(|(tp, _)| tp.clone()).collect();
+                for (tp, _) in wanted {
+                    if !answered.contains(&tp) {
+                        answers.push((
+                            tp,
+                            Ok(LeaderData { broker: target.broker.clone(), version, response: None }),
+                        ));
+                    }
+                }
+            }
             Ok(answers)
         })
         .await
     }
+}
+
+/// The first Fetch version with sessions (KIP-227).
+const SESSIONS_FROM: i16 = 7;
+
+/// The partitions of one leader's batch with what to ask of each. Partitions that made no
+/// progress last round go first: a broker always sends the first batch of the first partition
+/// with data, however large.
+fn wanted_in_order(
+    batch: &LeaderBatch,
+    requested: &HashMap<TopicPartition, Want>,
+) -> Vec<(TopicPartition, PartitionFetch)> {
+    let mut parts: Vec<(&TopicPartition, Option<i32>, Want)> =
+        batch.iter().filter_map(|(tp, epoch)| Some((tp, *epoch, *requested.get(tp)?))).collect();
+    parts.sort_by_key(|(tp, _, want)| (Reverse(want.stalls), (*tp).clone()));
+    parts
+        .into_iter()
+        .map(|(tp, leader_epoch, want)| {
+            (
+                tp.clone(),
+                PartitionFetch { fetch_offset: want.position, max_bytes: want.max_bytes, leader_epoch },
+            )
+        })
+        .collect()
 }
 
 fn stalled(tp: &TopicPartition, p: &Progress) -> ClientError {
@@ -371,24 +425,23 @@ fn stalled(tp: &TopicPartition, p: &Progress) -> ClientError {
     }
 }
 
+/// The Fetch request at `version`: below v7 every wanted partition, sessionless; from v7 the
+/// session's request (`plan`) — its partitions and forgotten partitions, id and epoch.
 fn build_request(
-    batch: &LeaderBatch,
-    requested: &HashMap<TopicPartition, Want>,
+    wanted: &[(TopicPartition, PartitionFetch)],
+    plan: &SessionRequest,
     ids: &HashMap<String, Uuid>,
     options: &FetchOptions,
     version: i16,
 ) -> FetchRequest {
-    // Partitions that made no progress last round go first: a broker always sends the first
-    // batch of the first partition with data, however large.
-    let mut parts: Vec<(&TopicPartition, Option<i32>, Want)> =
-        batch.iter().filter_map(|(tp, epoch)| Some((tp, *epoch, *requested.get(tp)?))).collect();
-    parts.sort_by_key(|(tp, _, want)| (Reverse(want.stalls), (*tp).clone()));
+    let sessions = version >= SESSIONS_FROM;
+    let send = if sessions { plan.send.as_slice() } else { wanted };
     let mut topics: Vec<FetchTopic> = Vec::new();
-    for (tp, epoch, want) in parts {
+    for (tp, want) in send {
         let partition = FetchPartition {
             partition: tp.partition,
-            current_leader_epoch: (version >= 9).then_some(epoch.unwrap_or(-1)),
-            fetch_offset: want.position,
+            current_leader_epoch: (version >= 9).then_some(want.leader_epoch.unwrap_or(-1)),
+            fetch_offset: want.fetch_offset,
             last_fetched_epoch: (version >= 12).then_some(-1),
             log_start_offset: (version >= 5).then_some(-1),
             partition_max_bytes: want.max_bytes,
@@ -406,6 +459,22 @@ fn build_request(
             }),
         }
     }
+    let mut forgotten: Vec<ForgottenTopic> = Vec::new();
+    if sessions {
+        for tp in &plan.forget {
+            match forgotten.last_mut() {
+                Some(last) if last.topic.as_deref() == Some(&*tp.topic) => {
+                    last.partitions.push(tp.partition);
+                }
+                _ => forgotten.push(ForgottenTopic {
+                    topic: Some(tp.topic.to_string()),
+                    topic_id: ids.get(&*tp.topic).copied(),
+                    partitions: vec![tp.partition],
+                    tagged_fields: TaggedFields::default(),
+                }),
+            }
+        }
+    }
     FetchRequest {
         cluster_id: None,
         replica_id: Some(fetch::CONSUMER_REPLICA_ID),
@@ -417,10 +486,10 @@ fn build_request(
             Isolation::ReadUncommitted => READ_UNCOMMITTED,
             Isolation::ReadCommitted => READ_COMMITTED,
         }),
-        session_id: Some(0),
-        session_epoch: Some(-1),
+        session_id: Some(if sessions { plan.session_id } else { 0 }),
+        session_epoch: Some(if sessions { plan.session_epoch } else { -1 }),
         topics,
-        forgotten_topics_data: Some(Vec::new()),
+        forgotten_topics_data: Some(forgotten),
         rack_id: Some(String::new()),
         tagged_fields: TaggedFields::default(),
     }
@@ -429,6 +498,10 @@ fn build_request(
 /// Adds one response's records in `[position, until)` to `p` and moves the position past
 /// every complete batch read (data, aborted or control). Log bounds are taken from the
 /// response.
+///
+/// Batches are read through [`BatchView`]: an aborted or control batch, or one wholly before
+/// the position, costs its CRC check and nothing per record; records before the position are
+/// skipped without being copied out; reading stops at `until`.
 fn apply_response(
     p: &mut Progress,
     response: &FetchPartitionResponse,
@@ -438,78 +511,81 @@ fn apply_response(
     p.fetched.high_watermark = response.high_watermark;
     p.fetched.log_start = response.log_start_offset.filter(|o| *o >= 0);
     p.fetched.last_stable = response.last_stable_offset.filter(|o| *o >= 0);
-    let set = response.record_set(decode)?;
+    let Some(records) = &response.records else { return Ok(()) };
     let mut aborted = Aborted::new(response.aborted_transactions.as_deref().unwrap_or_default());
-    for entry in set.batches {
+    let mut budget = Budget::new(decode);
+    let mut entries = Entries::new(records);
+    while let Some(entry) = entries.next_entry()? {
         if p.position >= p.until {
             break;
         }
-        match entry {
-            RecordSetBatch::V2(batch) => {
-                // A batch's offsets are spoken for even when compaction removed its records.
-                let next = batch.next_offset();
-                let dropped = match isolation {
-                    Isolation::ReadCommitted => aborted.drops(&batch),
-                    Isolation::ReadUncommitted => false,
-                };
-                if !dropped && !batch.attributes.is_control {
-                    take_v2(p, batch);
-                }
-                p.position = p.position.max(next.min(p.until));
+        if entry.magic == 2 {
+            let batch = BatchView::parse_entry(entry.bytes, entry.at, decode, &mut budget)?;
+            // A batch's offsets are spoken for even when compaction removed its records.
+            let next = batch.header.next_offset();
+            let dropped = match isolation {
+                Isolation::ReadCommitted => aborted.drops(&batch),
+                Isolation::ReadUncommitted => false,
+            };
+            if !dropped && !batch.header.attributes.is_control && next > p.position {
+                take_v2(p, &batch, records)?;
             }
-            RecordSetBatch::Legacy(legacy) => {
-                for m in legacy.messages {
-                    if m.offset < p.position {
-                        continue;
-                    }
-                    if m.offset >= p.until {
-                        p.position = p.until;
-                        break;
-                    }
-                    p.position = m.offset.saturating_add(1);
-                    p.fetched.records.push(FetchedRecord {
-                        offset: m.offset,
-                        timestamp: m.timestamp.filter(|t| *t >= 0),
-                        timestamp_type: m.timestamp_type(),
-                        key: m.key,
-                        value: m.value,
-                        headers: Vec::new(),
-                        leader_epoch: None,
-                    });
-                }
+            p.position = p.position.max(next.min(p.until));
+            continue;
+        }
+        let mut messages = Vec::new();
+        legacy::read_entry(&records.slice_ref(entry.bytes), entry.at, decode, &mut budget, 0, &mut messages)?;
+        for m in messages {
+            if m.offset < p.position {
+                continue;
             }
+            if m.offset >= p.until {
+                p.position = p.until;
+                break;
+            }
+            p.position = m.offset.saturating_add(1);
+            p.fetched.records.push(FetchedRecord {
+                offset: m.offset,
+                timestamp: m.timestamp.filter(|t| *t >= 0),
+                timestamp_type: m.timestamp_type(),
+                key: m.key,
+                value: m.value,
+                headers: Vec::new(),
+                leader_epoch: None,
+            });
         }
     }
     Ok(())
 }
 
-/// Adds a data batch's records in `[position, until)`.
-fn take_v2(p: &mut Progress, batch: RecordBatch) {
-    let log_append_time = batch.attributes.timestamp_type == TimestampType::LogAppendTime;
-    let leader_epoch = (batch.partition_leader_epoch >= 0).then_some(batch.partition_leader_epoch);
-    for r in batch.records {
-        let offset = batch.base_offset.saturating_add(i64::from(r.offset_delta));
+/// Adds a data batch's records in `[position, until)`; `input` is the `records` field the
+/// batch was read from (its keys and values become slices of it, or of the batch's
+/// decompressed buffer).
+fn take_v2(p: &mut Progress, batch: &BatchView<'_>, input: &Bytes) -> Result<(), DecodeError> {
+    let h = &batch.header;
+    let owner = batch.records_owner(input);
+    let leader_epoch = (h.partition_leader_epoch >= 0).then_some(h.partition_leader_epoch);
+    for r in batch.records() {
+        let r = r?;
+        let offset = h.offset_of(&r);
         if offset < p.position {
             continue;
         }
         if offset >= p.until {
             break;
         }
-        let timestamp = if log_append_time {
-            batch.max_timestamp
-        } else {
-            batch.base_timestamp.saturating_add(r.timestamp_delta)
-        };
+        let record = r.to_record_in(&owner);
         p.fetched.records.push(FetchedRecord {
             offset,
-            timestamp: Some(timestamp),
-            timestamp_type: batch.attributes.timestamp_type,
-            key: r.key,
-            value: r.value,
-            headers: r.headers,
+            timestamp: Some(h.timestamp_of(&r)),
+            timestamp_type: h.attributes.timestamp_type,
+            key: record.key,
+            value: record.value,
+            headers: record.headers,
             leader_epoch,
         });
     }
+    Ok(())
 }
 
 /// read_committed bookkeeping over one response, as the Java consumer keeps it: aborted
@@ -531,32 +607,34 @@ impl Aborted {
 
     /// Whether read_committed drops this data batch. Must see every batch in offset order,
     /// control batches included (an ABORT marker closes its producer's aborted transaction).
-    fn drops(&mut self, batch: &RecordBatch) -> bool {
-        if batch.producer_id < 0 {
+    fn drops(&mut self, batch: &BatchView<'_>) -> bool {
+        let h = &batch.header;
+        if h.producer_id < 0 {
             return false;
         }
         while let Some(&(first, pid)) = self.ahead.last() {
-            if first > batch.last_offset() {
+            if first > h.last_offset() {
                 break;
             }
             self.open.insert(pid);
             self.ahead.pop();
         }
-        if batch.attributes.is_control {
+        if h.attributes.is_control {
             if batch.control_type() == Some(ControlRecordType::Abort) {
-                self.open.remove(&batch.producer_id);
+                self.open.remove(&h.producer_id);
             }
             return true;
         }
-        batch.attributes.is_transactional && self.open.contains(&batch.producer_id)
+        h.attributes.is_transactional && self.open.contains(&h.producer_id)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::fetch_session::FetchSession;
     use crate::protocol::records::{
-        BatchAttributes, Compression, ControlRecordKey, EndTransactionMarker, Record,
+        BatchAttributes, Compression, ControlRecordKey, EndTransactionMarker, Record, RecordBatch,
     };
 
     fn data(base: i64, n: i32, producer_id: i64, transactional: bool) -> RecordBatch {
@@ -767,7 +845,10 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let r = build_request(&batch, &requested, &HashMap::new(), &FetchOptions::default(), 12);
+        let wanted = wanted_in_order(&batch, &requested);
+        let plan = FetchSession::default().next_request(&wanted);
+        let r = build_request(&wanted, &plan, &HashMap::new(), &FetchOptions::default(), 12);
+        assert_eq!((r.session_id, r.session_epoch), (Some(0), Some(0)));
         let shape: Shape<'_> = r
             .topics
             .iter()
@@ -788,5 +869,49 @@ mod tests {
             ]
         );
         assert_eq!(r.isolation_level, Some(READ_UNCOMMITTED));
+    }
+
+    fn want(p: i32, position: i64) -> (TopicPartition, PartitionFetch) {
+        (
+            TopicPartition::new("t", p),
+            PartitionFetch { fetch_offset: position, max_bytes: 100, leader_epoch: None },
+        )
+    }
+
+    #[test]
+    fn an_incremental_fetch_lists_only_moved_partitions_and_forgets_finished_ones() {
+        let mut session = FetchSession::default();
+        let first = session.next_request(&[want(0, 5), want(1, 6), want(2, 7)]);
+        session.answered(&first, 77);
+        // Partition 0 moved on, 1 did not, 2 is finished.
+        let wanted = [want(0, 9), want(1, 6)];
+        let plan = session.next_request(&wanted);
+        let r = build_request(&wanted, &plan, &HashMap::new(), &FetchOptions::default(), 12);
+        assert_eq!((r.session_id, r.session_epoch), (Some(77), Some(1)));
+        let sent: Vec<(i32, i64)> = r
+            .topics
+            .iter()
+            .flat_map(|t| t.partitions.iter().map(|p| (p.partition, p.fetch_offset)))
+            .collect();
+        assert_eq!(sent, [(0, 9)]);
+        let forgotten = r.forgotten_topics_data.unwrap_or_default();
+        assert_eq!(forgotten.len(), 1);
+        assert_eq!(
+            (forgotten[0].topic.as_deref(), forgotten[0].partitions.as_slice()),
+            (Some("t"), &[2][..])
+        );
+    }
+
+    #[test]
+    fn a_broker_below_fetch_v7_gets_every_partition_without_a_session() {
+        let mut session = FetchSession::default();
+        let first = session.next_request(&[want(0, 5), want(1, 6)]);
+        session.answered(&first, 77);
+        let wanted = [want(0, 9), want(1, 6)];
+        let plan = session.next_request(&wanted);
+        let r = build_request(&wanted, &plan, &HashMap::new(), &FetchOptions::default(), 6);
+        assert_eq!((r.session_id, r.session_epoch), (Some(0), Some(-1)));
+        assert_eq!(r.topics.iter().map(|t| t.partitions.len()).sum::<usize>(), 2);
+        assert_eq!(r.forgotten_topics_data, Some(Vec::new()));
     }
 }

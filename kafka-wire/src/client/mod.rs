@@ -14,6 +14,7 @@ mod coordinator;
 mod deadline;
 mod error;
 mod fetch;
+mod fetch_session;
 mod groups;
 mod kafka_release;
 mod metadata;

@@ -25,7 +25,8 @@ use bytes::Bytes;
 
 use super::compression::{self, Compression, COMPRESSION_MASK};
 use super::control::{ControlRecordKey, ControlRecordType};
-use super::{varint, Budget, Cursor, DecodeOptions, RecordEncodeError};
+use super::view::{check_count, RawBatch, Records};
+use super::{varint, Budget, DecodeOptions, RecordEncodeError};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::error::{DecodeError, DecodeErrorKind, EncodeError};
 
@@ -36,12 +37,7 @@ pub const LOG_OVERHEAD: usize = 12;
 /// The magic byte of this format.
 pub const MAGIC: i8 = 2;
 /// Where the CRC-covered bytes start.
-const CRC_START: usize = 21;
-/// The smallest possible record: length, attributes, timestamp delta, offset delta, key
-/// length, value length and header count, one byte each.
-const MIN_RECORD_LEN: usize = 7;
-/// The smallest possible header: key length and value length.
-const MIN_HEADER_LEN: usize = 2;
+pub(crate) const CRC_START: usize = 21;
 
 /// `max_timestamp`/`base_timestamp` meaning: set by the producer or by the broker on append.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -261,68 +257,36 @@ impl RecordBatch {
     }
 
     /// Parses a buffer holding exactly one batch (its length field already checked against
-    /// the buffer). `base` is the buffer's absolute offset, for errors.
+    /// the buffer). `base` is the buffer's absolute offset, for errors. The records are read
+    /// by the same reader as [`BatchView`](super::BatchView)'s, then made owning: keys and values become
+    /// slices of `bytes` (uncompressed) or of the one decompressed buffer.
     pub(crate) fn parse(
         bytes: &Bytes,
         base: usize,
         opts: &DecodeOptions,
         budget: &mut Budget,
     ) -> DecodeResult<Self> {
-        let mut c = Cursor::new(bytes, base);
-        let base_offset = c.i64("base_offset")?;
-        c.i32("batch_length")?;
-        let partition_leader_epoch = c.i32("partition_leader_epoch")?;
-        let magic = c.i8("magic")?;
-        if magic != MAGIC {
-            return Err(c.error(
-                DecodeErrorKind::Invalid(format!("record batch magic {magic}, expected 2")),
-                "magic",
-            ));
-        }
-        let stored = c.u32("crc")?;
-        if opts.verify_crc {
-            let computed = crc32c::crc32c(bytes.get(CRC_START..).unwrap_or_default());
-            if computed != stored {
-                return Err(c.error(DecodeErrorKind::CrcMismatch { stored, computed }, "crc"));
-            }
-        }
-        let bits = c.i16("attributes")?;
-        let attributes = BatchAttributes::from_bits(bits)
-            .map_err(|id| c.error(DecodeErrorKind::UnsupportedCompression(id), "attributes"))?;
-        let last_offset_delta = c.i32("last_offset_delta")?;
-        let base_timestamp = c.i64("base_timestamp")?;
-        let max_timestamp = c.i64("max_timestamp")?;
-        let producer_id = c.i64("producer_id")?;
-        let producer_epoch = c.i16("producer_epoch")?;
-        let base_sequence = c.i32("base_sequence")?;
-        let count_at = c.pos();
-        let record_count = c.i32("record_count")?;
-        let count = usize::try_from(record_count).map_err(|_| {
-            DecodeError::new(
-                DecodeErrorKind::NegativeLength(i64::from(record_count)),
-                "record_count",
-                base + count_at,
-            )
-        })?;
-        let records_at = base + c.pos();
-        let body = c.take(c.remaining(), "records")?;
-        let records = match attributes.compression {
-            Compression::None => read_records(&body, records_at, count)?,
-            codec => {
-                let plain = budget.decompress(codec, &body, "records", records_at)?;
-                read_records(&plain, records_at, count)?
-            }
+        let raw = RawBatch::parse(bytes, base, opts)?;
+        let body = match raw.header.attributes.compression {
+            Compression::None => bytes.slice_ref(raw.body),
+            codec => Bytes::from(budget.decompress(codec, raw.body, "records", raw.records_at)?),
         };
+        check_count(&body, raw.count, raw.records_at)?;
+        let mut records = Vec::with_capacity(raw.count);
+        for r in Records::new(&body, raw.records_at, raw.count) {
+            records.push(r?.to_record_in(&body));
+        }
+        let h = raw.header;
         Ok(Self {
-            base_offset,
-            partition_leader_epoch,
-            attributes,
-            last_offset_delta,
-            base_timestamp,
-            max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
+            base_offset: h.base_offset,
+            partition_leader_epoch: h.partition_leader_epoch,
+            attributes: h.attributes,
+            last_offset_delta: h.last_offset_delta,
+            base_timestamp: h.base_timestamp,
+            max_timestamp: h.max_timestamp,
+            producer_id: h.producer_id,
+            producer_epoch: h.producer_epoch,
+            base_sequence: h.base_sequence,
             records,
         })
     }
@@ -373,72 +337,6 @@ impl RecordBatch {
         self.encode(&mut out)?;
         Ok(Bytes::from(out))
     }
-}
-
-/// Reads exactly `count` records filling `data`. The count is checked against the bytes
-/// before the vector is sized, so a 61-byte batch claiming 2^31 records fails here at once.
-fn read_records(data: &Bytes, base: usize, count: usize) -> DecodeResult<Vec<Record>> {
-    let mut c = Cursor::new(data, base);
-    if count > c.remaining() / MIN_RECORD_LEN {
-        return Err(c.error(
-            DecodeErrorKind::LengthExceedsInput { claimed: count as u64, available: c.remaining() },
-            "record_count",
-        ));
-    }
-    let mut records = Vec::with_capacity(count);
-    for _ in 0..count {
-        records.push(read_record(&mut c)?);
-    }
-    if c.remaining() != 0 {
-        return Err(c.error(DecodeErrorKind::TrailingBytes(c.remaining()), "records"));
-    }
-    Ok(records)
-}
-
-#[inline]
-fn read_record(c: &mut Cursor<'_>) -> DecodeResult<Record> {
-    let len = c.varint("record.length")?;
-    let len = usize::try_from(len)
-        .map_err(|_| c.error(DecodeErrorKind::NegativeLength(i64::from(len)), "record.length"))?;
-    let outer_end = c.limit(len, "record.length")?;
-    let attributes = c.i8("record.attributes")?;
-    let timestamp_delta = c.varlong("record.timestamp_delta")?;
-    let offset_delta = c.varint("record.offset_delta")?;
-    let key = c.varint_bytes("record.key")?;
-    let value = c.varint_bytes("record.value")?;
-    let header_count = c.varint("record.headers")?;
-    let headers = match header_count {
-        0 => Vec::new(),
-        n => read_headers(c, n)?,
-    };
-    c.unlimit(outer_end, "record")?;
-    Ok(Record { attributes, timestamp_delta, offset_delta, key, value, headers })
-}
-
-fn read_headers(c: &mut Cursor<'_>, count: i32) -> DecodeResult<Vec<Header>> {
-    let count = usize::try_from(count)
-        .map_err(|_| c.error(DecodeErrorKind::NegativeLength(i64::from(count)), "record.headers"))?;
-    if count > c.remaining() / MIN_HEADER_LEN {
-        return Err(c.error(
-            DecodeErrorKind::LengthExceedsInput { claimed: count as u64, available: c.remaining() },
-            "record.headers",
-        ));
-    }
-    let mut headers = Vec::with_capacity(count);
-    for _ in 0..count {
-        let key_len = c.varint("record.headers.key")?;
-        let key_len = usize::try_from(key_len).map_err(|_| {
-            c.error(DecodeErrorKind::NegativeLength(i64::from(key_len)), "record.headers.key")
-        })?;
-        let at = c.pos();
-        let raw = c.take_slice(key_len, "record.headers.key")?;
-        let key = std::str::from_utf8(raw)
-            .map_err(|_| c.error_at(DecodeErrorKind::InvalidUtf8, "record.headers.key", at))?
-            .to_owned();
-        let value = c.varint_bytes("record.headers.value")?;
-        headers.push(Header { key, value });
-    }
-    Ok(headers)
 }
 
 fn too_long(field: &'static str, len: usize) -> RecordEncodeError {

@@ -214,9 +214,9 @@ pub(crate) fn read_entry(
     }
     let attributes = c.i8("attributes")?;
     let timestamp = if magic == 1 { Some(c.i64("timestamp")?) } else { None };
-    let key = c.i32_bytes("key")?;
+    let key = c.i32_slice("key")?.map(|k| bytes.slice_ref(k));
     let value_at = c.pos();
-    let value = c.i32_bytes("value")?;
+    let value = c.i32_slice("value")?.map(|v| bytes.slice_ref(v));
     if c.remaining() != 0 {
         return Err(c.error(DecodeErrorKind::TrailingBytes(c.remaining()), "message"));
     }
@@ -243,14 +243,14 @@ pub(crate) fn read_entry(
         ));
     };
     let inner_at = base + value_at + 4;
-    let plain = if magic == 0 && codec == Compression::Lz4 {
+    let plain = Bytes::from(if magic == 0 && codec == Compression::Lz4 {
         // Kafka writes magic-0 LZ4 frames with a non-standard header checksum (KAFKA-3160).
         let mut frame = compressed.to_vec();
         compression::lz4_legacy_header_checksum(&mut frame, false);
         budget.decompress(codec, &frame, "value", inner_at)?
     } else {
         budget.decompress(codec, compressed, "value", inner_at)?
-    };
+    });
     let first = out.len();
     read_inner_set(&plain, inner_at, opts, budget, depth + 1, out)?;
     let Some(inner) = out.get_mut(first..).filter(|inner| !inner.is_empty()) else {

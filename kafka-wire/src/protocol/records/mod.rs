@@ -51,8 +51,6 @@
 
 use std::fmt;
 
-use bytes::Bytes;
-
 use super::error::{DecodeError, DecodeErrorKind, EncodeError};
 
 pub(crate) mod batch;
@@ -60,12 +58,14 @@ pub mod compression;
 pub(crate) mod control;
 pub mod legacy;
 pub(crate) mod set;
+pub(crate) mod view;
 
 pub use batch::{BatchAttributes, Header, Record, RecordBatch, TimestampType};
 pub use compression::Compression;
 pub use control::{ControlRecordKey, ControlRecordType, EndTransactionMarker};
 pub use legacy::{LegacyBatch, LegacyMessage};
 pub use set::{RecordSet, RecordSetBatch};
+pub use view::{BatchHeader, BatchView, HeaderIter, HeaderView, Headers, RecordView, Records};
 
 /// Limits applied while decoding record data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,11 +149,11 @@ impl Budget {
         input: &[u8],
         field: &'static str,
         offset: usize,
-    ) -> Result<Bytes, DecodeError> {
+    ) -> Result<Vec<u8>, DecodeError> {
         match compression::decompress(codec, input, self.left) {
             Ok(out) => {
                 self.left -= out.len();
-                Ok(Bytes::from(out))
+                Ok(out)
             }
             Err(DecodeErrorKind::DecompressedTooLarge { .. }) => {
                 Err(DecodeError::new(DecodeErrorKind::DecompressedTooLarge { max: self.max }, field, offset))
@@ -165,12 +165,13 @@ impl Budget {
 
 /// A read cursor over a byte slice, for the record formats' hot loops: the same contract as
 /// [`crate::protocol::Decoder`] (every read checked, errors name the field and the absolute
-/// offset) with inlined varints and slicing of the owning [`Bytes`] for zero-copy keys and
-/// values. The slice is a delimited region (a batch, a record), so running past its end is
+/// offset) with inlined varints; keys and values come out as borrowed slices of the input
+/// (an owning caller turns them into [`bytes::Bytes`] with `Bytes::slice_ref` on the buffer it
+/// holds). The slice is a delimited region (a batch, a record), so running past its end is
 /// malformed input ([`DecodeErrorKind::LengthExceedsInput`]), not "incomplete".
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Cursor<'a> {
-    data: &'a Bytes,
+    data: &'a [u8],
     /// Reads stop here (a record's end, not necessarily `data.len()`).
     end: usize,
     pos: usize,
@@ -179,7 +180,7 @@ pub(crate) struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    pub(crate) fn new(data: &'a Bytes, base: usize) -> Self {
+    pub(crate) fn new(data: &'a [u8], base: usize) -> Self {
         Self { data, end: data.len(), pos: 0, base }
     }
 
@@ -257,20 +258,31 @@ impl<'a> Cursor<'a> {
     /// Unsigned LEB128 of at most `max_bytes` bytes.
     #[inline]
     fn uvar(&mut self, max_bytes: usize, field: &'static str) -> Result<u64, DecodeError> {
-        // One-byte values (lengths under 64, small deltas) are the common case.
-        if let Some(&b) = self.data.get(self.pos) {
-            if b < 0x80 && self.pos < self.end {
+        let rest = self.data.get(self.pos..self.end).unwrap_or_default();
+        // One- and two-byte values (lengths under 16 KiB, deltas of a batch) are the common
+        // case: read without a loop.
+        match rest {
+            [b0, ..] if *b0 < 0x80 => {
                 self.pos += 1;
-                return Ok(u64::from(b));
+                return Ok(u64::from(*b0));
             }
+            [b0, b1, ..] if *b1 < 0x80 => {
+                self.pos += 2;
+                return Ok(u64::from(b0 & 0x7f) | (u64::from(*b1) << 7));
+            }
+            _ => {}
         }
         let mut value: u64 = 0;
-        for i in 0..max_bytes {
-            let [byte] = self.fixed::<1>(field)?;
+        for (i, &byte) in rest.iter().take(max_bytes).enumerate() {
             value |= u64::from(byte & 0x7f) << (7 * i);
             if byte & 0x80 == 0 {
+                self.pos += i + 1;
                 return Ok(value);
             }
+        }
+        if rest.len() < max_bytes {
+            // Ran out of bytes before the last one (high bit clear) arrived.
+            return Err(self.overrun(rest.len() + 1, field));
         }
         Err(self.error(DecodeErrorKind::VarintTooLong, field))
     }
@@ -290,44 +302,39 @@ impl<'a> Cursor<'a> {
         Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
     }
 
-    /// The next `n` bytes as a zero-copy slice of the owning buffer.
-    #[inline]
-    pub(crate) fn take(&mut self, n: usize, field: &'static str) -> Result<Bytes, DecodeError> {
-        if n > self.remaining() {
-            return Err(self.overrun(n, field));
-        }
-        let out = self.data.slice(self.pos..self.pos + n);
-        self.pos += n;
-        Ok(out)
+    /// The bytes from relative position `start` up to the cursor.
+    pub(crate) fn slice_from(&self, start: usize) -> &'a [u8] {
+        self.data.get(start..self.pos).unwrap_or_default()
     }
 
-    /// The next `n` bytes borrowed.
+    /// The next `n` bytes, borrowed from the input.
+    #[inline]
     pub(crate) fn take_slice(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
-        if n > self.remaining() {
-            return Err(self.overrun(n, field));
+        match self.data.get(self.pos..self.end).and_then(|rest| rest.get(..n)) {
+            Some(out) => {
+                self.pos += n;
+                Ok(out)
+            }
+            None => Err(self.overrun(n, field)),
         }
-        let data: &'a Bytes = self.data;
-        let out = &data[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(out)
     }
 
     /// A varint length then that many bytes; −1 is null, other negatives are errors.
     #[inline]
-    pub(crate) fn varint_bytes(&mut self, field: &'static str) -> Result<Option<Bytes>, DecodeError> {
+    pub(crate) fn varint_slice(&mut self, field: &'static str) -> Result<Option<&'a [u8]>, DecodeError> {
         match self.varint(field)? {
             -1 => Ok(None),
             n if n < 0 => Err(self.error(DecodeErrorKind::NegativeLength(i64::from(n)), field)),
-            n => self.take(n as usize, field).map(Some),
+            n => self.take_slice(n as usize, field).map(Some),
         }
     }
 
     /// An i32 length then that many bytes (legacy messages); −1 is null.
-    pub(crate) fn i32_bytes(&mut self, field: &'static str) -> Result<Option<Bytes>, DecodeError> {
+    pub(crate) fn i32_slice(&mut self, field: &'static str) -> Result<Option<&'a [u8]>, DecodeError> {
         match self.i32(field)? {
             -1 => Ok(None),
             n if n < 0 => Err(self.error(DecodeErrorKind::NegativeLength(i64::from(n)), field)),
-            n => self.take(n as usize, field).map(Some),
+            n => self.take_slice(n as usize, field).map(Some),
         }
     }
 }

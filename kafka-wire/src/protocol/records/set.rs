@@ -46,68 +46,106 @@ pub struct RecordSet {
     pub truncated_tail_bytes: usize,
 }
 
+/// One complete entry of a `records` field, not yet decoded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry<'a> {
+    /// Where the entry starts in `records`, for errors.
+    pub(crate) at: usize,
+    /// 2 for a batch, 0 or 1 for a legacy message (any other value is refused).
+    pub(crate) magic: i8,
+    /// The whole entry, offset and size included.
+    pub(crate) bytes: &'a [u8],
+}
+
+/// Splits a `records` field into its complete entries by their size fields alone (nothing is
+/// decompressed or checked beyond the sizes and the magic). After the last complete entry,
+/// [`Entries::truncated_tail_bytes`] says how much of a cut-short entry followed.
+#[derive(Debug)]
+pub(crate) struct Entries<'a> {
+    c: Cursor<'a>,
+    tail: usize,
+}
+
+impl<'a> Entries<'a> {
+    pub(crate) fn new(records: &'a [u8]) -> Self {
+        Self { c: Cursor::new(records, 0), tail: 0 }
+    }
+
+    /// Bytes at the end that are the start of an entry the broker cut short; meaningful once
+    /// [`Entries::next_entry`] returned `Ok(None)`.
+    pub(crate) fn truncated_tail_bytes(&self) -> usize {
+        self.tail
+    }
+
+    /// The next complete entry, `Ok(None)` at the end or at a cut-short tail.
+    pub(crate) fn next_entry(&mut self) -> DecodeResult<Option<Entry<'a>>> {
+        let c = &mut self.c;
+        let at = c.pos();
+        let rest = c.remaining();
+        if rest == 0 {
+            return Ok(None);
+        }
+        if rest < LOG_OVERHEAD {
+            self.tail = rest;
+            return Ok(None);
+        }
+        let mut peek = c.clone();
+        peek.i64("offset")?;
+        let size = peek.i32("batch_length")?;
+        let size = match usize::try_from(size) {
+            Ok(n) if n >= MIN_MESSAGE_SIZE_V0 => n,
+            _ => {
+                return Err(c.error_at(
+                    DecodeErrorKind::Invalid(format!(
+                        "entry size {size} is below the {MIN_MESSAGE_SIZE_V0}-byte minimum"
+                    )),
+                    "batch_length",
+                    at + 8,
+                ))
+            }
+        };
+        let total = LOG_OVERHEAD + size;
+        if total > rest {
+            self.tail = rest;
+            return Ok(None);
+        }
+        let bytes = c.take_slice(total, "batch")?;
+        let magic = bytes.get(HEADER_UP_TO_MAGIC - 1).map_or(-1, |&m| m as i8);
+        match magic {
+            2 if total < RECORD_BATCH_OVERHEAD => Err(c.error_at(
+                DecodeErrorKind::Invalid(format!(
+                    "record batch of {total} bytes is shorter than its {RECORD_BATCH_OVERHEAD}-byte header"
+                )),
+                "batch_length",
+                at + 8,
+            )),
+            0..=2 => Ok(Some(Entry { at, magic, bytes })),
+            m => Err(c.error_at(
+                DecodeErrorKind::Invalid(format!("unknown record format magic {m}")),
+                "magic",
+                at + HEADER_UP_TO_MAGIC - 1,
+            )),
+        }
+    }
+}
+
 impl RecordSet {
     /// Decodes every complete entry. Byte offsets in errors count from the start of `records`.
     pub fn decode(records: &Bytes, opts: &DecodeOptions) -> DecodeResult<Self> {
         let mut budget = Budget::new(opts);
         let mut batches = Vec::new();
-        let mut c = Cursor::new(records, 0);
-        while c.remaining() > 0 {
-            let at = c.pos();
-            let rest = c.remaining();
-            if rest < LOG_OVERHEAD {
-                return Ok(Self { batches, truncated_tail_bytes: rest });
-            }
-            c.i64("offset")?;
-            let size = c.i32("batch_length")?;
-            let size = match usize::try_from(size) {
-                Ok(n) if n >= MIN_MESSAGE_SIZE_V0 => n,
-                _ => {
-                    return Err(c.error_at(
-                        DecodeErrorKind::Invalid(format!(
-                            "entry size {size} is below the {MIN_MESSAGE_SIZE_V0}-byte minimum"
-                        )),
-                        "batch_length",
-                        at + 8,
-                    ))
-                }
-            };
-            let total = LOG_OVERHEAD + size;
-            if total > rest {
-                return Ok(Self { batches, truncated_tail_bytes: rest });
-            }
-            debug_assert!(total >= HEADER_UP_TO_MAGIC);
-            c.take_slice(size, "batch")?;
-            let entry = records.slice(at..at + total);
-            let magic = entry.get(HEADER_UP_TO_MAGIC - 1).map_or(-1, |&m| m as i8);
-            match magic {
-                2 => {
-                    if total < RECORD_BATCH_OVERHEAD {
-                        return Err(c.error_at(
-                            DecodeErrorKind::Invalid(format!(
-                                "record batch of {total} bytes is shorter than its {RECORD_BATCH_OVERHEAD}-byte header"
-                            )),
-                            "batch_length",
-                            at + 8,
-                        ));
-                    }
-                    batches.push(RecordSetBatch::V2(RecordBatch::parse(&entry, at, opts, &mut budget)?));
-                }
-                0 | 1 => {
-                    let mut messages = Vec::new();
-                    let compression = legacy::read_entry(&entry, at, opts, &mut budget, 0, &mut messages)?;
-                    batches.push(RecordSetBatch::Legacy(LegacyBatch { compression, messages }));
-                }
-                m => {
-                    return Err(c.error_at(
-                        DecodeErrorKind::Invalid(format!("unknown record format magic {m}")),
-                        "magic",
-                        at + HEADER_UP_TO_MAGIC - 1,
-                    ))
-                }
+        let mut entries = Entries::new(records);
+        while let Some(entry) = entries.next_entry()? {
+            let bytes = records.slice_ref(entry.bytes);
+            if entry.magic == 2 {
+                batches.push(RecordSetBatch::V2(RecordBatch::parse(&bytes, entry.at, opts, &mut budget)?));
+            } else {
+                let mut messages = Vec::new();
+                let compression = legacy::read_entry(&bytes, entry.at, opts, &mut budget, 0, &mut messages)?;
+                batches.push(RecordSetBatch::Legacy(LegacyBatch { compression, messages }));
             }
         }
-        Ok(Self { batches, truncated_tail_bytes: 0 })
+        Ok(Self { batches, truncated_tail_bytes: entries.truncated_tail_bytes() })
     }
 
     /// The offset to fetch next: after the last complete entry.

@@ -1,0 +1,118 @@
+//! Incremental fetch sessions (KIP-227) against the real cluster: a read of 1,000 partitions
+//! in many rounds sends one full Fetch per broker, then only incremental ones listing the
+//! partitions that moved, and every record arrives.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kafka_wire::client::{
+    Client, ClientConfig, Direction, FetchOptions, FetchRange, NewTopic, TopicPartition,
+};
+use kafka_wire::protocol::ApiKey;
+
+use crate::support;
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+const PARTITIONS: i32 = 1_000;
+const PER_PARTITION: i64 = 3;
+
+/// One traced Fetch request: its broker, session epoch and how many partitions it listed.
+#[derive(Debug, Clone)]
+struct SentFetch {
+    broker: String,
+    session_epoch: i64,
+    partitions: usize,
+}
+
+/// The number after `field: Some(` in a `Debug` rendering.
+fn some_number(text: &str, field: &str) -> Option<i64> {
+    let start = text.find(&format!("{field}: Some("))? + field.len() + 7;
+    let digits: String = text[start..].chars().take_while(|c| *c == '-' || c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+#[test]
+fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then_incremental_ones() {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = support::unique("fetch-sessions");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let sent: Arc<Mutex<Vec<SentFetch>>> = Arc::default();
+    let client = runtime.block_on(async {
+        let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
+        let sink = Arc::clone(&sent);
+        config.trace = Some(Arc::new(move |event| {
+            if event.direction == Direction::Request && event.api == ApiKey::FETCH {
+                let text = format!("{:?}", event.decoded);
+                sink.lock().unwrap().push(SentFetch {
+                    broker: event.broker.to_owned(),
+                    session_epoch: some_number(&text, "session_epoch").unwrap_or(-1),
+                    partitions: text.matches("FetchPartition {").count(),
+                });
+            }
+        }));
+        let client = Client::connect(config).await.unwrap();
+        let created = client.create_topics(&[NewTopic::new(&topic, PARTITIONS, 1)], TIMEOUT).await;
+        created[&topic].as_ref().unwrap_or_else(|e| panic!("create {topic}: {e}"));
+        client
+    });
+    support::produce_with_kafka(&cluster, &topic, (PARTITIONS as u32) * PER_PARTITION as u32, 100);
+
+    let ranges: Vec<FetchRange> = (0..PARTITIONS)
+        .map(|p| FetchRange::new(TopicPartition::new(topic.as_str(), p), 0, PER_PARTITION))
+        .collect();
+    // 16 KiB per response: ~500 KB of records take many rounds per broker.
+    let options = FetchOptions { max_bytes: 16 * 1024, timeout: TIMEOUT, ..FetchOptions::default() };
+    let fetched = runtime.block_on(client.fetch_range(&ranges, &options));
+
+    assert_eq!(fetched.len(), PARTITIONS as usize);
+    for (tp, result) in &fetched {
+        let part = result.as_ref().unwrap_or_else(|e| panic!("{tp}: {e}"));
+        let offsets: Vec<i64> = part.records.iter().map(|r| r.offset).collect();
+        assert_eq!(offsets, (0..PER_PARTITION).collect::<Vec<_>>(), "{tp}");
+        assert!(part.records.iter().all(|r| r.value.as_ref().is_some_and(|v| v.len() == 100)), "{tp}");
+    }
+
+    let sent = sent.lock().unwrap().clone();
+    let mut full: HashMap<&str, usize> = HashMap::new();
+    let mut incremental = 0;
+    for f in &sent {
+        match f.session_epoch {
+            0 => *full.entry(f.broker.as_str()).or_default() += 1,
+            e if e > 0 => {
+                incremental += 1;
+                assert!(
+                    f.partitions < PARTITIONS as usize,
+                    "an incremental fetch listed every partition: {f:?}"
+                );
+            }
+            e => panic!("a sessionless fetch (epoch {e}) to a Kafka 4 broker: {f:?}"),
+        }
+    }
+    eprintln!(
+        "{} Fetch requests: {} full ({full:?}), {incremental} incremental; partitions listed: {:?}",
+        sent.len(),
+        full.values().sum::<usize>(),
+        sent.iter().map(|f| f.partitions).collect::<Vec<_>>()
+    );
+    assert!(full.values().all(|&n| n == 1), "more than one full fetch to a broker: {full:?}");
+    assert!(incremental > full.len(), "expected many rounds of incremental fetches, got {incremental}");
+
+    // `kwire consume` reads the partitions one after another through one client: with
+    // `--trace`, the first Fetch to each broker opens its session and every later one is
+    // incremental (the new partition sent, the previous one forgotten).
+    let out = support::kwire(&cluster, &["--trace", "consume", &topic]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    assert_eq!(support::stdout(&out).lines().count(), (PARTITIONS as usize) * PER_PARTITION as usize);
+    let epochs: Vec<i64> = support::stderr(&out)
+        .split("\"session_epoch\":")
+        .skip(1)
+        .filter_map(|rest| rest.split(|c: char| c != '-' && !c.is_ascii_digit()).next()?.parse().ok())
+        .collect();
+    let cli_full = epochs.iter().filter(|&&e| e == 0).count();
+    let cli_incremental = epochs.iter().filter(|&&e| e > 0).count();
+    eprintln!("kwire --trace consume: {cli_full} full and {cli_incremental} incremental Fetch requests");
+    assert_eq!(cli_full, cluster.brokers().len(), "one full fetch per broker: {epochs:?}");
+    assert!(cli_incremental >= PARTITIONS as usize - cli_full, "{cli_incremental} incremental fetches");
+    assert!(epochs.iter().all(|&e| e >= 0), "a sessionless fetch: {epochs:?}");
+}
