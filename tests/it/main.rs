@@ -21,6 +21,7 @@ mod client_admin;
 mod client_differential;
 mod client_faults;
 mod client_produce_fetch;
+mod client_producer;
 mod client_routing;
 mod client_throttle;
 mod client_versions;

@@ -6,6 +6,7 @@
 //! `from` and excludes `until`, and a partition's high watermark is the offset one past its last
 //! committed record. Times are milliseconds since the Unix epoch unless a type says otherwise.
 
+mod accumulator;
 mod address;
 mod admin;
 mod cluster;
@@ -21,8 +22,10 @@ mod negotiate;
 mod offsets;
 mod partitioner;
 mod produce;
+mod producer;
 mod retry;
 mod router;
+mod sender;
 mod sync;
 mod trace;
 
@@ -36,5 +39,6 @@ pub use negotiate::BrokerVersions;
 pub use offsets::{Isolation, ListedOffset, LogRange, OffsetQuery};
 pub use partitioner::partition_for_key;
 pub use produce::{Acks, ProduceOptions, ProduceRecord, Produced, ProducedByKey};
+pub use producer::{DeliveryFuture, Producer, ProducerConfig, RecordMetadata};
 pub use router::{LeaderAnswer, LeaderBatch, LeaderTarget, PartitionResults, TopicPartition};
 pub use trace::{Direction, TraceEvent, TraceHook};

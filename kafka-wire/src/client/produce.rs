@@ -118,7 +118,7 @@ impl ProduceRecord {
 }
 
 /// What a leader said about one partition's batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Produced {
     /// Offset of the batch's first record; the others follow in order. `None` with
     /// [`Acks::NoResponse`].

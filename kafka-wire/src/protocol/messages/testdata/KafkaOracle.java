@@ -52,7 +52,8 @@ import org.apache.kafka.common.protocol.types.*;
 public class KafkaOracle {
     static final String[] APIS = {"ListOffsets", "FindCoordinator", "OffsetFetch", "OffsetCommit", "ListGroups",
         "DescribeGroups", "CreateTopics", "DeleteTopics", "CreatePartitions", "DeleteRecords", "OffsetForLeaderEpoch",
-        "OffsetDelete", "SaslHandshake", "SaslAuthenticate", "ApiVersions", "Metadata", "Fetch", "Produce"};
+        "OffsetDelete", "SaslHandshake", "SaslAuthenticate", "ApiVersions", "Metadata", "Fetch", "Produce",
+        "InitProducerId"};
     static Random rnd;
 
     static String str() {
