@@ -78,7 +78,7 @@ fn keyed(i: usize) -> ProduceRecord {
 async fn send_all(producer: &Producer, topic: &str, count: usize) -> Vec<Result<(), ClientError>> {
     let mut deliveries = Vec::with_capacity(count);
     for i in 0..count {
-        deliveries.push(producer.send(topic, keyed(i)).await.unwrap());
+        deliveries.push(producer.send(topic, keyed(i)).await.unwrap_or_else(|e| panic!("send {i}: {e:?}")));
     }
     producer.flush().await;
     let mut results = Vec::with_capacity(count);
@@ -176,15 +176,32 @@ async fn client_through_proxies(cluster: &support::Cluster) -> (Arc<Client>, Vec
     (Arc::new(Client::connect(config).await.unwrap()), proxies)
 }
 
-/// Cuts one response of every proxy, over and over, until `stop`.
-fn keep_cutting(proxies: &[Proxy], stop: &AtomicBool) {
-    while !stop.load(Ordering::SeqCst) {
-        for p in proxies {
-            p.once(Fault::Cut);
-        }
-        std::thread::sleep(Duration::from_millis(40));
+/// Sets the flag when dropped, so the cutting thread stops even when the test panics.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
     }
 }
+
+/// Cuts one response in every [`CUT_EVERY`] of each proxy (mostly Produce responses while
+/// records flow, each after the broker appended the batch), until `stop`.
+fn keep_cutting(proxies: &[Proxy], stop: &AtomicBool) {
+    let mut armed_at: Vec<usize> = proxies.iter().map(Proxy::frames).collect();
+    while !stop.load(Ordering::SeqCst) {
+        for (p, at) in proxies.iter().zip(&mut armed_at) {
+            if p.frames() >= *at + CUT_EVERY {
+                p.once(Fault::Cut);
+                *at = p.frames();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// One response in this many is cut.
+const CUT_EVERY: usize = 25;
 
 /// Produces `count` keyed records with connections cut after requests reached the broker;
 /// returns what was read back and how many connections the proxies saw.
@@ -200,6 +217,7 @@ fn produce_through_cuts(
     let stop = AtomicBool::new(false);
     let (results, read) = std::thread::scope(|s| {
         s.spawn(|| keep_cutting(&proxies, &stop));
+        let stopper = StopOnDrop(&stop);
         let results = rt.block_on(async {
             let config =
                 ProducerConfig { idempotence, linger: Duration::from_millis(2), ..ProducerConfig::default() };
@@ -208,7 +226,7 @@ fn produce_through_cuts(
             producer.close().await;
             results
         });
-        stop.store(true, Ordering::SeqCst);
+        drop(stopper);
         let read = rt.block_on(read_back(&direct, &topic, 3));
         (results, read)
     });

@@ -32,9 +32,11 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::accumulator::{record_size, BatchOutcome, PartitionQueue};
 use super::cluster::Client;
+use super::deadline::deadline_after;
 use super::error::ClientError;
 use super::partitioner::partition_for_key;
 use super::produce::{Acks, ProduceRecord};
+use super::retry::Backoff;
 use super::router::TopicPartition;
 use super::sender;
 use super::sync::lock;
@@ -346,11 +348,29 @@ impl Producer {
         state_open(&lock(&self.shared.state))
     }
 
+    /// The topic's partition count, from metadata asked for once per topic; a metadata
+    /// request that fails in a way a retry can help is retried until `delivery_timeout`.
     async fn partition_count(&self, topic: &str) -> Result<i32, ClientError> {
         if let Some(count) = lock(&self.shared.state).partition_counts.get(topic) {
             return Ok(*count);
         }
-        let metadata = self.shared.client.refresh_metadata(&[topic.to_owned()]).await?;
+        let deadline = deadline_after(self.shared.config.delivery_timeout);
+        let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
+        let metadata = loop {
+            match self.shared.client.refresh_metadata(&[topic.to_owned()]).await {
+                Ok(metadata) => break metadata,
+                Err(e) if e.is_retriable() => match backoff.next_wait() {
+                    Some(wait) => tokio::time::sleep(wait).await,
+                    None => {
+                        return Err(ClientError::DeadlineExceeded {
+                            what: format!("Metadata for {topic}"),
+                            last_error: Box::new(e),
+                        })
+                    }
+                },
+                Err(e) => return Err(e),
+            }
+        };
         let count = metadata
             .topic(topic)
             .filter(|t| t.error.is_ok() && !t.partitions.is_empty())
