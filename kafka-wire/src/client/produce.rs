@@ -5,7 +5,8 @@
 //! Not idempotent: a partition whose request got no answer (timeout, connection cut) is sent
 //! again, so its records may be appended twice (at least once). Errors that say the broker
 //! appended nothing (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ...) are retried
-//! without that risk.
+//! without that risk. For many records, exactly-once retries and more than one request in
+//! flight, use [`Producer`](super::Producer).
 //!
 //! ```no_run
 //! use bytes::Bytes;
