@@ -20,6 +20,14 @@ use crate::support;
 use crate::support::proxy::{Fault, Proxy};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
+/// Records of the idempotent run through cut connections (the 200,000).
+const IDEMPOTENT_RECORDS: usize = 200_000;
+/// Records of the run without idempotence: enough for cuts to land after appends.
+const PLAIN_RECORDS: usize = 50_000;
+/// `buffer_memory` of the back-pressure test.
+const BUFFER_LIMIT: usize = 8 * 1024 * 1024;
+/// Per partition, (key, value) text in offset order.
+type ReadBack = BTreeMap<i32, Vec<(String, String)>>;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
@@ -209,7 +217,7 @@ fn produce_through_cuts(
     cluster: &support::Cluster,
     idempotence: bool,
     count: usize,
-) -> (BTreeMap<i32, Vec<(String, String)>>, Vec<Result<(), ClientError>>, usize) {
+) -> (ReadBack, Vec<Result<(), ClientError>>, usize) {
     let rt = runtime();
     let (client, proxies) = rt.block_on(client_through_proxies(cluster));
     let direct = rt.block_on(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap())).unwrap();
@@ -237,14 +245,13 @@ fn produce_through_cuts(
 #[test]
 fn connections_cut_after_produce_requests_leave_every_record_once_and_in_order_when_idempotent() {
     let Some(cluster) = support::cluster() else { return };
-    const COUNT: usize = 200_000;
-    let (read, results, connections) = produce_through_cuts(&cluster, true, COUNT);
+    let (read, results, connections) = produce_through_cuts(&cluster, true, IDEMPOTENT_RECORDS);
     assert!(connections > 10, "the proxies cut only {connections} connections");
     let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).take(3).collect();
     assert!(failed.is_empty(), "records failed: {failed:?}");
     let total: usize = read.values().map(Vec::len).sum();
     assert_eq!(duplicates(&read), 0, "duplicated values");
-    assert_eq!(total, COUNT, "every record exactly once");
+    assert_eq!(total, IDEMPOTENT_RECORDS, "every record exactly once");
     // Per partition, each key's values in send order (values grow with the send index).
     for (p, records) in &read {
         let mut last: HashMap<&str, usize> = HashMap::new();
@@ -260,11 +267,10 @@ fn connections_cut_after_produce_requests_leave_every_record_once_and_in_order_w
 #[test]
 fn without_idempotence_the_same_cuts_append_records_twice() {
     let Some(cluster) = support::cluster() else { return };
-    const COUNT: usize = 50_000;
-    let (read, results, _) = produce_through_cuts(&cluster, false, COUNT);
+    let (read, results, _) = produce_through_cuts(&cluster, false, PLAIN_RECORDS);
     assert!(results.iter().all(Result::is_ok));
     let total: usize = read.values().map(Vec::len).sum();
-    assert!(duplicates(&read) > 0 && total > COUNT, "no duplicates among {total} records");
+    assert!(duplicates(&read) > 0 && total > PLAIN_RECORDS, "no duplicates among {total} records");
 }
 
 #[test]
@@ -273,9 +279,8 @@ fn a_full_buffer_makes_send_wait_while_no_broker_answers_and_memory_stays_under_
     runtime().block_on(async {
         let (client, proxies) = client_through_proxies(&cluster).await;
         let topic = new_topic(&client, "producer-full", 3).await;
-        const LIMIT: usize = 8 * 1024 * 1024;
         let config = ProducerConfig {
-            buffer_memory: LIMIT,
+            buffer_memory: BUFFER_LIMIT,
             delivery_timeout: Duration::from_secs(20),
             ..ProducerConfig::default()
         };
@@ -294,7 +299,11 @@ fn a_full_buffer_makes_send_wait_while_no_broker_answers_and_memory_stays_under_
                 Ok(d) => {
                     deliveries.push(d.unwrap());
                     sent += 1;
-                    assert!(producer.buffered_bytes() <= LIMIT, "{} bytes held", producer.buffered_bytes());
+                    assert!(
+                        producer.buffered_bytes() <= BUFFER_LIMIT,
+                        "{} bytes held",
+                        producer.buffered_bytes()
+                    );
                 }
                 Err(_) => break true,
             }
@@ -303,8 +312,8 @@ fn a_full_buffer_makes_send_wait_while_no_broker_answers_and_memory_stays_under_
             }
         };
         assert!(blocked, "send never waited after {sent} records of 1 KiB");
-        assert!(sent * 1024 > LIMIT * 3 / 4, "send waited after only {sent} records");
-        assert!(producer.buffered_bytes() <= LIMIT);
+        assert!(sent * 1024 > BUFFER_LIMIT * 3 / 4, "send waited after only {sent} records");
+        assert!(producer.buffered_bytes() <= BUFFER_LIMIT);
         drop(proxies); // no broker at all now: records fail at their delivery timeout
         let last = deliveries.pop().unwrap().wait().await.unwrap_err();
         assert!(matches!(last, ClientError::DeadlineExceeded { .. }), "{last}");

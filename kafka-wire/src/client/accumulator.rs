@@ -44,7 +44,8 @@ impl BatchOutcome {
 /// in flight, or waiting to be sent again).
 #[derive(Debug)]
 pub(crate) struct Batch {
-    pub(crate) batch: RecordBatch,
+    /// The records and batch header (producer id, epoch, base sequence) as they are encoded.
+    pub(crate) wire: RecordBatch,
     /// Bytes charged against the buffer, given back when the batch completes.
     pub(crate) bytes: usize,
     pub(crate) created: Instant,
@@ -60,7 +61,7 @@ pub(crate) struct Batch {
 impl Batch {
     fn new(now: Instant, base_timestamp: i64, compression: Compression) -> Self {
         Self {
-            batch: RecordBatch::new(0, base_timestamp, compression, Vec::new()),
+            wire: RecordBatch::new(0, base_timestamp, compression, Vec::new()),
             bytes: 0,
             created: now,
             retry_at: None,
@@ -71,27 +72,27 @@ impl Batch {
     }
 
     pub(crate) fn record_count(&self) -> i32 {
-        i32::try_from(self.batch.records.len()).unwrap_or(i32::MAX)
+        i32::try_from(self.wire.records.len()).unwrap_or(i32::MAX)
     }
 
     /// Whether sequence numbers were given to it (they stay across retries).
     pub(crate) fn has_sequence(&self) -> bool {
-        self.batch.base_sequence >= 0
+        self.wire.base_sequence >= 0
     }
 
     /// The sequence of its last record.
     pub(crate) fn last_sequence(&self) -> i32 {
-        self.batch.base_sequence.wrapping_add(self.record_count() - 1) & i32::MAX
+        self.wire.base_sequence.wrapping_add(self.record_count() - 1) & i32::MAX
     }
 
     fn push(&mut self, record: ProduceRecord, size: usize, now_ms: i64) -> i32 {
         let index = self.record_count();
         let timestamp = record.timestamp.unwrap_or(now_ms);
-        self.batch.max_timestamp = self.batch.max_timestamp.max(timestamp);
-        self.batch.last_offset_delta = index;
-        self.batch.records.push(Record {
+        self.wire.max_timestamp = self.wire.max_timestamp.max(timestamp);
+        self.wire.last_offset_delta = index;
+        self.wire.records.push(Record {
             attributes: 0,
-            timestamp_delta: timestamp.saturating_sub(self.batch.base_timestamp),
+            timestamp_delta: timestamp.saturating_sub(self.wire.base_timestamp),
             offset_delta: index,
             key: record.key,
             value: record.value,
@@ -103,7 +104,7 @@ impl Batch {
 }
 
 /// One partition's batches and sequence state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct PartitionQueue {
     open: Option<Batch>,
     /// Closed batches in send order: batches coming back for a retry first, by sequence.
@@ -118,11 +119,20 @@ pub(crate) struct PartitionQueue {
     pub(crate) retrying: bool,
 }
 
-impl PartitionQueue {
-    pub(crate) fn new() -> Self {
-        Self { last_acked: -1, ..Self::default() }
+impl Default for PartitionQueue {
+    fn default() -> Self {
+        Self {
+            open: None,
+            ready: VecDeque::new(),
+            in_flight: 0,
+            next_sequence: 0,
+            last_acked: -1,
+            retrying: false,
+        }
     }
+}
 
+impl PartitionQueue {
     /// Appends `record` (costing `size`), closing the open batch first when the record would
     /// take it past `batch_size`. Returns the record's batch outcome and its index in the batch.
     pub(crate) fn append(
@@ -137,7 +147,7 @@ impl PartitionQueue {
         let full = self
             .open
             .as_ref()
-            .is_some_and(|b| b.bytes + size > batch_size || b.batch.records.len() >= i32::MAX as usize);
+            .is_some_and(|b| b.bytes + size > batch_size || b.wire.records.len() >= i32::MAX as usize);
         if full {
             self.close_open();
         }
@@ -192,9 +202,9 @@ impl PartitionQueue {
         let mut batch = self.ready.pop_front()?;
         if let Some((id, epoch)) = producer {
             if !batch.has_sequence() {
-                batch.batch.producer_id = id;
-                batch.batch.producer_epoch = epoch;
-                batch.batch.base_sequence = self.next_sequence;
+                batch.wire.producer_id = id;
+                batch.wire.producer_epoch = epoch;
+                batch.wire.base_sequence = self.next_sequence;
                 self.next_sequence = self.next_sequence.wrapping_add(batch.record_count()) & i32::MAX;
             }
         }
@@ -207,7 +217,7 @@ impl PartitionQueue {
 
     /// Whether `batch` is the one the broker expects next: nothing before it is unresolved.
     pub(crate) fn is_next_in_line(&self, batch: &Batch) -> bool {
-        batch.batch.base_sequence == ((self.last_acked.wrapping_add(1)) & i32::MAX)
+        batch.wire.base_sequence == ((self.last_acked.wrapping_add(1)) & i32::MAX)
     }
 
     /// Notes that the broker has `batch`; a partition held to one batch in flight by a retry
@@ -228,7 +238,7 @@ impl PartitionQueue {
         let position = self
             .ready
             .iter()
-            .position(|b| !b.sent || b.batch.base_sequence > batch.batch.base_sequence)
+            .position(|b| !b.sent || b.wire.base_sequence > batch.wire.base_sequence)
             .unwrap_or(self.ready.len());
         self.ready.insert(position, batch);
         self.retrying = true;
@@ -240,9 +250,9 @@ impl PartitionQueue {
         self.next_sequence = 0;
         self.last_acked = -1;
         for batch in &mut self.ready {
-            batch.batch.base_sequence = -1;
-            batch.batch.producer_id = -1;
-            batch.batch.producer_epoch = -1;
+            batch.wire.base_sequence = -1;
+            batch.wire.producer_id = -1;
+            batch.wire.producer_epoch = -1;
         }
     }
 
@@ -301,19 +311,19 @@ mod tests {
     #[test]
     fn a_batch_closes_when_the_next_record_would_pass_batch_size() {
         let now = Instant::now();
-        let mut q = PartitionQueue::new();
+        let mut q = PartitionQueue::default();
         // 31 bytes a record: three fit in 100, the fourth opens a new batch.
         fill(&mut q, 4, 100, now);
         assert_eq!(q.ready.len(), 1);
-        assert_eq!(q.ready[0].batch.records.len(), 3);
-        assert_eq!(q.ready[0].batch.last_offset_delta, 2);
+        assert_eq!(q.ready[0].wire.records.len(), 3);
+        assert_eq!(q.ready[0].wire.last_offset_delta, 2);
         assert!(q.sendable(now, Duration::from_secs(60), 100, false));
     }
 
     #[test]
     fn an_open_batch_waits_for_linger_unless_everything_is_drained() {
         let now = Instant::now();
-        let mut q = PartitionQueue::new();
+        let mut q = PartitionQueue::default();
         fill(&mut q, 1, 1_000, now);
         let linger = Duration::from_millis(5);
         assert!(!q.sendable(now, linger, 1_000, false));
@@ -325,12 +335,12 @@ mod tests {
     #[test]
     fn sequences_follow_record_counts_and_survive_a_retry() {
         let now = Instant::now();
-        let mut q = PartitionQueue::new();
+        let mut q = PartitionQueue::default();
         fill(&mut q, 6, 100, now); // batches of 3 and 3
         let first = q.take(Some((42, 0))).unwrap();
         let second = q.take(Some((42, 0))).unwrap();
-        assert_eq!((first.batch.base_sequence, second.batch.base_sequence), (0, 3));
-        assert_eq!(first.batch.producer_id, 42);
+        assert_eq!((first.wire.base_sequence, second.wire.base_sequence), (0, 3));
+        assert_eq!(first.wire.producer_id, 42);
         assert!(q.is_next_in_line(&first) && !q.is_next_in_line(&second));
         // The first comes back (connection cut): it is resent before anything newer, with
         // the same sequence, and the partition is held to one batch in flight.
@@ -339,7 +349,7 @@ mod tests {
         q.requeue(first, now);
         assert!(q.retrying);
         let again = q.take(Some((42, 0))).unwrap();
-        assert_eq!(again.batch.base_sequence, 0);
+        assert_eq!(again.wire.base_sequence, 0);
         assert_eq!(again.attempts, 2);
         q.acknowledged(&again);
         assert!(q.retrying, "the second batch is still to be resent");
@@ -352,7 +362,7 @@ mod tests {
     #[test]
     fn an_epoch_bump_renumbers_unacknowledged_batches_from_zero() {
         let now = Instant::now();
-        let mut q = PartitionQueue::new();
+        let mut q = PartitionQueue::default();
         fill(&mut q, 6, 100, now);
         let first = q.take(Some((42, 0))).unwrap();
         q.acknowledged(&first);
@@ -361,18 +371,18 @@ mod tests {
         q.requeue(second, now);
         q.reset_sequences();
         let renumbered = q.take(Some((42, 1))).unwrap();
-        assert_eq!((renumbered.batch.base_sequence, renumbered.batch.producer_epoch), (0, 1));
+        assert_eq!((renumbered.wire.base_sequence, renumbered.wire.producer_epoch), (0, 1));
         assert!(q.is_next_in_line(&renumbered));
     }
 
     #[test]
     fn batches_past_the_delivery_timeout_expire_unsent_ones_included() {
         let now = Instant::now();
-        let mut q = PartitionQueue::new();
+        let mut q = PartitionQueue::default();
         fill(&mut q, 4, 100, now);
         assert!(q.expire(now, Duration::from_secs(1)).is_empty());
         let expired = q.expire(now + Duration::from_secs(1), Duration::from_secs(1));
-        assert_eq!(expired.iter().map(|b| b.batch.records.len()).sum::<usize>(), 4);
+        assert_eq!(expired.iter().map(|b| b.wire.records.len()).sum::<usize>(), 4);
         assert!(q.is_idle());
     }
 }

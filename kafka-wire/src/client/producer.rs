@@ -283,7 +283,7 @@ impl Producer {
                 self.shared.memory.add_permits(size);
                 return Err(e);
             }
-            let queue = state.partitions.entry(tp.clone()).or_insert_with(PartitionQueue::new);
+            let queue = state.partitions.entry(tp.clone()).or_default();
             let was_idle = queue.is_idle();
             let before = queue.batches();
             let (outcome, index) =

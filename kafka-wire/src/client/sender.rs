@@ -6,6 +6,7 @@
 //! sequence order. Each answer is handled on its own task, through the one retry decision
 //! ([`batch_recovery`]).
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -145,7 +146,8 @@ async fn init_producer_id(client: &Client, current: Option<(i64, i16)>) -> Resul
 /// Fails every buffered batch with `error` and stops the producer taking records.
 fn fail_everything(shared: &Shared, error: ClientError) {
     let mut state = lock(&shared.state);
-    let batches: Vec<Batch> = state.partitions.values_mut().flat_map(|q| q.take_all()).collect();
+    let batches: Vec<Batch> =
+        state.partitions.values_mut().flat_map(super::accumulator::PartitionQueue::take_all).collect();
     for batch in batches {
         complete(shared, &mut state, batch, Err(error.clone()));
     }
@@ -218,14 +220,17 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
             *refresh_metadata = true;
             continue;
         };
-        if !by_node.contains_key(&node) {
-            if in_flight.get(&node).copied().unwrap_or(0) >= config.max_in_flight {
-                continue;
+        let request = match by_node.entry(node) {
+            Entry::Occupied(request) => request.into_mut(),
+            Entry::Vacant(slot) => {
+                if in_flight.get(&node).copied().unwrap_or(0) >= config.max_in_flight {
+                    continue;
+                }
+                let broker = BrokerRef { node_id: Some(node), addr };
+                slot.insert(Request { broker, node, batches: Vec::new() })
             }
-            let broker = BrokerRef { node_id: Some(node), addr };
-            by_node.insert(node, Request { broker, node, batches: Vec::new() });
-        }
-        if let (Some(request), Some(batch)) = (by_node.get_mut(&node), queue.take(producer)) {
+        };
+        if let Some(batch) = queue.take(producer) {
             request.batches.push((tp.clone(), batch));
         }
     }
@@ -274,36 +279,36 @@ async fn send(shared: &Arc<Shared>, request: Request) {
         }
     }
     if batches.is_empty() {
-        answer(shared, node, batches, Err(no_batches(&broker)));
+        answer(shared, node, batches, &Err(no_batches(&broker)));
         return;
     }
     let conn = match shared.client.connection(&broker).await {
         Ok(conn) => conn,
-        Err(e) => return answer(shared, node, batches, Err(e)),
+        Err(e) => return answer(shared, node, batches, &Err(e)),
     };
     let version = match conn.versions.choose(&produce::SPEC, &broker) {
         Ok(v) => v,
-        Err(e) => return answer(shared, node, batches, Err(e)),
+        Err(e) => return answer(shared, node, batches, &Err(e)),
     };
     if let Err(e) = PRODUCE_RECORD_BATCHES.check(version, &broker) {
-        return answer(shared, node, batches, Err(e));
+        return answer(shared, node, batches, &Err(e));
     }
     let request = build_request(&shared.client, &shared.config, &batches, bytes);
     shared.client.wait_out_throttle(&broker.addr).await;
     let pending = match shared.client.submit_on(&conn.connection, &request, version) {
         Ok(pending) => pending,
-        Err(e) => return answer(shared, node, batches, Err(e)),
+        Err(e) => return answer(shared, node, batches, &Err(e)),
     };
     if shared.config.acks == Acks::NoResponse {
         // Nobody answers acks=0: the records are done once queued.
         drop(pending);
-        return answer(shared, node, batches, Ok((version, ProduceResponse::default())));
+        return answer(shared, node, batches, &Ok((version, ProduceResponse::default())));
     }
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
         let response = shared.client.finish::<ProduceRequest>(&broker, version, pending).await;
         let response = retire_on_decode_error(&conn, response);
-        answer(&shared, node, batches, response.map(|r| (version, r)));
+        answer(&shared, node, batches, &response.map(|r| (version, r)));
     });
 }
 
@@ -332,7 +337,7 @@ fn encode(batches: Vec<(TopicPartition, Batch)>) -> Encoded {
     batches
         .into_iter()
         .map(|(tp, batch)| {
-            let bytes = batch.batch.to_bytes();
+            let bytes = batch.wire.to_bytes();
             (tp, batch, bytes)
         })
         .collect()
@@ -376,10 +381,10 @@ fn answer(
     shared: &Shared,
     node: i32,
     batches: Vec<(TopicPartition, Batch)>,
-    response: Result<(i16, ProduceResponse), ClientError>,
+    response: &Result<(i16, ProduceResponse), ClientError>,
 ) {
     let mut by_partition: HashMap<TopicPartition, (ErrorCode, Produced)> = HashMap::new();
-    if let Ok((version, response)) = &response {
+    if let Ok((version, response)) = response {
         let ids = topic_ids(&shared.client);
         for topic in &response.responses {
             let Some(name) = topic_name(topic.name.clone(), topic.topic_id, &ids) else { continue };
@@ -400,7 +405,7 @@ fn answer(
         *n = n.saturating_sub(1);
     }
     for (tp, batch) in batches {
-        let (code, produced) = match (&response, by_partition.remove(&tp)) {
+        let (code, produced) = match (response, by_partition.remove(&tp)) {
             (Ok(_), Some(answer)) => (Ok(answer.0), answer.1),
             (Ok(_), None) if acks_none => (Ok(ErrorCode::NONE), Produced::default()),
             (Ok(_), None) => {
@@ -470,8 +475,9 @@ fn fail(shared: &Shared, state: &mut State, batch: Batch, error: ClientError) {
 
 /// Gives the batch its outcome and its memory back.
 fn complete(shared: &Shared, state: &mut State, batch: Batch, result: Result<Produced, ClientError>) {
-    batch.outcome.complete(result);
-    shared.memory.add_permits(batch.bytes);
+    let Batch { outcome, bytes, .. } = batch;
+    outcome.complete(result);
+    shared.memory.add_permits(bytes);
     state.unfinished = state.unfinished.saturating_sub(1);
     shared.progress.notify_waiters();
 }
