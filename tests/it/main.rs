@@ -28,6 +28,7 @@ mod client_differential;
 mod client_faults;
 mod client_fetch_sessions;
 mod client_produce_fetch;
+mod client_producer;
 mod client_routing;
 mod client_security;
 mod client_throttle;

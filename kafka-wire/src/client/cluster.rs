@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 use super::address::parse_bootstrap;
-use super::connection::Connection;
+use super::connection::{Connection, PendingResponse};
 use super::error::{BrokerRef, ClientError};
 use super::metadata::ClusterMetadata;
 use super::negotiate::BrokerVersions;
@@ -47,6 +47,10 @@ pub struct ClientConfig {
     pub tls: TlsConfig,
     /// SASL settings, needed when `security_protocol` is SASL_PLAINTEXT or SASL_SSL.
     pub sasl: Option<SaslConfig>,
+    /// Where to connect instead of an address brokers advertise (`advertised host:port` →
+    /// `host:port`): for tunnels, NAT, and fault-injecting proxies in tests. Errors and
+    /// metadata still name the advertised address. Empty by default.
+    pub address_map: HashMap<String, String>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -61,6 +65,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("security_protocol", &self.security_protocol)
             .field("tls", &self.tls)
             .field("sasl", &self.sasl)
+            .field("address_map", &self.address_map)
             .finish()
     }
 }
@@ -78,6 +83,7 @@ impl ClientConfig {
             security_protocol: SecurityProtocol::Plaintext,
             tls: TlsConfig::default(),
             sasl: None,
+            address_map: HashMap::new(),
         })
     }
 }
@@ -208,7 +214,7 @@ impl Client {
 
     /// Waits until the broker at `addr` no longer asks us to hold back, as Kafka's clients do
     /// (KIP-219: from the throttled response on, the broker mutes the connection anyway).
-    async fn wait_out_throttle(&self, addr: &str) {
+    pub(crate) async fn wait_out_throttle(&self, addr: &str) {
         let until = lock(&self.throttled_until).get(addr).copied();
         if let Some(until) = until {
             let now = std::time::Instant::now();
@@ -273,6 +279,12 @@ impl Client {
     }
 
     async fn open_negotiated(&self, broker: &BrokerRef) -> Result<(Connection, BrokerVersions), ClientError> {
+        let mapped = self
+            .config
+            .address_map
+            .get(&broker.addr)
+            .map(|addr| BrokerRef { node_id: broker.node_id, addr: addr.clone() });
+        let broker = mapped.as_ref().unwrap_or(broker);
         let (timeout, max_frame) = (self.config.connect_timeout, self.config.max_frame);
         let connection = Connection::open(broker.clone(), &self.transport, timeout, max_frame).await?;
         match self.negotiate(&connection).await {
@@ -384,16 +396,39 @@ impl Client {
     where
         R::Response: std::fmt::Debug,
     {
-        let api = R::SPEC.key;
+        self.wait_out_throttle(&connection.broker().addr).await;
+        let pending = self.submit_on(connection, request, version)?;
+        self.finish::<R>(connection.broker(), version, pending).await
+    }
+
+    /// Queues `request` on `connection` before returning (see [`Connection::submit`]): the
+    /// producer's way of keeping several requests to one broker in the order it built them.
+    /// Does not wait out a throttle; callers do that first.
+    pub(crate) fn submit_on<R: Request + std::fmt::Debug>(
+        &self,
+        connection: &Connection,
+        request: &R,
+        version: i16,
+    ) -> Result<PendingResponse, ClientError> {
         let broker = connection.broker();
-        self.wait_out_throttle(&broker.addr).await;
-        let response = connection
-            .round_trip(
-                api,
-                |correlation_id| self.outgoing_frame(broker, request, version, correlation_id),
-                self.config.request_timeout,
-            )
-            .await?;
+        connection.submit(R::SPEC.key, |correlation_id| {
+            self.outgoing_frame(broker, request, version, correlation_id)
+        })
+    }
+
+    /// Waits for a submitted request's response and decodes it at `version`, tracing it and
+    /// noting any throttle the broker asked for.
+    pub(crate) async fn finish<R: Request>(
+        &self,
+        broker: &BrokerRef,
+        version: i16,
+        pending: PendingResponse,
+    ) -> Result<R::Response, ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
+        let api = R::SPEC.key;
+        let response = pending.wait(self.config.request_timeout).await?;
         let (correlation_id, response_frame) = (response.correlation_id, response.frame);
         let decoded = decode_response::<R>(response_frame.clone(), version);
         if let Some(trace) = &self.config.trace {
@@ -572,7 +607,7 @@ impl Client {
 /// A response that did not decode means kwire and the broker no longer agree on what the
 /// bytes on this connection are; the connection is retired so the next request opens a new
 /// one (requests already in flight on it still complete).
-fn retire_on_decode_error<T>(
+pub(crate) fn retire_on_decode_error<T>(
     conn: &BrokerConnection,
     response: Result<T, ClientError>,
 ) -> Result<T, ClientError> {

@@ -201,13 +201,26 @@ impl Connection {
     /// Sends one request and waits up to `timeout` for its response. `encode` gets the
     /// correlation id this connection chose and returns the whole frame (size prefix included)
     /// whose header carries it. Cancel-safe: dropping the returned future at any point leaves
-    /// the connection usable.
+    /// the connection usable. (The producer submits and waits in two steps to keep several
+    /// batches in order; see [`submit`](Self::submit).)
     pub async fn round_trip(
         &self,
         api: ApiKey,
         encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
         timeout: Duration,
     ) -> Result<Response, ClientError> {
+        self.submit(api, encode)?.wait(timeout).await
+    }
+
+    /// Queues one request now, before returning, and hands back the wait for its response:
+    /// requests submitted one after another from one task are written in that order, which is
+    /// what keeps an idempotent producer's batches in sequence order with several in flight.
+    /// Dropping the [`PendingResponse`] forgets the waiter; the frame is still written whole.
+    pub fn submit(
+        &self,
+        api: ApiKey,
+        encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
+    ) -> Result<PendingResponse, ClientError> {
         let correlation_id = self.next_correlation_id();
         let frame = encode(correlation_id)?;
         let (tx, rx) = oneshot::channel();
@@ -218,23 +231,10 @@ impl Connection {
             }
             shared.waiters.insert(correlation_id, tx);
         }
-        // Forgets the waiter if this future is dropped or times out before the answer.
-        let waiter = WaiterGuard { shared: &self.shared, correlation_id };
+        // Forgets the waiter if the response is never waited for to the end.
+        let waiter = WaiterGuard { shared: Arc::clone(&self.shared), correlation_id };
         self.queue(Outgoing { api, frame, written: None })?;
-        let result = match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(result)) => result.map(|frame| Response { correlation_id, frame }),
-            Ok(Err(_)) => Err(ClientError::ConnectionClosed {
-                broker: self.broker.clone(),
-                reason: "the connection's tasks stopped".to_owned(),
-            }),
-            Err(_) => Err(ClientError::Timeout {
-                broker: self.broker.clone(),
-                api,
-                after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-            }),
-        };
-        drop(waiter);
-        result
+        Ok(PendingResponse { api, broker: self.broker.clone(), correlation_id, rx, _waiter: waiter })
     }
 
     /// Sends one request the broker never answers (Produce with acks=0): no waiter is
@@ -272,14 +272,45 @@ impl Connection {
 }
 
 /// Removes a request's waiter when its caller stops waiting, whatever the reason.
-struct WaiterGuard<'a> {
-    shared: &'a Mutex<Shared>,
+#[derive(Debug)]
+struct WaiterGuard {
+    shared: Arc<Mutex<Shared>>,
     correlation_id: i32,
 }
 
-impl Drop for WaiterGuard<'_> {
+impl Drop for WaiterGuard {
     fn drop(&mut self) {
-        lock(self.shared).waiters.remove(&self.correlation_id);
+        lock(&self.shared).waiters.remove(&self.correlation_id);
+    }
+}
+
+/// A request already queued on its connection (see [`Connection::submit`]); `wait` for its
+/// response. Owns what it needs, so it can be awaited on another task.
+#[derive(Debug)]
+pub struct PendingResponse {
+    api: ApiKey,
+    broker: BrokerRef,
+    correlation_id: i32,
+    rx: oneshot::Receiver<Result<Bytes, ClientError>>,
+    _waiter: WaiterGuard,
+}
+
+impl PendingResponse {
+    /// The response frame, or the connection's failure, or a timeout after `timeout`.
+    pub async fn wait(self, timeout: Duration) -> Result<Response, ClientError> {
+        let Self { api, broker, correlation_id, rx, _waiter } = self;
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(result)) => result.map(|frame| Response { correlation_id, frame }),
+            Ok(Err(_)) => Err(ClientError::ConnectionClosed {
+                broker,
+                reason: "the connection's tasks stopped".to_owned(),
+            }),
+            Err(_) => Err(ClientError::Timeout {
+                broker,
+                api,
+                after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            }),
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //! `from` and excludes `until`, and a partition's high watermark is the offset one past its last
 //! committed record. Times are milliseconds since the Unix epoch unless a type says otherwise.
 
+mod accumulator;
 mod address;
 mod admin;
 mod cluster;
@@ -23,12 +24,14 @@ mod oauth_token;
 mod offsets;
 mod partitioner;
 mod produce;
+mod producer;
 mod properties;
 mod retry;
 mod router;
 mod sasl;
 mod scram;
 mod security;
+mod sender;
 mod sync;
 #[cfg(feature = "tls")]
 mod tls;
@@ -50,6 +53,7 @@ pub use offsets::{ListedOffset, LogRange, OffsetQuery};
 pub use partitioner::partition_for_key;
 pub use produce::{Acks, ProduceOptions, ProduceRecord, Produced, ProducedByKey};
 pub use properties::{apply_properties, is_secret_key, ConfigError, ConfigWarning};
+pub use producer::{DeliveryFuture, Producer, ProducerConfig, RecordMetadata};
 pub use router::{LeaderAnswer, LeaderBatch, LeaderTarget, PartitionResults, TopicPartition};
 pub use security::{SaslConfig, SaslMechanism, Secret, SecurityProtocol, TlsConfig, TokenSource};
 pub use trace::{Direction, TraceEvent, TraceHook};

@@ -5,7 +5,8 @@
 //! Not idempotent: a partition whose request got no answer (timeout, connection cut) is sent
 //! again, so its records may be appended twice (at least once). Errors that say the broker
 //! appended nothing (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ...) are retried
-//! without that risk.
+//! without that risk. For many records, exactly-once retries and more than one request in
+//! flight, use [`Producer`](super::Producer).
 //!
 //! ```no_run
 //! use bytes::Bytes;
@@ -120,7 +121,7 @@ impl ProduceRecord {
 }
 
 /// What a leader said about one partition's batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Produced {
     /// Offset of the batch's first record; the others follow in order. `None` with
     /// [`Acks::NoResponse`].

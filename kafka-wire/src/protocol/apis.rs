@@ -51,6 +51,7 @@ macro_rules! for_each_api {
             (19, CreateTopics, CreateTopicsRequest, CreateTopicsResponse),
             (20, DeleteTopics, DeleteTopicsRequest, DeleteTopicsResponse),
             (21, DeleteRecords, DeleteRecordsRequest, DeleteRecordsResponse),
+            (22, InitProducerId, InitProducerIdRequest, InitProducerIdResponse),
             (23, OffsetForLeaderEpoch, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
             (36, SaslAuthenticate, SaslAuthenticateRequest, SaslAuthenticateResponse),
             (37, CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),

@@ -19,6 +19,7 @@ pub mod delete_topics;
 pub mod describe_groups;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod init_producer_id;
 pub mod list_groups;
 pub mod list_offsets;
 pub mod metadata;
@@ -61,6 +62,7 @@ pub use fetch::{
     ForgottenTopic, LeaderIdAndEpoch, NodeEndpoint,
 };
 pub use find_coordinator::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
+pub use init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
 pub use list_groups::{ListGroupsRequest, ListGroupsResponse, ListedGroup};
 pub use list_offsets::{
     ListOffsetsPartition, ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse,

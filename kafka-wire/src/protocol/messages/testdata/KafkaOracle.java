@@ -60,7 +60,7 @@ public class KafkaOracle {
     static final String[] APIS = {"ListOffsets", "FindCoordinator", "OffsetFetch", "OffsetCommit", "ListGroups",
         "DescribeGroups", "CreateTopics", "DeleteTopics", "CreatePartitions", "DeleteRecords", "OffsetForLeaderEpoch",
         "OffsetDelete", "SaslHandshake", "SaslAuthenticate", "ApiVersions", "Metadata", "Fetch", "Produce",
-        "ConsumerGroupDescribe"};
+        "ConsumerGroupDescribe", "InitProducerId"};
     static Random rnd;
 
     static String str() {

@@ -1,0 +1,412 @@
+//! [`Producer`]: records accumulated per partition and sent by a background task — batches
+//! closed by `batch_size` or `linger`, up to `max_in_flight` requests per broker, compression on
+//! a blocking thread — with bounded memory (`send` waits while `buffer_memory` is used up) and
+//! a delivery result per record. Idempotent by default (KIP-98): a producer id and epoch from
+//! InitProducerId, sequence numbers per partition, so a batch sent again after a lost answer
+//! is written once and in order even with five requests in flight.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use bytes::Bytes;
+//! use kafka_wire::client::{Client, ClientConfig, Producer, ProducerConfig, ProduceRecord};
+//!
+//! # async fn run() -> Result<(), kafka_wire::client::ClientError> {
+//! let client = Arc::new(Client::connect(ClientConfig::new("localhost:9092")?).await?);
+//! let producer = Producer::new(client, ProducerConfig::default())?;
+//! let delivery = producer
+//!     .send("orders", ProduceRecord::new(Some(Bytes::from("k")), Some(Bytes::from("v"))))
+//!     .await?;
+//! producer.flush().await;
+//! let written = delivery.wait().await?;
+//! println!("{} at offset {:?}", written.partition, written.offset);
+//! producer.close().await;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{Notify, Semaphore};
+
+use super::accumulator::{record_size, BatchOutcome, PartitionQueue};
+use super::cluster::Client;
+use super::deadline::deadline_after;
+use super::error::ClientError;
+use super::partitioner::partition_for_key;
+use super::produce::{Acks, ProduceRecord};
+use super::retry::Backoff;
+use super::router::TopicPartition;
+use super::sender;
+use super::sync::lock;
+use crate::protocol::names::validate_topic;
+use crate::protocol::records::Compression;
+
+/// How a [`Producer`] batches, bounds and sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProducerConfig {
+    /// Replicas that must have a batch before the leader answers; [`Acks::All`] by default, and
+    /// required by idempotence.
+    pub acks: Acks,
+    /// The codec for each batch (it must be compiled in); none by default.
+    pub compression: Compression,
+    /// How long a batch that is not full waits for more records (5 ms, Java's default since
+    /// Kafka 4.0).
+    pub linger: Duration,
+    /// Bytes of records (key, value, headers and a 21-byte overhead each) after which a batch
+    /// is closed and sent; 16 KiB by default. A larger record gets a batch of its own.
+    pub batch_size: usize,
+    /// Bytes of records the producer may hold, buffered or in flight (32 MiB by default); a
+    /// [`send`](Producer::send) that would pass it waits until batches complete.
+    pub buffer_memory: usize,
+    /// Produce requests in flight per broker (5 by default, the most idempotence allows).
+    pub max_in_flight: usize,
+    /// Write each batch exactly once and in order per partition despite retries (KIP-98); on
+    /// by default. Needs `acks` = all and a broker from Kafka 0.11.
+    pub idempotence: bool,
+    /// The longest a record may take from `send` to its result, retries included (120 s);
+    /// past it the record fails with [`ClientError::DeadlineExceeded`].
+    pub delivery_timeout: Duration,
+}
+
+impl Default for ProducerConfig {
+    fn default() -> Self {
+        Self {
+            acks: Acks::All,
+            compression: Compression::None,
+            linger: Duration::from_millis(5),
+            batch_size: 16 * 1024,
+            buffer_memory: 32 * 1024 * 1024,
+            max_in_flight: 5,
+            idempotence: true,
+            delivery_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl ProducerConfig {
+    fn check(&self) -> Result<(), ClientError> {
+        let bad = |message: String| Err(ClientError::InvalidArgument { message });
+        if self.idempotence && self.acks != Acks::All {
+            return bad("an idempotent producer needs acks=all (set idempotence=false for fewer acks)".into());
+        }
+        if self.idempotence && !(1..=5).contains(&self.max_in_flight) {
+            return bad(format!(
+                "an idempotent producer allows 1 to 5 requests in flight per broker, not {}",
+                self.max_in_flight
+            ));
+        }
+        if self.max_in_flight == 0 || self.batch_size == 0 || self.buffer_memory == 0 {
+            return bad("max_in_flight, batch_size and buffer_memory must be positive".into());
+        }
+        if !self.compression.is_available() {
+            return bad(format!("{} is not compiled into this build", self.compression.name()));
+        }
+        Ok(())
+    }
+}
+
+/// Where a record was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordMetadata {
+    /// The partition it went to.
+    pub partition: TopicPartition,
+    /// Its offset; `None` with acks=0, and when the broker recognised a resent batch it
+    /// already had without saying where (DUPLICATE_SEQUENCE_NUMBER).
+    pub offset: Option<i64>,
+    /// The broker's append time for a LogAppendTime topic (ms since the epoch).
+    pub log_append_time: Option<i64>,
+}
+
+/// The pending result of one [`Producer::send`]: [`wait`](Self::wait) for it, or poll it with
+/// [`try_result`](Self::try_result). Dropping it does not cancel the record.
+#[derive(Debug, Clone)]
+pub struct DeliveryFuture {
+    partition: TopicPartition,
+    outcome: Arc<BatchOutcome>,
+    index: i32,
+}
+
+impl DeliveryFuture {
+    /// The partition the record was put on.
+    pub fn partition(&self) -> &TopicPartition {
+        &self.partition
+    }
+
+    /// The result, when the record's batch is done.
+    pub fn try_result(&self) -> Option<Result<RecordMetadata, ClientError>> {
+        let result = self.outcome.result.get()?;
+        Some(match result {
+            Ok(produced) => Ok(RecordMetadata {
+                partition: self.partition.clone(),
+                offset: produced.base_offset.filter(|o| *o >= 0).map(|o| o + i64::from(self.index)),
+                log_append_time: produced.log_append_time,
+            }),
+            Err(e) => Err(e.clone()),
+        })
+    }
+
+    /// Waits for the record's result.
+    pub async fn wait(self) -> Result<RecordMetadata, ClientError> {
+        loop {
+            let done = self.outcome.done.notified();
+            tokio::pin!(done);
+            done.as_mut().enable();
+            if let Some(result) = self.try_result() {
+                return result;
+            }
+            done.await;
+        }
+    }
+}
+
+/// What the application side and the sender task share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) client: Arc<Client>,
+    pub(crate) config: ProducerConfig,
+    pub(crate) state: Mutex<State>,
+    /// Permits are bytes of `buffer_memory` not in use.
+    pub(crate) memory: Semaphore,
+    /// Wakes the sender: a batch may be ready, an answer came, or the producer closes.
+    pub(crate) wake: Notify,
+    /// Told whenever a batch completes (flush waits on it).
+    pub(crate) progress: Notify,
+}
+
+/// The producer's mutable state, behind one lock held only for bookkeeping (never across IO).
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) partitions: HashMap<TopicPartition, PartitionQueue>,
+    /// Partition counts by topic, from metadata.
+    pub(crate) partition_counts: HashMap<String, i32>,
+    /// The partition null-key records of each topic go to until its batch fills (sticky).
+    pub(crate) sticky: HashMap<String, i32>,
+    /// Producer id and epoch, once InitProducerId answered (idempotence only).
+    pub(crate) producer: Option<(i64, i16)>,
+    /// A sequence error or a failed sequenced batch asks for a new epoch before more is sent.
+    pub(crate) bump_epoch: bool,
+    /// Produce requests in flight per broker node id.
+    pub(crate) in_flight: HashMap<i32, usize>,
+    /// Flushes waiting: while any is, open batches are sent without lingering.
+    pub(crate) flushing: usize,
+    /// No more sends; the sender drains and stops.
+    pub(crate) closed: bool,
+    /// Batches not yet complete (open, queued or in flight).
+    pub(crate) unfinished: usize,
+    /// A metadata refresh is wanted (unknown leader, leader moved, connection lost).
+    pub(crate) refresh_metadata: bool,
+    /// An error that stops the producer (no producer id could be had).
+    pub(crate) fatal: Option<ClientError>,
+}
+
+/// An asynchronous, batching, idempotent-by-default producer over a shared [`Client`].
+///
+/// `send` puts a record in its partition's batch and returns at once (or waits for buffer
+/// memory); a background task sends batches as they fill or linger. Records of one partition
+/// are written in `send` order. [`flush`](Self::flush) waits for everything sent so far;
+/// [`close`](Self::close) flushes and stops the task. Dropping the producer without `close`
+/// still sends what it holds, without waiting.
+#[derive(Debug)]
+pub struct Producer {
+    shared: Arc<Shared>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Producer {
+    /// A producer sending through `client`; starts its sender task (on the current tokio
+    /// runtime). Fails on a configuration that cannot work (see [`ProducerConfig`]).
+    pub fn new(client: Arc<Client>, config: ProducerConfig) -> Result<Self, ClientError> {
+        config.check()?;
+        let permits = config.buffer_memory.min(Semaphore::MAX_PERMITS);
+        let shared = Arc::new(Shared {
+            client,
+            config,
+            state: Mutex::new(State::default()),
+            memory: Semaphore::new(permits),
+            wake: Notify::new(),
+            progress: Notify::new(),
+        });
+        let task = tokio::spawn(sender::run(Arc::clone(&shared)));
+        Ok(Self { shared, task: Mutex::new(Some(task)) })
+    }
+
+    /// The configuration this producer was made with.
+    pub fn config(&self) -> &ProducerConfig {
+        &self.shared.config
+    }
+
+    /// Puts `record` on the partition the Java client's partitioner picks for its key (null
+    /// keys: one partition until its batch fills, then the next — Java's sticky partitioner).
+    pub async fn send(&self, topic: &str, record: ProduceRecord) -> Result<DeliveryFuture, ClientError> {
+        let count = self.partition_count(topic).await?;
+        let partition = match &record.key {
+            Some(key) => partition_for_key(key, count),
+            None => None,
+        };
+        let partition = match partition {
+            Some(p) => p,
+            None => *lock(&self.shared.state).sticky.entry(topic.to_owned()).or_insert(0) % count,
+        };
+        self.send_to(TopicPartition::new(topic, partition), record).await
+    }
+
+    /// Puts `record` on partition `tp`. Waits while the buffer is full; fails when the
+    /// producer is closed or failed, or the record alone is larger than `buffer_memory`.
+    pub async fn send_to(
+        &self,
+        tp: TopicPartition,
+        record: ProduceRecord,
+    ) -> Result<DeliveryFuture, ClientError> {
+        validate_topic(&tp.topic)?;
+        let size = record_size(&record);
+        let config = &self.shared.config;
+        if size > config.buffer_memory {
+            return Err(ClientError::InvalidArgument {
+                message: format!(
+                    "a {size}-byte record for {tp} is larger than buffer_memory ({} bytes)",
+                    config.buffer_memory
+                ),
+            });
+        }
+        self.check_open()?;
+        let permits = u32::try_from(size).unwrap_or(u32::MAX);
+        match self.shared.memory.acquire_many(permits).await {
+            Ok(permit) => permit.forget(),
+            Err(_) => return Err(closed_error()),
+        }
+        let (outcome, index, wake) = {
+            let mut state = lock(&self.shared.state);
+            if let Err(e) = state_open(&state) {
+                drop(state);
+                self.shared.memory.add_permits(size);
+                return Err(e);
+            }
+            let queue = state.partitions.entry(tp.clone()).or_default();
+            let was_idle = queue.is_idle();
+            let before = queue.batches();
+            let (outcome, index) =
+                queue.append(record, size, config.batch_size, config.compression, Instant::now(), now_ms());
+            let opened = queue.batches() - before;
+            let full = queue.open_is_full(config.batch_size) || queue.batches() > 1;
+            state.unfinished += opened;
+            if full {
+                if let Some(sticky) = state.sticky.get_mut(&*tp.topic) {
+                    if *sticky == tp.partition {
+                        *sticky = sticky.wrapping_add(1) & i32::MAX;
+                    }
+                }
+            }
+            (outcome, index, was_idle || full)
+        };
+        if wake {
+            self.shared.wake.notify_one();
+        }
+        Ok(DeliveryFuture { partition: tp, outcome, index })
+    }
+
+    /// Waits until every record sent before (and during) the call has its result; batches do
+    /// not linger meanwhile.
+    pub async fn flush(&self) {
+        lock(&self.shared.state).flushing += 1;
+        self.shared.wake.notify_one();
+        loop {
+            let progress = self.shared.progress.notified();
+            tokio::pin!(progress);
+            progress.as_mut().enable();
+            if lock(&self.shared.state).unfinished == 0 {
+                break;
+            }
+            progress.await;
+        }
+        lock(&self.shared.state).flushing -= 1;
+    }
+
+    /// Flushes, then stops the sender task; later sends fail.
+    pub async fn close(&self) {
+        self.flush().await;
+        lock(&self.shared.state).closed = true;
+        self.shared.wake.notify_one();
+        let task = lock(&self.task).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+
+    /// Bytes of records held now, buffered or in flight (at most `buffer_memory`).
+    pub fn buffered_bytes(&self) -> usize {
+        self.shared.config.buffer_memory.min(Semaphore::MAX_PERMITS) - self.shared.memory.available_permits()
+    }
+
+    /// The producer id and epoch in use, once the first batch asked for them (idempotence).
+    pub fn producer_id_and_epoch(&self) -> Option<(i64, i16)> {
+        lock(&self.shared.state).producer
+    }
+
+    fn check_open(&self) -> Result<(), ClientError> {
+        state_open(&lock(&self.shared.state))
+    }
+
+    /// The topic's partition count, from metadata asked for once per topic; a metadata
+    /// request that fails in a way a retry can help is retried until `delivery_timeout`.
+    async fn partition_count(&self, topic: &str) -> Result<i32, ClientError> {
+        if let Some(count) = lock(&self.shared.state).partition_counts.get(topic) {
+            return Ok(*count);
+        }
+        let deadline = deadline_after(self.shared.config.delivery_timeout);
+        let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
+        let metadata = loop {
+            match self.shared.client.refresh_metadata(&[topic.to_owned()]).await {
+                Ok(metadata) => break metadata,
+                Err(e) if e.is_retriable() => match backoff.next_wait() {
+                    Some(wait) => tokio::time::sleep(wait).await,
+                    None => {
+                        return Err(ClientError::DeadlineExceeded {
+                            what: format!("Metadata for {topic}"),
+                            last_error: Box::new(e),
+                        })
+                    }
+                },
+                Err(e) => return Err(e),
+            }
+        };
+        let count = metadata
+            .topic(topic)
+            .filter(|t| t.error.is_ok() && !t.partitions.is_empty())
+            .map(|t| t.partitions.len())
+            .ok_or_else(|| ClientError::UnknownTopic { topic: topic.to_owned() })?;
+        let count = i32::try_from(count).map_err(|_| ClientError::InvalidArgument {
+            message: format!("topic {topic} has more partitions than Kafka allows"),
+        })?;
+        lock(&self.shared.state).partition_counts.insert(topic.to_owned(), count);
+        Ok(count)
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        lock(&self.shared.state).closed = true;
+        self.shared.wake.notify_one();
+    }
+}
+
+fn state_open(state: &State) -> Result<(), ClientError> {
+    if let Some(fatal) = &state.fatal {
+        return Err(fatal.clone());
+    }
+    if state.closed {
+        return Err(closed_error());
+    }
+    Ok(())
+}
+
+fn closed_error() -> ClientError {
+    ClientError::InvalidArgument { message: "the producer is closed".to_owned() }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

@@ -1,0 +1,323 @@
+//! The batching, idempotent [`Producer`] against the real cluster: what it writes is what
+//! Kafka's own consumer and kcat read, with every codec; connections cut after a Produce
+//! request reached the broker neither duplicate nor reorder records when it is idempotent (and
+//! do duplicate them when it is not); and a full buffer makes `send` wait instead of growing.
+
+use std::collections::{BTreeMap, HashMap};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_wire::client::{
+    Client, ClientConfig, ClientError, FetchOptions, FetchRange, NewTopic, ProduceRecord, Producer,
+    ProducerConfig, TopicPartition,
+};
+use kafka_wire::protocol::records::Compression;
+
+use crate::support;
+use crate::support::proxy::{Fault, Proxy};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// Records of the idempotent run through cut connections (the 200,000).
+const IDEMPOTENT_RECORDS: usize = 200_000;
+/// Records of the run without idempotence: enough for cuts to land after appends.
+const PLAIN_RECORDS: usize = 50_000;
+/// `buffer_memory` of the back-pressure test.
+const BUFFER_LIMIT: usize = 8 * 1024 * 1024;
+/// Per partition, (key, value) text in offset order.
+type ReadBack = BTreeMap<i32, Vec<(String, String)>>;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+async fn new_topic(client: &Client, prefix: &str, partitions: i32) -> String {
+    let topic = support::unique(prefix);
+    let created = client.create_topics(&[NewTopic::new(&topic, partitions, 1)], TIMEOUT).await;
+    created[&topic].as_ref().unwrap();
+    // The producer asks for the partition count right away: wait until metadata has it.
+    for _ in 0..50 {
+        let m = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
+        if m.topic(&topic).is_some_and(|t| {
+            t.partitions.len() == partitions as usize && t.partitions.iter().all(|p| p.leader.is_some())
+        }) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    topic
+}
+
+/// Every record of `topic`, per partition in offset order, as (key, value) text.
+async fn read_back(client: &Client, topic: &str, partitions: i32) -> BTreeMap<i32, Vec<(String, String)>> {
+    let mut out = BTreeMap::new();
+    for p in 0..partitions {
+        let tp = TopicPartition::new(topic, p);
+        let mut records = Vec::new();
+        let mut from = 0;
+        loop {
+            let got = client
+                .fetch_range(&[FetchRange::new(tp.clone(), from, i64::MAX)], &FetchOptions::default())
+                .await;
+            let part = got[&tp].as_ref().unwrap();
+            for r in &part.records {
+                let text = |b: &Option<Bytes>| {
+                    String::from_utf8_lossy(b.as_deref().unwrap_or_default()).into_owned()
+                };
+                records.push((text(&r.key), text(&r.value)));
+            }
+            if part.next_offset >= part.high_watermark || part.records.is_empty() {
+                break;
+            }
+            from = part.next_offset;
+        }
+        out.insert(p, records);
+    }
+    out
+}
+
+fn keyed(i: usize) -> ProduceRecord {
+    ProduceRecord::new(Some(Bytes::from(format!("k{}", i % 97))), Some(Bytes::from(format!("{i}"))))
+}
+
+/// Sends `count` keyed records (values 0..count) and waits for every result.
+async fn send_all(producer: &Producer, topic: &str, count: usize) -> Vec<Result<(), ClientError>> {
+    let mut deliveries = Vec::with_capacity(count);
+    for i in 0..count {
+        deliveries.push(producer.send(topic, keyed(i)).await.unwrap_or_else(|e| panic!("send {i}: {e:?}")));
+    }
+    producer.flush().await;
+    let mut results = Vec::with_capacity(count);
+    for d in deliveries {
+        results.push(d.wait().await.map(|_| ()));
+    }
+    results
+}
+
+/// Per partition, the values read back in order; how many values appear more than once.
+fn duplicates(read: &BTreeMap<i32, Vec<(String, String)>>) -> usize {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for records in read.values() {
+        for (_, v) in records {
+            *seen.entry(v.as_str()).or_default() += 1;
+        }
+    }
+    seen.values().filter(|n| **n > 1).count()
+}
+
+#[test]
+fn records_from_every_codec_are_read_back_by_the_java_consumer_and_kcat() {
+    let Some(cluster) = support::cluster() else { return };
+    runtime().block_on(async {
+        let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = new_topic(&client, "producer-codecs", 3).await;
+        let codecs =
+            [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd];
+        let mut expected = Vec::new();
+        for codec in codecs {
+            let config = ProducerConfig { compression: codec, ..ProducerConfig::default() };
+            let producer = Producer::new(Arc::clone(&client), config).unwrap();
+            let mut deliveries = Vec::new();
+            for i in 0..200 {
+                let value = format!("{}-{i}", codec.name());
+                expected.push(value.clone());
+                let record = ProduceRecord::new(Some(Bytes::from(format!("k{i}"))), Some(Bytes::from(value)));
+                deliveries.push(producer.send(&topic, record).await.unwrap());
+            }
+            producer.close().await;
+            for d in deliveries {
+                let written = d.wait().await.unwrap();
+                assert!(written.offset.is_some(), "{codec:?}: {written:?}");
+            }
+        }
+        expected.sort();
+
+        let out = support::kafka_tool(
+            "org.apache.kafka.tools.consumer.ConsoleConsumer",
+            &[
+                "--bootstrap-server",
+                &cluster.bootstrap,
+                "--topic",
+                &topic,
+                "--from-beginning",
+                "--max-messages",
+                &expected.len().to_string(),
+                "--timeout-ms",
+                "30000",
+                "--isolation-level",
+                "read_committed",
+            ],
+        );
+        let mut java: Vec<String> = support::stdout(&out).lines().map(str::to_owned).collect();
+        java.sort();
+        assert_eq!(java, expected, "the Java consumer's reading");
+
+        match Command::new("kcat")
+            .args(["-b", &cluster.bootstrap, "-C", "-t", &topic, "-e", "-q", "-f", "%s\n"])
+            .output()
+        {
+            Ok(out) => {
+                assert!(out.status.success(), "kcat failed: {}", support::stderr(&out));
+                let mut kcat: Vec<String> = support::stdout(&out).lines().map(str::to_owned).collect();
+                kcat.sort();
+                assert_eq!(kcat, expected, "kcat's reading");
+            }
+            Err(e) => assert!(std::env::var("CI").is_err(), "kcat is required in CI: {e}"),
+        }
+    });
+}
+
+/// A proxy in front of every broker, and a client whose connections all go through them.
+async fn client_through_proxies(cluster: &support::Cluster) -> (Arc<Client>, Vec<Proxy>) {
+    let direct = Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap();
+    let metadata = direct.refresh_metadata(&[]).await.unwrap();
+    let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
+    config.request_timeout = Duration::from_secs(10);
+    let mut proxies = Vec::new();
+    for broker in &metadata.brokers {
+        let proxy = Proxy::start(&broker.addr());
+        config.address_map.insert(broker.addr(), proxy.addr().to_owned());
+        proxies.push(proxy);
+    }
+    (Arc::new(Client::connect(config).await.unwrap()), proxies)
+}
+
+/// Sets the flag when dropped, so the cutting thread stops even when the test panics.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Cuts one response in every [`CUT_EVERY`] of each proxy (mostly Produce responses while
+/// records flow, each after the broker appended the batch), until `stop`.
+fn keep_cutting(proxies: &[Proxy], stop: &AtomicBool) {
+    let mut armed_at: Vec<usize> = proxies.iter().map(Proxy::frames).collect();
+    while !stop.load(Ordering::SeqCst) {
+        for (p, at) in proxies.iter().zip(&mut armed_at) {
+            if p.frames() >= *at + CUT_EVERY {
+                p.once(Fault::Cut);
+                *at = p.frames();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// One response in this many is cut.
+const CUT_EVERY: usize = 25;
+
+/// Produces `count` keyed records with connections cut after requests reached the broker;
+/// returns what was read back and how many connections the proxies saw.
+fn produce_through_cuts(
+    cluster: &support::Cluster,
+    idempotence: bool,
+    count: usize,
+) -> (ReadBack, Vec<Result<(), ClientError>>, usize) {
+    let rt = runtime();
+    let (client, proxies) = rt.block_on(client_through_proxies(cluster));
+    let direct = rt.block_on(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap())).unwrap();
+    let topic = rt.block_on(new_topic(&direct, "producer-cuts", 3));
+    let stop = AtomicBool::new(false);
+    let (results, read) = std::thread::scope(|s| {
+        s.spawn(|| keep_cutting(&proxies, &stop));
+        let stopper = StopOnDrop(&stop);
+        let results = rt.block_on(async {
+            let config =
+                ProducerConfig { idempotence, linger: Duration::from_millis(2), ..ProducerConfig::default() };
+            let producer = Producer::new(Arc::clone(&client), config).unwrap();
+            let results = send_all(&producer, &topic, count).await;
+            producer.close().await;
+            results
+        });
+        drop(stopper);
+        let read = rt.block_on(read_back(&direct, &topic, 3));
+        (results, read)
+    });
+    let connections = proxies.iter().map(Proxy::connections).sum();
+    (read, results, connections)
+}
+
+#[test]
+fn connections_cut_after_produce_requests_leave_every_record_once_and_in_order_when_idempotent() {
+    let Some(cluster) = support::cluster() else { return };
+    let (read, results, connections) = produce_through_cuts(&cluster, true, IDEMPOTENT_RECORDS);
+    assert!(connections > 10, "the proxies cut only {connections} connections");
+    let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).take(3).collect();
+    assert!(failed.is_empty(), "records failed: {failed:?}");
+    let total: usize = read.values().map(Vec::len).sum();
+    assert_eq!(duplicates(&read), 0, "duplicated values");
+    assert_eq!(total, IDEMPOTENT_RECORDS, "every record exactly once");
+    // Per partition, each key's values in send order (values grow with the send index).
+    for (p, records) in &read {
+        let mut last: HashMap<&str, usize> = HashMap::new();
+        for (k, v) in records {
+            let v: usize = v.parse().unwrap();
+            if let Some(prev) = last.insert(k.as_str(), v) {
+                assert!(prev < v, "partition {p}: key {k} has {v} after {prev}");
+            }
+        }
+    }
+}
+
+#[test]
+fn without_idempotence_the_same_cuts_append_records_twice() {
+    let Some(cluster) = support::cluster() else { return };
+    let (read, results, _) = produce_through_cuts(&cluster, false, PLAIN_RECORDS);
+    assert!(results.iter().all(Result::is_ok));
+    let total: usize = read.values().map(Vec::len).sum();
+    assert!(duplicates(&read) > 0 && total > PLAIN_RECORDS, "no duplicates among {total} records");
+}
+
+#[test]
+fn a_full_buffer_makes_send_wait_while_no_broker_answers_and_memory_stays_under_the_limit() {
+    let Some(cluster) = support::cluster() else { return };
+    runtime().block_on(async {
+        let (client, proxies) = client_through_proxies(&cluster).await;
+        let topic = new_topic(&client, "producer-full", 3).await;
+        let config = ProducerConfig {
+            buffer_memory: BUFFER_LIMIT,
+            delivery_timeout: Duration::from_secs(20),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::new(Arc::clone(&client), config).unwrap();
+        // One record through: the producer id and metadata are in hand.
+        producer.send(&topic, keyed(0)).await.unwrap().wait().await.unwrap();
+        for p in &proxies {
+            p.set(Fault::Delay(Duration::from_secs(3600)));
+        }
+        let value = Bytes::from(vec![b'x'; 1024]);
+        let mut sent = 0usize;
+        let mut deliveries = Vec::new();
+        let blocked = loop {
+            let record = ProduceRecord::new(None, Some(value.clone()));
+            match tokio::time::timeout(Duration::from_secs(2), producer.send(&topic, record)).await {
+                Ok(d) => {
+                    deliveries.push(d.unwrap());
+                    sent += 1;
+                    assert!(
+                        producer.buffered_bytes() <= BUFFER_LIMIT,
+                        "{} bytes held",
+                        producer.buffered_bytes()
+                    );
+                }
+                Err(_) => break true,
+            }
+            if sent > 20_000 {
+                break false;
+            }
+        };
+        assert!(blocked, "send never waited after {sent} records of 1 KiB");
+        assert!(sent * 1024 > BUFFER_LIMIT * 3 / 4, "send waited after only {sent} records");
+        assert!(producer.buffered_bytes() <= BUFFER_LIMIT);
+        drop(proxies); // no broker at all now: records fail at their delivery timeout
+        let last = deliveries.pop().unwrap().wait().await.unwrap_err();
+        assert!(matches!(last, ClientError::DeadlineExceeded { .. }), "{last}");
+        producer.flush().await;
+        assert_eq!(producer.buffered_bytes(), 0, "failed records give their memory back");
+    });
+}
