@@ -51,7 +51,8 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         if wants_refresh {
             let topics: Vec<String> = {
                 let state = lock(&shared.state);
-                let mut topics: Vec<String> = state.partitions.keys().map(|tp| tp.topic.to_string()).collect();
+                let mut topics: Vec<String> =
+                    state.partitions.keys().map(|tp| tp.topic.to_string()).collect();
                 topics.sort();
                 topics.dedup();
                 topics

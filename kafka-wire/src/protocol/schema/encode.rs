@@ -157,7 +157,9 @@ fn write_field(
         FieldType::Uint32 => e.u32(int(v, path, "a uint32")?),
         FieldType::Int64 => e.i64(int(v, path, "an int64")?),
         FieldType::Float64 => e.f64(float(v).ok_or(invalid(path, "a number, \"NaN\" or \"Infinity\""))?),
-        FieldType::Uuid => e.uuid(v.as_str().and_then(|t| Uuid::parse(t).ok()).ok_or(invalid(path, "a base64url UUID"))?),
+        FieldType::Uuid => {
+            e.uuid(v.as_str().and_then(|t| Uuid::parse(t).ok()).ok_or(invalid(path, "a base64url UUID"))?);
+        }
         FieldType::String => {
             let s = v.as_str().ok_or(invalid(path, "a string"))?;
             with_classic(e, f.classic, |e| e.nullable_string(Some(s), path))?;
