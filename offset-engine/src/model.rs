@@ -171,18 +171,8 @@ impl fmt::Debug for TopicId {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TopicIdParseError {
-    /// Kafka's text form is exactly 22 characters.
-    WrongLength {
-        /// The input's length in bytes.
-        found: usize,
-    },
-    /// A character outside the URL-safe base64 alphabet, at this byte position.
-    InvalidCharacter {
-        /// 0-based byte index of the first such character.
-        position: usize,
-    },
-    /// The last character carries bits beyond the 128 of the id.
-    NonCanonical,
+    /// Not Kafka's 22-character base64url text (the one codec, [`Uuid::parse`], says why).
+    Text(UuidParseError),
     /// The all-zero id, which Kafka uses for "unknown", not a topic's id
     /// ([`TopicId::parse_wire`] reads it as `None`).
     Zero,
@@ -191,13 +181,7 @@ pub enum TopicIdParseError {
 impl fmt::Display for TopicIdParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::WrongLength { found } => {
-                write!(f, "a topic id is 22 base64url characters, found {found}")
-            }
-            Self::InvalidCharacter { position } => {
-                write!(f, "invalid base64url character at position {position}")
-            }
-            Self::NonCanonical => f.write_str("topic id has trailing bits set"),
+            Self::Text(e) => e.fmt(f),
             Self::Zero => f.write_str("the all-zero topic id means \"unknown\", not a topic"),
         }
     }
@@ -210,11 +194,7 @@ impl FromStr for TopicId {
 
     /// Kafka's text form (the one codec: [`Uuid::parse`]); the all-zero id is an error here.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let id = Uuid::parse(s).map_err(|e| match e {
-            UuidParseError::WrongLength { found } => TopicIdParseError::WrongLength { found },
-            UuidParseError::InvalidCharacter { position } => TopicIdParseError::InvalidCharacter { position },
-            _ => TopicIdParseError::NonCanonical,
-        })?;
+        let id = Uuid::parse(s).map_err(TopicIdParseError::Text)?;
         if id.is_zero() {
             return Err(TopicIdParseError::Zero);
         }
@@ -473,12 +453,18 @@ mod tests {
 
     #[test]
     fn topic_id_parse_rejects_bad_text() {
-        assert_eq!("abc".parse::<TopicId>(), Err(TopicIdParseError::WrongLength { found: 3 }));
+        assert_eq!(
+            "abc".parse::<TopicId>(),
+            Err(TopicIdParseError::Text(UuidParseError::WrongLength { found: 3 }))
+        );
         assert_eq!(
             "ASNFZ4mrze_+3LqYdlQyEA".parse::<TopicId>(),
-            Err(TopicIdParseError::InvalidCharacter { position: 11 })
+            Err(TopicIdParseError::Text(UuidParseError::InvalidCharacter { position: 11 }))
         );
-        assert_eq!("ASNFZ4mrze_-3LqYdlQyEB".parse::<TopicId>(), Err(TopicIdParseError::NonCanonical));
+        assert_eq!(
+            "ASNFZ4mrze_-3LqYdlQyEB".parse::<TopicId>(),
+            Err(TopicIdParseError::Text(UuidParseError::NonCanonical))
+        );
     }
 
     #[test]

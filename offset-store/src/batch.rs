@@ -35,14 +35,7 @@ mod tests {
     use super::*;
 
     fn offset(topic: &str, partition: i32, offset: i64) -> StoredOffset {
-        StoredOffset {
-            topic: topic.into(),
-            partition,
-            offset,
-            leader_epoch: None,
-            topic_id: None,
-            commit_timestamp_ms: None,
-        }
+        StoredOffset::new(topic, partition, offset)
     }
 
     #[test]
