@@ -130,7 +130,7 @@ fn bodies_kafka_wrote_decode_to_kafkas_own_json() {
     }
     // Every (API, direction, version) kwire and Kafka 3.9 or 4.1 share, but ApiVersions
     // responses v3 and v4.
-    assert_eq!(compared, 282);
+    assert_eq!(compared, 286);
 }
 
 #[test]
