@@ -190,8 +190,8 @@ pub struct BatchView<'a> {
 }
 
 impl<'a> BatchView<'a> {
-    /// Views a buffer holding exactly one batch. Errors as [`RecordBatch::decode`]
-    /// (super::RecordBatch::decode) for the header: a cut-short batch is incomplete, bytes
+    /// Views a buffer holding exactly one batch. Errors as
+    /// [`RecordBatch::decode`](super::RecordBatch::decode) for the header: a cut-short batch is incomplete, bytes
     /// after it are trailing, a bad CRC or codec is an error; the record count is checked
     /// against the record bytes here, the records themselves as they are read.
     pub fn parse(bytes: &'a [u8], opts: &DecodeOptions) -> DecodeResult<Self> {
