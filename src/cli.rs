@@ -714,13 +714,12 @@ impl clap::builder::TypedValueParser for IsolationParser {
         arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
     ) -> Result<Isolation, clap::Error> {
-        let text = value
-            .to_str()
-            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidUtf8).with_cmd(cmd))?;
+        // clap checks the text against the listed values (and their aliases) and words the
+        // error as for any other enum; what it lets through always parses.
+        let values = self.possible_values().into_iter().flatten();
+        let text = clap::builder::PossibleValuesParser::new(values).parse_ref(cmd, arg, value)?;
         text.parse::<Isolation>().map_err(|e| {
-            let name = arg.map_or_else(|| "--isolation".to_owned(), ToString::to_string);
-            clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("invalid value for {name}: {e}\n"))
-                .with_cmd(cmd)
+            clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{e}\n")).with_cmd(cmd)
         })
     }
 

@@ -581,7 +581,10 @@ impl Client {
                     message: format!("ConsumerGroupDescribe answered without group `{group}`"),
                 }
             })?;
-            if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND {
+            // Kafka 3.7–3.9 advertise ConsumerGroupDescribe (early access) but, with the consumer
+            // protocol off, answer UNSUPPORTED_VERSION for the group: no such group there either.
+            if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND || g.error_code == ErrorCode::UNSUPPORTED_VERSION
+            {
                 return Ok(None);
             }
             g.error_code.into_result().map_err(|code| ClientError::Kafka {
