@@ -22,7 +22,7 @@ use bytes::Bytes;
 use super::cluster::Client;
 use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
-use super::fetch_session::{PartitionFetch, SessionRequest};
+use super::fetch_session::{FetchSession, PartitionFetch, SessionRequest};
 use super::produce::{topic_ids, topic_name};
 use super::router::{LeaderAnswer, LeaderBatch, PartitionResults, TopicPartition};
 use crate::protocol::messages::fetch::{self, AbortedTransaction, READ_COMMITTED, READ_UNCOMMITTED};
@@ -336,6 +336,9 @@ impl Client {
             let wanted = wanted_in_order(&batch, requested);
             let addr = target.broker.addr.clone();
             let mut session = self.take_fetch_session(&addr);
+            if session.ids_changed(wanted.iter().map(|(tp, _)| &*tp.topic), &ids) {
+                session = FetchSession::default();
+            }
             let plan = session.next_request(&wanted);
             // Not given back on an error: the broker may or may not have applied the epoch, so
             // the next request starts a new session.
@@ -356,6 +359,7 @@ impl Client {
             let incremental = version >= SESSIONS_FROM && !plan.is_full();
             if version >= SESSIONS_FROM {
                 session.answered(&plan, response.session_id.unwrap_or(0));
+                session.remember_ids(&plan, &ids);
                 self.put_fetch_session(&addr, session);
             }
             let mut answers: Vec<(TopicPartition, LeaderAnswer<LeaderData>)> = Vec::new();

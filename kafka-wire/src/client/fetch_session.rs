@@ -17,7 +17,9 @@
 //! An incremental response leaves out the partitions that have no records and no change in
 //! their log bounds; the caller treats them as "nothing new".
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use kafka_vocab::Uuid;
 
 use super::router::TopicPartition;
 
@@ -62,9 +64,31 @@ pub(crate) struct FetchSession {
     next_epoch: i32,
     /// What the broker's session holds for each partition: the data last sent.
     sent: BTreeMap<TopicPartition, PartitionFetch>,
+    /// The topic ids the session's partitions were sent with (Fetch v13+ names topics by id).
+    topic_ids: BTreeMap<String, Uuid>,
 }
 
 impl FetchSession {
+    /// Whether any of `topics` now has another id than the one this session was given: a
+    /// topic deleted and recreated under the same name, which the broker's session does not
+    /// know as the same partitions, so a new session (a full request) must start.
+    pub(crate) fn ids_changed<'a>(
+        &self,
+        mut topics: impl Iterator<Item = &'a str>,
+        ids: &HashMap<String, Uuid>,
+    ) -> bool {
+        topics.any(|t| self.topic_ids.get(t).is_some_and(|old| ids.get(t).is_some_and(|now| now != old)))
+    }
+
+    /// Records the ids `ids` gives the topics of `request`.
+    pub(crate) fn remember_ids(&mut self, request: &SessionRequest, ids: &HashMap<String, Uuid>) {
+        for (tp, _) in &request.send {
+            if let Some(id) = ids.get(&*tp.topic) {
+                self.topic_ids.insert(tp.topic.to_string(), *id);
+            }
+        }
+    }
+
     /// The next request for `wanted` (each partition once): full without a session,
     /// otherwise only what changed, and the session's other partitions forgotten.
     pub(crate) fn next_request(&self, wanted: &[(TopicPartition, PartitionFetch)]) -> SessionRequest {
