@@ -77,7 +77,11 @@ async fn the_kafka_store_refuses_a_group_with_active_members() {
     let err = store.save(&group, std::slice::from_ref(&offset)).await.unwrap_err();
     match &err {
         StoreError::GroupActive { group: g, state, members } => {
-            assert_eq!((g.as_str(), state.as_str(), *members), (group.as_str(), "Stable", 1));
+            // The state names the group's protocol too (classic or consumer, KIP-848).
+            assert_eq!(
+                (g.as_str(), state.as_str(), *members),
+                (group.as_str(), "Stable, classic protocol", 1)
+            );
         }
         other => panic!("expected GroupActive, got {other}"),
     }
