@@ -251,14 +251,7 @@ impl Client {
         options: &ProduceOptions,
     ) -> Result<ProducedByKey, ClientError> {
         let metadata = self.refresh_metadata(&[topic.to_owned()]).await?;
-        let count = metadata
-            .topic(topic)
-            .filter(|t| t.error.is_ok() && !t.partitions.is_empty())
-            .map(|t| t.partitions.len())
-            .ok_or_else(|| ClientError::UnknownTopic { topic: topic.to_owned() })?;
-        let count = i32::try_from(count).map_err(|_| ClientError::InvalidArgument {
-            message: format!("topic {topic} has more partitions than Kafka allows"),
-        })?;
+        let count = metadata.partition_count(topic)?;
         let null_key_partition =
             (NULL_KEY_ROUND_ROBIN.fetch_add(1, Ordering::Relaxed) % count.unsigned_abs()) as i32;
         let mut partitions = Vec::with_capacity(records.len());
@@ -338,11 +331,22 @@ fn build_request(
     acks: Acks,
     timeout_ms: i32,
 ) -> ProduceRequest {
+    produce_request(tps.iter().map(|tp| (tp, encoded.get(tp).cloned())), ids, acks, timeout_ms)
+}
+
+/// One Produce request: each partition's record batch, grouped by topic in name order, with
+/// each topic's id where `ids` has it (Produce v13+ names topics by id).
+pub(super) fn produce_request<'a>(
+    parts: impl IntoIterator<Item = (&'a TopicPartition, Option<Bytes>)>,
+    ids: &HashMap<String, Uuid>,
+    acks: Acks,
+    timeout_ms: i32,
+) -> ProduceRequest {
     let mut topics: BTreeMap<&str, Vec<PartitionProduceData>> = BTreeMap::new();
-    for tp in tps {
+    for (tp, records) in parts {
         topics.entry(&*tp.topic).or_default().push(PartitionProduceData {
             index: tp.partition,
-            records: encoded.get(tp).cloned(),
+            records,
             tagged_fields: TaggedFields::default(),
         });
     }

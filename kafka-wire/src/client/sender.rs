@@ -17,14 +17,12 @@ use super::accumulator::Batch;
 use super::cluster::{retire_on_decode_error, Client};
 use super::error::{BrokerRef, ClientError};
 use super::kafka_release::PRODUCE_RECORD_BATCHES;
-use super::produce::{topic_ids, topic_name, Acks, Produced};
+use super::produce::{produce_request, topic_ids, topic_name, Acks, Produced};
 use super::producer::{Shared, State};
 use super::retry::{batch_backoff, batch_recovery, BatchRecovery};
 use super::router::TopicPartition;
 use super::sync::lock;
-use crate::protocol::messages::{
-    produce, InitProducerIdRequest, PartitionProduceData, ProduceRequest, ProduceResponse, TopicProduceData,
-};
+use crate::protocol::messages::{produce, InitProducerIdRequest, ProduceRequest, ProduceResponse};
 use crate::protocol::records::Compression;
 use crate::protocol::{ApiKey, ErrorCode, TaggedFields};
 
@@ -350,31 +348,9 @@ fn build_request(
     batches: &[(TopicPartition, Batch)],
     bytes: Vec<Bytes>,
 ) -> ProduceRequest {
-    let ids = topic_ids(client);
-    let mut topics: BTreeMap<&str, Vec<PartitionProduceData>> = BTreeMap::new();
-    for ((tp, _), records) in batches.iter().zip(bytes) {
-        topics.entry(&*tp.topic).or_default().push(PartitionProduceData {
-            index: tp.partition,
-            records: Some(records),
-            tagged_fields: TaggedFields::default(),
-        });
-    }
     let timeout_ms = i32::try_from(client.config().request_timeout.as_millis()).unwrap_or(i32::MAX);
-    ProduceRequest {
-        transactional_id: None,
-        acks: config.acks.wire(),
-        timeout_ms,
-        topic_data: topics
-            .into_iter()
-            .map(|(name, partition_data)| TopicProduceData {
-                name: Some(name.to_owned()),
-                topic_id: ids.get(name).copied(),
-                partition_data,
-                tagged_fields: TaggedFields::default(),
-            })
-            .collect(),
-        tagged_fields: TaggedFields::default(),
-    }
+    let parts = batches.iter().map(|(tp, _)| tp).zip(bytes.into_iter().map(Some));
+    produce_request(parts, &topic_ids(client), config.acks, timeout_ms)
 }
 
 /// Handles a request's answer (or failure) for each of its batches.
