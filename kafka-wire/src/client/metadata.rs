@@ -2,6 +2,7 @@
 //! Each refresh produces a new snapshot with a higher generation, so a caller can tell whether
 //! the view it acted on has been replaced.
 
+use super::error::ClientError;
 use crate::protocol::messages::MetadataResponse;
 use crate::protocol::{BrokerIds, ErrorCode, Uuid};
 
@@ -134,5 +135,18 @@ impl ClusterMetadata {
     /// The topic named `name`, if this snapshot has it (it may still carry an error).
     pub fn topic(&self, name: &str) -> Option<&TopicInfo> {
         self.topics.iter().find(|t| t.name == name)
+    }
+
+    /// How many partitions `topic` has, for choosing one: [`ClientError::UnknownTopic`] when
+    /// this snapshot lacks it, names it with an error, or lists no partitions.
+    pub(crate) fn partition_count(&self, topic: &str) -> Result<i32, ClientError> {
+        let count = self
+            .topic(topic)
+            .filter(|t| t.error.is_ok() && !t.partitions.is_empty())
+            .map(|t| t.partitions.len())
+            .ok_or_else(|| ClientError::UnknownTopic { topic: topic.to_owned() })?;
+        i32::try_from(count).map_err(|_| ClientError::InvalidArgument {
+            message: format!("topic {topic} has more partitions than Kafka allows"),
+        })
     }
 }

@@ -371,14 +371,7 @@ impl Producer {
                 Err(e) => return Err(e),
             }
         };
-        let count = metadata
-            .topic(topic)
-            .filter(|t| t.error.is_ok() && !t.partitions.is_empty())
-            .map(|t| t.partitions.len())
-            .ok_or_else(|| ClientError::UnknownTopic { topic: topic.to_owned() })?;
-        let count = i32::try_from(count).map_err(|_| ClientError::InvalidArgument {
-            message: format!("topic {topic} has more partitions than Kafka allows"),
-        })?;
+        let count = metadata.partition_count(topic)?;
         lock(&self.shared.state).partition_counts.insert(topic.to_owned(), count);
         Ok(count)
     }
