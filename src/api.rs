@@ -27,11 +27,14 @@ pub struct Settings {
 }
 
 /// One connection to a cluster and the runtime its calls run on. Every call blocks its thread
-/// until the command is done.
+/// until the command is done; calls from several threads run one at a time (each command's
+/// document passes through the one context), so parallel work takes one session per thread.
 #[derive(Debug)]
 pub struct Session {
     ctx: Context,
     runtime: tokio::runtime::Runtime,
+    /// Held from a command's start until its document is taken.
+    one_at_a_time: std::sync::Mutex<()>,
 }
 
 /// What `plan` found: the `--format json` document, and either the `--format spark` document
@@ -88,7 +91,7 @@ impl Session {
             .enable_all()
             .build()
             .map_err(|e| Failure::new(Exit::CLUSTER, format!("cannot start the async runtime: {e}")))?;
-        Ok((Session { ctx, runtime }, warnings))
+        Ok((Session { ctx, runtime, one_at_a_time: std::sync::Mutex::new(()) }, warnings))
     }
 
     /// `kwire metadata [TOPIC...] --format json`.
@@ -129,6 +132,7 @@ impl Session {
         argv.extend(options.max_total.map(|n| format!("--max-total={n}")));
         argv.extend(options.topics.iter().map(|t| format!("--topic={t}")));
         let Command::Plan(args) = parse(argv)? else { return Err(wrong_command()) };
+        let _turn = self.one_at_a_time.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let planned = self
             .runtime
             .block_on(commands::plan::compute(&self.ctx, &args))
@@ -172,6 +176,7 @@ impl Session {
         &self,
         run: impl std::future::Future<Output = Result<(), Failure>>,
     ) -> Result<Value, Failure> {
+        let _turn = self.one_at_a_time.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         self.runtime.block_on(run).map_err(|f| self.ctx.explain(f))?;
         self.ctx
             .take_json()

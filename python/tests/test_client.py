@@ -248,3 +248,27 @@ def test_plan_with_an_unknown_policy_raises_usage_error(client: kwire.Client, to
     with pytest.raises(kwire.UsageError) as raised:
         client.plan(group, [topic], on_out_of_range="shrug")
     assert "shrug" in str(raised.value)
+
+
+def test_threads_sharing_one_client_each_get_their_own_document(client: kwire.Client, topic: str) -> None:
+    """Calls from several threads on one Client run one at a time: no thread gets the document
+    of another thread's command."""
+    results: dict[str, list[Any]] = {"metadata": [], "offsets": []}
+
+    def metadata() -> None:
+        for _ in range(100):
+            results["metadata"].append(client.metadata([topic]))
+
+    def offsets() -> None:
+        for _ in range(100):
+            results["offsets"].append(client.offsets([topic], at="latest"))
+
+    threads = [threading.Thread(target=f) for f in (metadata, offsets) * 3]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results["metadata"]) == 300 and len(results["offsets"]) == 300
+    assert all("brokers" in d and "at" not in d for d in results["metadata"])
+    assert all(d["at"] == "latest" and [p["offset"] for p in d["partitions"]] == [10, 10, 10]
+               for d in results["offsets"])
