@@ -43,3 +43,11 @@ def test_the_typed_user_script_runs_a_batch(bootstrap: str, topic: str, group: s
     assert "lag: None" in done.stdout  # the group did not exist yet
     assert f'endingOffsets: {{"{topic}": {{"0": 10, "1": 10, "2": 10}}}}' in done.stdout
     assert "committed: [(0, 10), (1, 10), (2, 10)]" in done.stdout
+
+
+def test_the_stubs_match_the_extension_module() -> None:
+    """mypy's stubtest imports kwire._kwire and compares every class, method, parameter and
+    default with kwire/_kwire.pyi: the stubs cannot drift from the Rust signatures."""
+    done = subprocess.run([sys.executable, "-m", "mypy.stubtest", "kwire._kwire"],
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
