@@ -201,9 +201,18 @@ pub fn decode(api: &str, version: i16, data: &[u8], request: bool, frame: bool) 
 fn parse(argv: Vec<String>) -> Result<Command, Failure> {
     use clap::Parser as _;
     let cli = Cli::try_parse_from(std::iter::once("kwire".to_owned()).chain(argv)).map_err(|e| {
+        // clap's message up to its usage line, one line: "... not provided: --topic <TOPICS>".
         let text = e.render().to_string();
-        let line = text.lines().next().unwrap_or_default();
-        Failure::new(Exit::USAGE, line.strip_prefix("error: ").unwrap_or(line).to_owned())
+        let said: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .take_while(|l| {
+                !l.starts_with("Usage:") && !l.starts_with("tip:") && !l.starts_with("For more information")
+            })
+            .filter(|l| !l.is_empty())
+            .collect();
+        let line = said.join(" ");
+        Failure::new(Exit::USAGE, line.strip_prefix("error: ").unwrap_or(&line).to_owned())
     })?;
     commands::check_names(&cli.command)?;
     Ok(cli.command)

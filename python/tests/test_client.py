@@ -272,3 +272,14 @@ def test_threads_sharing_one_client_each_get_their_own_document(client: kwire.Cl
     assert all("brokers" in d and "at" not in d for d in results["metadata"])
     assert all(d["at"] == "latest" and [p["offset"] for p in d["partitions"]] == [10, 10, 10]
                for d in results["offsets"])
+
+
+def test_a_plan_without_topics_raises_usage_error_naming_the_missing_argument(
+    client: kwire.Client, group: str
+) -> None:
+    with pytest.raises(kwire.UsageError) as raised:
+        client.plan(group, [])
+    assert "--topic" in str(raised.value), str(raised.value)
+    with pytest.raises(kwire.UsageError) as raised:
+        client.offsets([])
+    assert "TOPICS" in str(raised.value), str(raised.value)
