@@ -5,10 +5,11 @@ use std::fmt::{self, Write as _};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exit(u8);
 
-/// Declares each exit code once: its constant, and its line in [`Exit::ALL`], which `--help`
-/// prints and the README's table must equal (a test compares them).
+/// Declares each exit code once: its constant, its kind (the name the Python package's
+/// exceptions carry as `.kind`), and its line in [`Exit::ALL`], which `--help` prints and the
+/// README's table must equal (a test compares them).
 macro_rules! exit_codes {
-    ($($name:ident = $value:literal, $meaning:literal;)*) => {
+    ($($name:ident = $value:literal, $kind:literal, $meaning:literal;)*) => {
         impl Exit {
             $(
                 #[doc = $meaning]
@@ -17,22 +18,30 @@ macro_rules! exit_codes {
 
             /// Every exit code with its meaning, in order.
             pub const ALL: &[(Exit, &str)] = &[$((Exit::$name, $meaning)),*];
+
+            /// The code's kind in one word: `usage`, `cluster`, `not_found`, ...
+            pub fn kind(self) -> &'static str {
+                match self.0 {
+                    $($value => $kind,)*
+                    _ => "unknown",
+                }
+            }
         }
     };
 }
 
 exit_codes! {
-    OK = 0, "success";
-    USAGE = 1, "usage: a wrong flag, a malformed value (`host:port`, duration, offset, time), a missing argument";
-    CLUSTER = 2, "the cluster could not be reached, or answered with an error or malformed bytes";
-    ANOMALY = 3, "an offset anomaly met a `fail` policy (`kwire plan`)";
-    NOT_FOUND = 4, "a named topic, partition or group does not exist";
-    REFUSED = 5, "a write was refused: the group has active members or the Spark query looks alive (`--force` overrides), or an offset is outside the log; nothing was written";
-    STORE = 6, "the offset store is unreadable or corrupt, did not read back what was written, or (file store) is a link or special file, too large, or locked or too slow to load within `--timeout`";
-    PARTIAL = 7, "partly written: the store took some partitions and refused others (each listed as written or refused; what was written stays written and was read back)";
-    UNSUPPORTED = 8, "the broker is too old for what was asked: `... not supported by this broker (needs Kafka X.Y)` names the first release that has it (see \"Kafka versions\")";
-    SECURITY = 9, "the connection's security failed: an untrusted, expired or wrong-host certificate, TLS against a plaintext listener or the reverse, a client certificate the listener wants, wrong credentials, a SASL mechanism the broker does not enable (the message lists its mechanisms); nothing was written";
-    NOT_AUTHORIZED = 10, "an ACL refused the request (TOPIC/GROUP/CLUSTER/TRANSACTIONAL_ID_AUTHORIZATION_FAILED): the message names the resource and the principal used";
+    OK = 0, "ok", "success";
+    USAGE = 1, "usage", "usage: a wrong flag, a malformed value (`host:port`, duration, offset, time), a missing argument";
+    CLUSTER = 2, "cluster", "the cluster could not be reached, or answered with an error or malformed bytes";
+    ANOMALY = 3, "anomaly", "an offset anomaly met a `fail` policy (`kwire plan`)";
+    NOT_FOUND = 4, "not_found", "a named topic, partition or group does not exist";
+    REFUSED = 5, "refused", "a write was refused: the group has active members or the Spark query looks alive (`--force` overrides), or an offset is outside the log; nothing was written";
+    STORE = 6, "store", "the offset store is unreadable or corrupt, did not read back what was written, or (file store) is a link or special file, too large, or locked or too slow to load within `--timeout`";
+    PARTIAL = 7, "partial", "partly written: the store took some partitions and refused others (each listed as written or refused; what was written stays written and was read back)";
+    UNSUPPORTED = 8, "unsupported", "the broker is too old for what was asked: `... not supported by this broker (needs Kafka X.Y)` names the first release that has it (see \"Kafka versions\")";
+    SECURITY = 9, "security", "the connection's security failed: an untrusted, expired or wrong-host certificate, TLS against a plaintext listener or the reverse, a client certificate the listener wants, wrong credentials, a SASL mechanism the broker does not enable (the message lists its mechanisms); nothing was written";
+    NOT_AUTHORIZED = 10, "not_authorized", "an ACL refused the request (TOPIC/GROUP/CLUSTER/TRANSACTIONAL_ID_AUTHORIZATION_FAILED): the message names the resource and the principal used";
 }
 
 impl Exit {

@@ -27,6 +27,12 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
         Some(text) => text.to_owned(),
     };
     let bytes = Bytes::from(parse_hex(&text).map_err(|e| Failure::new(Exit::USAGE, e))?);
+    print_json(&document(args, bytes)?);
+    Ok(())
+}
+
+/// The decoded JSON document of `bytes` as `args` describe them (`--hex` is not read).
+pub fn document(args: &DecodeArgs, bytes: Bytes) -> Result<Value, Failure> {
     let spec = args.api.as_deref().map(parse_api).transpose()?;
     let kind = if args.response { Kind::Response } else { Kind::Request };
     let malformed = |e: JsonError, what: &str| match e {
@@ -70,8 +76,7 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
         );
         json::body_to_json(spec.key, kind, version, bytes, args.records).map_err(|e| malformed(e, &what))?
     };
-    print_json(&out);
-    Ok(())
+    Ok(out)
 }
 
 /// `{"api": "Metadata", "api_key": 3, "version": 12, "header": {...}, "body": {...}}`.

@@ -149,7 +149,7 @@ fn end_of(log: &LogState, isolation: Isolation) -> Option<i64> {
     }
 }
 
-async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure> {
+pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
     let isolation = args.isolation;
     let description = match args.store {
@@ -201,7 +201,7 @@ async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<(), Failure
         t.3 = t.3.max(n.time_lag.ms());
     }
     match ctx.format() {
-        Format::Json => print_json(&json!({
+        Format::Json => ctx.emit_json(json!({
             "group": args.group,
             "store": args.store.to_string(),
             "state": description.as_ref().map(|d| d.state.clone()),

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::Context;
 use crate::cli::{Format, MetadataArgs};
 use crate::exit::{Exit, Failure};
-use crate::output::{ids, out, outln, print_json, Table};
+use crate::output::{ids, out, outln, Table};
 
 pub async fn run(ctx: &Context, args: &MetadataArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
@@ -27,7 +27,7 @@ pub async fn run(ctx: &Context, args: &MetadataArgs) -> Result<(), Failure> {
         topics.sort_by(|a, b| a.name.cmp(&b.name));
     }
     match ctx.format() {
-        Format::Json => print_json(&json!({
+        Format::Json => ctx.emit_json(json!({
             "cluster_id": metadata.cluster_id,
             "controller_id": metadata.controller_id,
             "brokers": metadata.brokers.iter().map(|b| json!({

@@ -4,18 +4,18 @@
 mod api_versions;
 mod check;
 mod consume;
-mod decode;
+pub(crate) mod decode;
 mod decode_pcap;
 mod docs;
 mod exporter;
-mod group;
-mod metadata;
+pub(crate) mod group;
+pub(crate) mod metadata;
 mod migrate;
-mod offsets;
-mod plan;
+pub(crate) mod offsets;
+pub(crate) mod plan;
 mod produce;
 mod proxy;
-mod reset;
+pub(crate) mod reset;
 mod time_lag;
 mod topic;
 mod watch;
@@ -32,14 +32,58 @@ use crate::exit::{Exit, Failure};
 use crate::output::hex;
 
 /// What every command gets: the global options and a way to reach the cluster.
+#[derive(Debug)]
 pub struct Context {
     pub global: Global,
     /// The principal the brokers check ACLs for, once the client settings are read (for the
     /// NOT_AUTHORIZED message).
     principal: std::sync::OnceLock<String>,
+    /// Set by [`crate::api`]: each command's JSON document is kept here instead of printed.
+    captured: Option<std::sync::Mutex<Option<serde_json::Value>>>,
+    /// Set by [`crate::api`]: the first connection is kept and every later command reuses it.
+    shared_client: Option<tokio::sync::OnceCell<Arc<Client>>>,
 }
 
 impl Context {
+    /// The command line's context: documents go to stdout, each command connects once.
+    pub fn new(global: Global) -> Self {
+        Self { global, principal: std::sync::OnceLock::new(), captured: None, shared_client: None }
+    }
+
+    /// An embedding's context ([`crate::api`]): the JSON documents are kept for
+    /// [`Context::take_json`], and one connection serves every command.
+    pub fn capturing(global: Global) -> Self {
+        Self {
+            global,
+            principal: std::sync::OnceLock::new(),
+            captured: Some(std::sync::Mutex::new(None)),
+            shared_client: Some(tokio::sync::OnceCell::new()),
+        }
+    }
+
+    /// Prints a command's `--format json` document, or keeps it when capturing.
+    pub fn emit_json(&self, value: serde_json::Value) {
+        match &self.captured {
+            Some(slot) => *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(value),
+            None => crate::output::print_json(&value),
+        }
+    }
+
+    /// The document the last command emitted (capturing contexts only).
+    pub fn take_json(&self) -> Option<serde_json::Value> {
+        self.captured.as_ref()?.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+
+    /// A failure as the user sees it: NOT_AUTHORIZED names the principal the brokers checked.
+    pub fn explain(&self, mut failure: Failure) -> Failure {
+        if failure.exit == Exit::NOT_AUTHORIZED {
+            if let Some(principal) = self.principal.get() {
+                failure.message = format!("{} (as {principal})", failure.message);
+            }
+        }
+        failure
+    }
+
     pub fn format(&self) -> Format {
         match self.global.format {
             FormatArg::Text => Format::Text,
@@ -59,8 +103,27 @@ impl Context {
         }
     }
 
-    /// Connects to the cluster named by `--bootstrap-server` / `KWIRE_BOOTSTRAP`.
+    /// Connects to the cluster named by `--bootstrap-server` / `KWIRE_BOOTSTRAP` (once, in an
+    /// embedding's context).
     pub async fn client(&self) -> Result<Arc<Client>, Failure> {
+        match &self.shared_client {
+            Some(cell) => cell.get_or_try_init(|| self.connect()).await.cloned(),
+            None => self.connect().await,
+        }
+    }
+
+    async fn connect(&self) -> Result<Arc<Client>, Failure> {
+        let (config, warnings) = self.client_config()?;
+        // An embedding read the warnings when it checked the settings (`crate::api`).
+        for warning in warnings.iter().filter(|_| self.captured.is_none()) {
+            eprintln!("kwire: warning: {}", crate::output::escape(warning));
+        }
+        Ok(Arc::new(Client::connect(config).await?))
+    }
+
+    /// The client settings of the global options, and the warnings about them (unknown keys,
+    /// host name checks turned off, a password file others can read). Nothing connects.
+    pub fn client_config(&self) -> Result<(ClientConfig, Vec<String>), Failure> {
         let bootstrap = self.global.bootstrap.as_deref().ok_or_else(|| {
             Failure::new(
                 Exit::USAGE,
@@ -75,16 +138,13 @@ impl Context {
             self.global.command_config.as_deref(),
             &self.global.property,
         )?;
-        for warning in warnings {
-            eprintln!("kwire: warning: {}", crate::output::escape(&warning));
-        }
         // -b / KWIRE_BOOTSTRAP wins over a bootstrap.servers in the properties.
         config.bootstrap = ClientConfig::new(bootstrap)?.bootstrap;
         let _ = self.principal.set(principal(&config));
         if self.global.trace {
             config.trace = Some(Arc::new(print_trace));
         }
-        Ok(Arc::new(Client::connect(config).await?))
+        Ok((config, warnings))
     }
 
     /// Every partition of `topics`, or a NOT_FOUND failure naming the first unknown topic.
@@ -143,7 +203,7 @@ fn print_trace(event: &TraceEvent<'_>) {
 
 /// Every topic name and group id on the command line, checked against Kafka's rules before
 /// anything connects: a bad name is a usage error naming the rule, not a broker hanging up.
-fn check_names(command: &Command) -> Result<(), Failure> {
+pub(crate) fn check_names(command: &Command) -> Result<(), Failure> {
     use crate::cli::{GroupCommand, TopicCommand};
     use kafka_wire::protocol::names::{validate_group, validate_topic};
     let mut topics: Vec<&str> = Vec::new();
@@ -223,7 +283,7 @@ pub fn run(cli: Cli) -> Exit {
             return Exit::CLUSTER;
         }
     };
-    let ctx = Context { global: cli.global, principal: std::sync::OnceLock::new() };
+    let ctx = Context::new(cli.global);
     let result = runtime.block_on(async {
         match cli.command {
             Command::ApiVersions => api_versions::run(&ctx).await,
@@ -250,12 +310,8 @@ pub fn run(cli: Cli) -> Exit {
     });
     match result {
         Ok(()) => Exit::OK,
-        Err(mut failure) => {
-            if failure.exit == Exit::NOT_AUTHORIZED {
-                if let Some(principal) = ctx.principal.get() {
-                    failure.message = format!("{} (as {principal})", failure.message);
-                }
-            }
+        Err(failure) => {
+            let failure = ctx.explain(failure);
             print_failure(&failure);
             failure.exit
         }

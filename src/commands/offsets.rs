@@ -10,7 +10,7 @@ use serde_json::json;
 use super::Context;
 use crate::cli::{At, Format, OffsetsArgs};
 use crate::exit::Failure;
-use crate::output::{out, outln, print_json, Table};
+use crate::output::{out, outln, Table};
 
 pub async fn run(ctx: &Context, args: &OffsetsArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
@@ -29,7 +29,7 @@ pub async fn run(ctx: &Context, args: &OffsetsArgs) -> Result<(), Failure> {
     );
     let rows = merge(ranges, at)?;
     match ctx.format() {
-        Format::Json => print_json(&json!({
+        Format::Json => ctx.emit_json(json!({
             "at": args.at.to_string(),
             "isolation": args.isolation.to_string(),
             "partitions": rows.iter().map(|(tp, (range, at))| json!({

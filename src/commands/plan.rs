@@ -10,9 +10,55 @@ use super::Context;
 use crate::anomaly_json::{action, anomaly, until_reason};
 use crate::cli::{Format, FormatArg, OutOfRangeArg, PlanArgs, StartArg};
 use crate::exit::{Exit, Failure};
-use crate::output::{out, outln, print_json, Table};
+use crate::output::{out, outln, Table};
 
 pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
+    let planned = compute(ctx, args).await?;
+    let failed = planned.entries.iter().any(|e| matches!(e.outcome, Outcome::Failed { .. }));
+    if ctx.global.format == FormatArg::Spark {
+        if failed {
+            return Err(spark_refusal(&planned));
+        }
+        crate::output::print_json(&spark_json(&planned));
+        return Ok(());
+    }
+    match ctx.format() {
+        Format::Json => ctx.emit_json(json(args, &planned)),
+        Format::Text => {
+            let mut t = Table::new(["TOPIC", "PARTITION", "FROM", "UNTIL", "RECORDS", "ACTION", "ANOMALY"]);
+            for e in &planned.entries {
+                let range = e.range();
+                t.row([
+                    e.tp.topic.to_string(),
+                    e.tp.partition.to_string(),
+                    range.map(|r| r.from.0.to_string()).unwrap_or_default(),
+                    range.map(|r| r.until.0.to_string()).unwrap_or_default(),
+                    range.map(|r| r.records().to_string()).unwrap_or_default(),
+                    action(&e.outcome),
+                    e.anomaly.as_ref().map(ToString::to_string).unwrap_or_default(),
+                ]);
+            }
+            outln!("plan for group {} ({} store, {})", args.group, args.store, args.isolation);
+            out!("{}", t.render());
+            outln!("{} records in the batch", planned.records);
+        }
+    }
+    if failed {
+        return Err(anomaly_failure());
+    }
+    Ok(())
+}
+
+/// The failure of a plan an anomaly stopped, once the plan itself was shown (exit 3).
+pub fn anomaly_failure() -> Failure {
+    Failure::new(
+        Exit::ANOMALY,
+        "an anomaly met the `fail` policy (see the plan); choose --on-out-of-range or reset the offsets",
+    )
+}
+
+/// The engine's plan for `args` against the live cluster (nothing printed, nothing written).
+pub async fn compute(ctx: &Context, args: &PlanArgs) -> Result<offset_engine::Plan, Failure> {
     let client = ctx.client().await?;
     let isolation = args.isolation;
     let rows = partition_rows(ctx, &client, &args.store, &args.group, Some(&args.topics), isolation).await?;
@@ -40,60 +86,52 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
             .map(|r| PartitionInput::new(TopicPartition::new(&*r.tp.topic, r.tp.partition), r.stored, r.log))
             .collect(),
     };
-    let planned = plan(&request);
-    let failed = planned.entries.iter().any(|e| matches!(e.outcome, Outcome::Failed { .. }));
-    if ctx.global.format == FormatArg::Spark {
-        return spark(&planned, failed);
-    }
-    match ctx.format() {
-        Format::Json => print_json(&json!({
-            "group": args.group,
-            "store": args.store.to_string(),
-            "isolation": args.isolation.to_string(),
-            "records": planned.records,
-            "partitions": planned.entries.iter().map(|e| {
-                let range = e.range();
-                json!({
-                    "topic": &*e.tp.topic,
-                    "partition": e.tp.partition,
-                    "from": range.map(|r| r.from.0),
-                    "until": range.map(|r| r.until.0),
-                    "records": range.map(offset_engine::PlannedRange::records),
-                    "until_reason": range.map(|r| until_reason(r.until_reason)),
-                    "action": action(&e.outcome),
-                    "anomaly": e.anomaly.as_ref().map(anomaly),
-                    "lag": e.lag.lag(),
-                    "consumable": e.lag.consumable(),
-                    "lost": e.lag.lost(),
-                })
-            }).collect::<Vec<_>>(),
-        })),
-        Format::Text => {
-            let mut t = Table::new(["TOPIC", "PARTITION", "FROM", "UNTIL", "RECORDS", "ACTION", "ANOMALY"]);
-            for e in &planned.entries {
-                let range = e.range();
-                t.row([
-                    e.tp.topic.to_string(),
-                    e.tp.partition.to_string(),
-                    range.map(|r| r.from.0.to_string()).unwrap_or_default(),
-                    range.map(|r| r.until.0.to_string()).unwrap_or_default(),
-                    range.map(|r| r.records().to_string()).unwrap_or_default(),
-                    action(&e.outcome),
-                    e.anomaly.as_ref().map(ToString::to_string).unwrap_or_default(),
-                ]);
-            }
-            outln!("plan for group {} ({} store, {})", args.group, args.store, args.isolation);
-            out!("{}", t.render());
-            outln!("{} records in the batch", planned.records);
-        }
-    }
-    if failed {
-        return Err(Failure::new(
-            Exit::ANOMALY,
-            "an anomaly met the `fail` policy (see the plan); choose --on-out-of-range or reset the offsets",
-        ));
-    }
-    Ok(())
+    Ok(plan(&request))
+}
+
+/// `--format json`: the plan with, per partition, the range, the action and the anomaly.
+pub fn json(args: &PlanArgs, planned: &offset_engine::Plan) -> serde_json::Value {
+    json!({
+        "group": args.group,
+        "store": args.store.to_string(),
+        "isolation": args.isolation.to_string(),
+        "records": planned.records,
+        "partitions": planned.entries.iter().map(|e| {
+            let range = e.range();
+            json!({
+                "topic": &*e.tp.topic,
+                "partition": e.tp.partition,
+                "from": range.map(|r| r.from.0),
+                "until": range.map(|r| r.until.0),
+                "records": range.map(offset_engine::PlannedRange::records),
+                "until_reason": range.map(|r| until_reason(r.until_reason)),
+                "action": action(&e.outcome),
+                "anomaly": e.anomaly.as_ref().map(anomaly),
+                "lag": e.lag.lag(),
+                "consumable": e.lag.consumable(),
+                "lost": e.lag.lost(),
+            })
+        }).collect::<Vec<_>>(),
+    })
+}
+
+/// Why `--format spark` printed nothing (exit 3): each partition an anomaly stopped, and why.
+pub fn spark_refusal(planned: &offset_engine::Plan) -> Failure {
+    let failures: Vec<String> = planned
+        .failures()
+        .map(|e| {
+            let why = e.anomaly.as_ref().map_or_else(|| action(&e.outcome), ToString::to_string);
+            format!("{}:{}: {why}", crate::output::escape(&e.tp.topic), e.tp.partition)
+        })
+        .collect();
+    Failure::new(
+        Exit::ANOMALY,
+        format!(
+            "an anomaly met the `fail` policy, no Spark offsets printed; choose --on-out-of-range or reset the \
+             offsets: {}",
+            failures.join("; ")
+        ),
+    )
 }
 
 /// `--format spark`: the batch as the options of `spark.read.format("kafka")`, one JSON
@@ -102,35 +140,17 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
 /// objects; pass each to Spark as text (`json.dumps`). When an anomaly met a `fail` policy
 /// nothing is printed on stdout (a job must not read part of a batch): the failure names each
 /// failed partition, exit 3.
-fn spark(planned: &offset_engine::Plan, failed: bool) -> Result<(), Failure> {
-    if failed {
-        let failures: Vec<String> = planned
-            .failures()
-            .map(|e| {
-                let why = e.anomaly.as_ref().map_or_else(|| action(&e.outcome), ToString::to_string);
-                format!("{}:{}: {why}", crate::output::escape(&e.tp.topic), e.tp.partition)
-            })
-            .collect();
-        return Err(Failure::new(
-            Exit::ANOMALY,
-            format!(
-                "an anomaly met the `fail` policy, no Spark offsets printed; choose --on-out-of-range or reset the \
-                 offsets: {}",
-                failures.join("; ")
-            ),
-        ));
-    }
+pub fn spark_json(planned: &offset_engine::Plan) -> serde_json::Value {
     let parse =
         |text: String| serde_json::from_str::<serde_json::Value>(&text).unwrap_or(serde_json::Value::Null);
     let mut assign: std::collections::BTreeMap<&str, Vec<i32>> = std::collections::BTreeMap::new();
     for e in planned.entries.iter().filter(|e| e.range().is_some()) {
         assign.entry(&e.tp.topic).or_default().push(e.tp.partition);
     }
-    print_json(&json!({
+    json!({
         "assign": assign,
         "startingOffsets": parse(offset_engine::formats::offsets_to_spark_json(&planned.starting_offsets())),
         "endingOffsets": parse(offset_engine::formats::offsets_to_spark_json(&planned.ending_offsets())),
         "records": planned.records,
-    }));
-    Ok(())
+    })
 }

@@ -276,7 +276,7 @@ pub async fn commit(ctx: &Context, args: &CommitArgs) -> Result<(), Failure> {
         return failure.map_or(Ok(()), Err);
     }
     match ctx.format() {
-        Format::Json => print_json(&json!({
+        Format::Json => ctx.emit_json(json!({
             "group": args.group, "store": args.store.to_string(),
             "committed": args.offsets.iter().map(|(tp, o)| {
                 let (status, error) = report.json(tp);

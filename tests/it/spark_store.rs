@@ -49,12 +49,25 @@ impl Spark {
             .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
             .collect();
         let python = &vars["KWIRE_SPARK_PYTHON"];
+        // examples/pyspark/batch_loop.py plans and commits with the Python package: built from
+        // this checkout (so it is the code under test), imported from python/.
+        let build = Command::new(support::repo_root().join("scripts/python-test"))
+            .arg("--build-only")
+            .output()
+            .expect("scripts/python-test runs");
+        assert!(
+            build.status.success(),
+            "building the Python package failed (scripts/python-test --build-only):\n{}{}",
+            support::stdout(&build),
+            stderr(&build)
+        );
         let log = std::env::temp_dir().join(unique("kwire-spark-session")).with_extension("log");
         let mut child = Command::new(python)
             .arg(support::repo_root().join("tests/it/spark/queries.py"))
             .env("KWIRE_SPARK_JARS", &vars["KWIRE_SPARK_JARS"])
             .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
             .env("PYSPARK_PYTHON", python)
+            .env("PYTHONPATH", support::repo_root().join("python"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).expect("log file"))
@@ -371,7 +384,6 @@ fn seed_004_the_pyspark_batch_loop_reads_every_record_once_and_stores_every_part
     let (output, store) = (dir.join("out"), format!("file:{}", dir.join("offsets.json").display()));
     create_topic(&cluster, &topic, 6, 3);
     produce(&cluster, &topic, (0..600).map(|i| format!("r-{i}")));
-    let kwire_bin = env!("CARGO_BIN_EXE_kwire");
     let output_arg = output.display().to_string();
     let args = [
         "--topic",
@@ -386,8 +398,6 @@ fn seed_004_the_pyspark_batch_loop_reads_every_record_once_and_stores_every_part
         "40",
         "--bootstrap",
         &cluster.bootstrap,
-        "--kwire",
-        kwire_bin,
     ];
     let answer = spark.batch_loop(&args);
     assert_eq!(answer["ok"], true, "{answer}");

@@ -1,0 +1,107 @@
+"""Type stubs of kwire's extension module (re-exported by `kwire`)."""
+
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple, Union, final
+
+__all__ = [
+    "AnomalyError",
+    "Client",
+    "ClusterError",
+    "KwireError",
+    "NotAuthorized",
+    "NotFound",
+    "PartialWrite",
+    "Plan",
+    "Refused",
+    "SecurityError",
+    "StoreError",
+    "Unsupported",
+    "UsageError",
+    "decode",
+]
+
+# A JSON document as `json.loads` makes it: the CLI's `--format json` output.
+_Json = Dict[str, Any]
+_PropertyValue = Union[str, int, float, bool]
+
+class KwireError(Exception):
+    """A kwire operation failed; `kind` and `exit_code` are the CLI's exit code."""
+
+    kind: ClassVar[str]
+    exit_code: ClassVar[int]
+
+class UsageError(KwireError): ...
+class ClusterError(KwireError): ...
+
+class AnomalyError(KwireError):
+    """An anomaly met a `fail` policy; `plan` says which partitions."""
+
+    plan: "Plan"
+
+class NotFound(KwireError): ...
+class Refused(KwireError): ...
+class StoreError(KwireError): ...
+class PartialWrite(KwireError): ...
+class Unsupported(KwireError): ...
+class SecurityError(KwireError): ...
+class NotAuthorized(KwireError): ...
+
+@final
+class Plan:
+    """One plan: `document` is `kwire plan --format json`'s document."""
+
+    @property
+    def document(self) -> _Json: ...
+    @property
+    def group(self) -> str: ...
+    @property
+    def store(self) -> str: ...
+    @property
+    def records(self) -> int: ...
+    @property
+    def ranges(self) -> List[_Json]:
+        """The document's partitions with a range: topic, partition, from, until, records, ..."""
+    @property
+    def anomalies(self) -> List[_Json]:
+        """The document's partitions with an anomaly."""
+    @property
+    def failed(self) -> bool: ...
+    def spark_assign(self) -> Dict[str, List[int]]: ...
+    def spark_starting_offsets(self) -> Dict[str, Dict[str, int]]: ...
+    def spark_ending_offsets(self) -> Dict[str, Dict[str, int]]: ...
+    def commit(self, force: bool = False) -> _Json:
+        """Stores `until` of every planned partition in one write; `kwire commit`'s document."""
+
+@final
+class Client:
+    def __new__(
+        cls,
+        bootstrap: str,
+        config: Optional[Mapping[str, _PropertyValue]] = None,
+        *,
+        timeout: float = 30.0,
+        zookeeper: Optional[str] = None,
+    ) -> "Client": ...
+    def metadata(self, topics: Optional[Sequence[str]] = None) -> _Json: ...
+    def offsets(self, topics: Sequence[str], at: str = "latest") -> _Json: ...
+    def describe_group(
+        self, group: str, store: str = "kafka", topics: Optional[Sequence[str]] = None
+    ) -> _Json: ...
+    def plan(
+        self,
+        group: str,
+        topics: Sequence[str],
+        store: str = "kafka",
+        start: str = "earliest",
+        on_out_of_range: str = "fail",
+        max_per_partition: Optional[int] = None,
+        max_total: Optional[int] = None,
+    ) -> Plan: ...
+    def commit(
+        self,
+        group: str,
+        offsets: Mapping[Tuple[str, int], int],
+        store: str = "kafka",
+        force: bool = False,
+    ) -> _Json: ...
+
+def decode(api: str, version: int, data: bytes, request: bool = True, frame: bool = False) -> _Json: ...
