@@ -7,6 +7,7 @@ mod command_config;
 mod commands;
 mod exchange_output;
 mod exit;
+mod line_reader;
 mod output;
 mod properties_file;
 mod store;
