@@ -34,7 +34,7 @@ impl<R: Read> LineReader<R> {
                 let end = self.scanned + at;
                 let line = self.buf.split_to(end + 1);
                 self.scanned = 0;
-                return Ok(Some(without_line_end(line.freeze(), end)));
+                return Ok(Some(without_line_end(&line.freeze(), end)));
             }
             self.scanned = self.buf.len();
             if self.eof {
@@ -43,7 +43,7 @@ impl<R: Read> LineReader<R> {
                 }
                 let len = self.buf.len();
                 self.scanned = 0;
-                return Ok(Some(without_line_end(self.buf.split().freeze(), len)));
+                return Ok(Some(without_line_end(&self.buf.split().freeze(), len)));
             }
             self.fill()?;
         }
@@ -69,7 +69,7 @@ impl<R: Read> LineReader<R> {
 }
 
 /// `line[..end]`, without a last `\r`.
-fn without_line_end(line: Bytes, end: usize) -> Bytes {
+fn without_line_end(line: &Bytes, end: usize) -> Bytes {
     let end = if end > 0 && line[end - 1] == b'\r' { end - 1 } else { end };
     line.slice(..end)
 }

@@ -38,7 +38,7 @@ fn padded_value(i: usize) -> Vec<u8> {
 /// What CodecProduce.java writes as record `i` (see its doc comment).
 fn java_record(i: usize) -> Seen {
     let mut headers = vec![("i".to_owned(), Some(i.to_string().into_bytes()))];
-    if i % 5 == 0 {
+    if i.is_multiple_of(5) {
         headers.push(("null".to_owned(), None));
     }
     Seen {
