@@ -10,6 +10,7 @@ mod command_config;
 pub mod commands;
 mod exchange_output;
 pub mod exit;
+mod line_reader;
 mod output;
 mod properties_file;
 mod store;

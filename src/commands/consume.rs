@@ -1,14 +1,28 @@
 //! `kwire consume TOPIC`: records with partition, offset, timestamp, key, headers and value —
 //! like `kcat -C`, but reading exact ranges from the leaders without joining a group.
+//!
+//! Each partition is read in chunks of offsets sized to about [`CHUNK_BYTES`] of records, so
+//! memory does not grow with the partition; the next chunk is fetched while the current one
+//! is printed.
+
+use std::sync::Arc;
 
 use base64::Engine as _;
-use kafka_wire::client::{FetchOptions, FetchRange, FetchedRecord, OffsetQuery, TopicPartition};
+use kafka_wire::client::{
+    Client, FetchOptions, FetchRange, FetchedPartition, FetchedRecord, OffsetQuery, TopicPartition,
+};
 use serde_json::json;
 
 use super::Context;
 use crate::cli::{ConsumeArgs, ConsumeFrom, Format};
 use crate::exit::{Exit, Failure};
 use crate::output::{emit, escape_text, json_safe, Progress};
+
+/// Record bytes (keys and values) a chunk of offsets is sized to hold, once the first chunk
+/// showed how large the partition's records are.
+const CHUNK_BYTES: usize = 16 << 20;
+/// Offsets in a partition's first chunk.
+const FIRST_CHUNK: i64 = 16_384;
 
 pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
@@ -66,9 +80,23 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
             continue;
         }
         let options = FetchOptions { isolation, timeout, ..FetchOptions::default() };
-        let fetched = client.fetch_range(&[FetchRange::new(tp.clone(), from, until)], &options).await;
-        for (tp, result) in fetched {
-            let part = result.map_err(|e| Failure::client(&tp, &e))?;
+        let mut next =
+            Some(fetch_chunk(&client, &tp, from, from.saturating_add(FIRST_CHUNK).min(until), options));
+        while let Some(chunk) = next.take() {
+            let chunk_from = chunk.from;
+            let part = chunk.wait().await?;
+            // The next chunk is on its way while this one is printed.
+            let reached = part.next_offset;
+            if reached > chunk_from && reached < until && remaining > record_count(&part) {
+                let size = chunk_offsets(&part, reached - chunk_from);
+                next = Some(fetch_chunk(
+                    &client,
+                    &tp,
+                    reached,
+                    reached.saturating_add(size).min(until),
+                    options,
+                ));
+            }
             let mut text = String::new();
             for record in part.records.iter().take(usize::try_from(remaining).unwrap_or(usize::MAX)) {
                 text.push_str(&render(&tp, record, ctx.format()));
@@ -85,6 +113,55 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// One chunk's fetch, running on its own task.
+struct Chunk {
+    tp: TopicPartition,
+    from: i64,
+    task: tokio::task::JoinHandle<Result<FetchedPartition, kafka_wire::client::ClientError>>,
+}
+
+impl Chunk {
+    async fn wait(self) -> Result<FetchedPartition, Failure> {
+        let result = self.task.await.map_err(|e| {
+            Failure::new(Exit::CLUSTER, format!("{}: the fetch ended without a result: {e}", self.tp))
+        })?;
+        result.map_err(|e| Failure::client(&self.tp, &e))
+    }
+}
+
+/// Starts reading `[from, until)` of `tp`.
+fn fetch_chunk(
+    client: &Arc<Client>,
+    tp: &TopicPartition,
+    from: i64,
+    until: i64,
+    options: FetchOptions,
+) -> Chunk {
+    let client = Arc::clone(client);
+    let range = FetchRange::new(tp.clone(), from, until);
+    let task = tokio::spawn(async move {
+        let tp = range.partition.clone();
+        let mut results = client.fetch_range(std::slice::from_ref(&range), &options).await;
+        results.remove(&tp).unwrap_or_else(|| {
+            Err(kafka_wire::client::ClientError::InvalidArgument { message: format!("no result for {tp}") })
+        })
+    });
+    Chunk { tp: tp.clone(), from, task }
+}
+
+fn record_count(part: &FetchedPartition) -> u64 {
+    u64::try_from(part.records.len()).unwrap_or(u64::MAX)
+}
+
+/// Offsets for the next chunk: [`CHUNK_BYTES`] at the size of the records of `part`, which
+/// covered `offsets` offsets.
+fn chunk_offsets(part: &FetchedPartition, offsets: i64) -> i64 {
+    let data = |b: Option<&bytes::Bytes>| b.map_or(0, bytes::Bytes::len);
+    let bytes: usize = part.records.iter().map(|r| 1 + data(r.key.as_ref()) + data(r.value.as_ref())).sum();
+    let per_offset = bytes / usize::try_from(offsets.max(1)).unwrap_or(1);
+    i64::try_from(CHUNK_BYTES / per_offset.max(1)).unwrap_or(FIRST_CHUNK).clamp(1024, 1 << 22)
 }
 
 fn render(tp: &TopicPartition, r: &FetchedRecord, format: Format) -> String {

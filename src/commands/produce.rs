@@ -4,15 +4,14 @@
 //! library's [`Producer`]: batched per partition, several requests in flight, idempotent.
 
 use std::collections::VecDeque;
-use std::io::BufRead as _;
 
-use bytes::Bytes;
 use kafka_wire::client::{DeliveryFuture, ProduceRecord, Producer, ProducerConfig, TopicPartition};
 use serde_json::json;
 
 use super::Context;
 use crate::cli::{Format, ProduceArgs};
 use crate::exit::{Exit, Failure};
+use crate::line_reader::LineReader;
 use crate::output::{outln, print_json};
 
 /// Bytes per batch: librdkafka's default `batch.size` (Java's 16 KiB makes many more
@@ -35,36 +34,31 @@ pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
     }
     ctx.partitions_of(&client, std::slice::from_ref(&args.topic)).await?;
     let producer = Producer::new(client, config).map_err(|e| Failure::new(Exit::USAGE, e.to_string()))?;
-    // Results not yet seen, in send order; the finished ones at the front are checked and
-    // dropped as we go, so this holds about what the producer buffers.
+    // Results not yet seen, one per batch (a batch's records share their result), in send
+    // order; the finished ones at the front are checked and dropped as we go.
     let mut pending: VecDeque<DeliveryFuture> = VecDeque::new();
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    let mut line = String::new();
+    let mut input = LineReader::new(std::io::stdin().lock());
+    let separator = args.key_separator.as_deref().map(str::as_bytes);
+    let fixed = args.partition.map(|p| TopicPartition::new(args.topic.as_str(), p));
     let mut sent = 0u64;
-    loop {
-        line.clear();
-        let read = input
-            .read_line(&mut line)
-            .map_err(|e| Failure::new(Exit::USAGE, format!("stdin line {}: {e}", sent + 1)))?;
-        if read == 0 {
-            break;
-        }
-        let text = line.strip_suffix('\n').unwrap_or(&line);
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        let (key, value) = match args.key_separator.as_deref().and_then(|sep| text.split_once(sep)) {
-            Some((k, v)) => (Some(Bytes::copy_from_slice(k.as_bytes())), v),
-            None => (None, text),
+    while let Some(line) =
+        input.next_line().map_err(|e| Failure::new(Exit::USAGE, format!("stdin line {}: {e}", sent + 1)))?
+    {
+        let split = separator.and_then(|sep| memchr::memmem::find(&line, sep).map(|at| (at, sep.len())));
+        let record = match split {
+            Some((at, len)) => ProduceRecord::new(Some(line.slice(..at)), Some(line.slice(at + len..))),
+            None => ProduceRecord::new(None, Some(line)),
         };
-        let record = ProduceRecord::new(key, Some(Bytes::copy_from_slice(value.as_bytes())));
-        let delivery = match args.partition {
-            Some(p) => producer.send_to(TopicPartition::new(args.topic.as_str(), p), record).await,
+        let delivery = match &fixed {
+            Some(tp) => producer.send_to(tp.clone(), record).await,
             None => producer.send(&args.topic, record).await,
         }
         .map_err(|e| Failure::client(&args.topic, &e))?;
-        pending.push_back(delivery);
+        if !pending.back().is_some_and(|last| last.same_batch(&delivery)) {
+            pending.push_back(delivery);
+            check_finished(&mut pending)?;
+        }
         sent += 1;
-        check_finished(&mut pending)?;
     }
     producer.close().await;
     for delivery in pending {

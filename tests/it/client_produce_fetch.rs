@@ -4,8 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,7 +14,7 @@ use kafka_wire::client::{
 };
 use kafka_wire::protocol::records::{Compression, Header};
 
-use crate::support;
+use crate::support::{self, java};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -123,7 +122,7 @@ fn keyed_records_land_where_the_java_producer_puts_the_same_keys() {
     });
     let mut args = vec![cluster.bootstrap.clone(), java_topic.clone()];
     args.extend(keys.iter().cloned());
-    let java: BTreeMap<String, i32> = run_java("KeyedProduce.java", &args)
+    let java: BTreeMap<String, i32> = java::run("KeyedProduce.java", &args)
         .lines()
         .filter_map(|l| {
             let (key, partition) = l.rsplit_once(' ')?;
@@ -268,7 +267,7 @@ fn a_transaction_aborted_by_the_java_producer_is_invisible_to_read_committed() {
     let tp = TopicPartition::new(topic.as_str(), 0);
     let (aborted, committed, open) = (5, 3, 2);
     // Java: 5 aborted, 3 committed, then 2 in a transaction it keeps open until stdin closes.
-    let mut java = java_command(
+    let mut java = java::command(
         "AbortedTxn.java",
         &[&cluster.bootstrap, &topic, "0", &aborted.to_string(), &committed.to_string(), &open.to_string()],
     )
@@ -333,35 +332,4 @@ fn a_transaction_aborted_by_the_java_producer_is_invisible_to_read_committed() {
         assert_eq!(got.records.iter().map(|r| r.offset).collect::<Vec<_>>(), offsets_of("committed"));
         assert_eq!(got.next_offset, range.high_watermark);
     });
-}
-
-/// The Kafka jars directory (`scripts/cluster fetch` prints it).
-fn kafka_jars() -> String {
-    let out = Command::new(support::repo_root().join("scripts/cluster"))
-        .arg("fetch")
-        .output()
-        .expect("scripts/cluster runs");
-    assert!(out.status.success(), "scripts/cluster fetch: {}", support::stderr(&out));
-    support::stdout(&out).lines().last().unwrap_or_default().trim().to_owned()
-}
-
-fn java_source(file: &str) -> PathBuf {
-    support::repo_root().join("tests/support/java").join(file)
-}
-
-/// `java` running a single-file program from tests/support/java on the Kafka classpath.
-fn java_command(file: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new("java");
-    cmd.args(["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp"])
-        .arg(format!("{}/*", kafka_jars()))
-        .arg(java_source(file))
-        .args(args);
-    cmd
-}
-
-fn run_java(file: &str, args: &[String]) -> String {
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = java_command(file, &args).output().expect("java runs");
-    assert!(out.status.success(), "{file} failed: {}", support::stderr(&out));
-    support::stdout(&out)
 }

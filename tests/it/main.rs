@@ -29,6 +29,7 @@ mod client_faults;
 mod client_fetch_sessions;
 mod client_produce_fetch;
 mod client_producer;
+mod client_record_oracle;
 mod client_routing;
 mod client_security;
 mod client_throttle;

@@ -18,6 +18,9 @@ use crate::protocol::records::{Compression, Record, RecordBatch};
 /// and headers: the widest varints of its length, deltas and counts (as Java's estimate).
 pub(crate) const RECORD_OVERHEAD: usize = 21;
 
+/// The most records a new batch reserves room for.
+const MAX_RESERVED_RECORDS: usize = 16 * 1024;
+
 /// What a record costs in the buffer: its data plus [`RECORD_OVERHEAD`].
 pub(crate) fn record_size(record: &ProduceRecord) -> usize {
     let data = |b: Option<&Bytes>| b.map_or(0, Bytes::len);
@@ -59,9 +62,10 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
-    fn new(now: Instant, base_timestamp: i64, compression: Compression) -> Self {
+    /// An empty batch with room for `records` records.
+    fn new(now: Instant, base_timestamp: i64, compression: Compression, records: usize) -> Self {
         Self {
-            wire: RecordBatch::new(0, base_timestamp, compression, Vec::new()),
+            wire: RecordBatch::new(0, base_timestamp, compression, Vec::with_capacity(records)),
             bytes: 0,
             created: now,
             retry_at: None,
@@ -135,13 +139,14 @@ impl Default for PartitionQueue {
 impl PartitionQueue {
     /// Appends `record` (costing `size`), closing the open batch first when the record would
     /// take it past `batch_size`. Returns the record's batch outcome and its index in the batch.
+    /// `now` is asked only when a batch is opened.
     pub(crate) fn append(
         &mut self,
         record: ProduceRecord,
         size: usize,
         batch_size: usize,
         compression: Compression,
-        now: Instant,
+        now: impl FnOnce() -> Instant,
         now_ms: i64,
     ) -> (Arc<BatchOutcome>, i32) {
         let full = self
@@ -151,8 +156,12 @@ impl PartitionQueue {
         if full {
             self.close_open();
         }
-        let open =
-            self.open.get_or_insert_with(|| Batch::new(now, record.timestamp.unwrap_or(now_ms), compression));
+        let open = self.open.get_or_insert_with(|| {
+            // Room for a batch of records like this one: the record list is not copied as it
+            // grows (a cap keeps a batch of tiny records from reserving much more than it uses).
+            let records = (batch_size / size.max(1)).clamp(1, MAX_RESERVED_RECORDS);
+            Batch::new(now(), record.timestamp.unwrap_or(now_ms), compression, records)
+        });
         let index = open.push(record, size, now_ms);
         (Arc::clone(&open.outcome), index)
     }
@@ -304,7 +313,7 @@ mod tests {
         for _ in 0..n {
             let r = record("0123456789");
             let size = record_size(&r);
-            q.append(r, size, batch_size, Compression::None, now, 1_000);
+            q.append(r, size, batch_size, Compression::None, || now, 1_000);
         }
     }
 

@@ -1,7 +1,7 @@
 //! [`Producer`]: records accumulated per partition and sent by a background task — batches
-//! closed by `batch_size` or `linger`, up to `max_in_flight` requests per broker, compression on
-//! a blocking thread — with bounded memory (`send` waits while `buffer_memory` is used up) and
-//! a delivery result per record. Idempotent by default (KIP-98): a producer id and epoch from
+//! closed by `batch_size` or `linger`, up to `max_in_flight` requests per broker, compression
+//! (and the encoding of large uncompressed requests) on a blocking thread — with bounded memory
+//! (`send` waits while `buffer_memory` is used up) and a delivery result per record. Idempotent by default (KIP-98): a producer id and epoch from
 //! InitProducerId, sequence numbers per partition, so a batch sent again after a lost answer
 //! is written once and in order even with five requests in flight.
 //!
@@ -134,6 +134,13 @@ impl DeliveryFuture {
         &self.partition
     }
 
+    /// Whether `other` went into the same batch as this record: then both have the same
+    /// result (only the offsets differ), and one of them is enough to learn whether both were
+    /// written.
+    pub fn same_batch(&self, other: &DeliveryFuture) -> bool {
+        Arc::ptr_eq(&self.outcome, &other.outcome)
+    }
+
     /// The result, when the record's batch is done.
     pub fn try_result(&self) -> Option<Result<RecordMetadata, ClientError>> {
         let result = self.outcome.result.get()?;
@@ -179,10 +186,8 @@ pub(crate) struct Shared {
 #[derive(Debug, Default)]
 pub(crate) struct State {
     pub(crate) partitions: HashMap<TopicPartition, PartitionQueue>,
-    /// Partition counts by topic, from metadata.
-    pub(crate) partition_counts: HashMap<String, i32>,
-    /// The partition null-key records of each topic go to until its batch fills (sticky).
-    pub(crate) sticky: HashMap<String, i32>,
+    /// What [`Producer::send`] needs of each topic it was given, from metadata.
+    pub(crate) topics: HashMap<String, TopicState>,
     /// Producer id and epoch, once InitProducerId answered (idempotence only).
     pub(crate) producer: Option<(i64, i16)>,
     /// A sequence error or a failed sequenced batch asks for a new epoch before more is sent.
@@ -199,6 +204,17 @@ pub(crate) struct State {
     pub(crate) refresh_metadata: bool,
     /// An error that stops the producer (no producer id could be had).
     pub(crate) fatal: Option<ClientError>,
+}
+
+/// One topic as [`Producer::send`] sees it.
+#[derive(Debug)]
+pub(crate) struct TopicState {
+    /// The name every [`TopicPartition`] of the topic shares (no allocation per record).
+    name: Arc<str>,
+    /// The partition count, from metadata.
+    partitions: i32,
+    /// The partition null-key records go to until its batch fills (sticky).
+    sticky: i32,
 }
 
 /// An asynchronous, batching, idempotent-by-default producer over a shared [`Client`].
@@ -240,16 +256,17 @@ impl Producer {
     /// Puts `record` on the partition the Java client's partitioner picks for its key (null
     /// keys: one partition until its batch fills, then the next — Java's sticky partitioner).
     pub async fn send(&self, topic: &str, record: ProduceRecord) -> Result<DeliveryFuture, ClientError> {
-        let count = self.partition_count(topic).await?;
-        let partition = match &record.key {
-            Some(key) => partition_for_key(key, count),
-            None => None,
+        let known = {
+            let state = lock(&self.shared.state);
+            state.topics.get(topic).map(|t| (Arc::clone(&t.name), t.partitions, t.sticky))
         };
-        let partition = match partition {
-            Some(p) => p,
-            None => *lock(&self.shared.state).sticky.entry(topic.to_owned()).or_insert(0) % count,
+        let (name, count, sticky) = match known {
+            Some(known) => known,
+            None => self.learn_topic(topic).await?,
         };
-        self.send_to(TopicPartition::new(topic, partition), record).await
+        let partition = record.key.as_ref().and_then(|key| partition_for_key(key, count));
+        let partition = partition.unwrap_or(sticky % count);
+        self.send_to(TopicPartition::new(name, partition), record).await
     }
 
     /// Puts `record` on partition `tp`. Waits while the buffer is full; fails when the
@@ -259,10 +276,10 @@ impl Producer {
         tp: TopicPartition,
         record: ProduceRecord,
     ) -> Result<DeliveryFuture, ClientError> {
-        validate_topic(&tp.topic)?;
         let size = record_size(&record);
         let config = &self.shared.config;
         if size > config.buffer_memory {
+            validate_topic(&tp.topic)?;
             return Err(ClientError::InvalidArgument {
                 message: format!(
                     "a {size}-byte record for {tp} is larger than buffer_memory ({} bytes)",
@@ -270,11 +287,19 @@ impl Producer {
                 ),
             });
         }
-        self.check_open()?;
         let permits = u32::try_from(size).unwrap_or(u32::MAX);
-        match self.shared.memory.acquire_many(permits).await {
+        // Memory at hand is taken without a wait; a closed producer is found out below, under
+        // the lock, and gets its permits back.
+        match self.shared.memory.try_acquire_many(permits) {
             Ok(permit) => permit.forget(),
-            Err(_) => return Err(closed_error()),
+            Err(_) => {
+                validate_topic(&tp.topic)?;
+                self.check_open()?;
+                match self.shared.memory.acquire_many(permits).await {
+                    Ok(permit) => permit.forget(),
+                    Err(_) => return Err(closed_error()),
+                }
+            }
         }
         let (outcome, index, wake) = {
             let mut state = lock(&self.shared.state);
@@ -283,18 +308,30 @@ impl Producer {
                 self.shared.memory.add_permits(size);
                 return Err(e);
             }
-            let queue = state.partitions.entry(tp.clone()).or_default();
+            let State { partitions, topics, unfinished, .. } = &mut *state;
+            let queue = match partitions.get_mut(&tp) {
+                Some(queue) => queue,
+                None => {
+                    // Checked once per partition: the name never changes after.
+                    if let Err(e) = validate_topic(&tp.topic) {
+                        drop(state);
+                        self.shared.memory.add_permits(size);
+                        return Err(e.into());
+                    }
+                    partitions.entry(tp.clone()).or_default()
+                }
+            };
             let was_idle = queue.is_idle();
             let before = queue.batches();
             let (outcome, index) =
-                queue.append(record, size, config.batch_size, config.compression, Instant::now(), now_ms());
+                queue.append(record, size, config.batch_size, config.compression, Instant::now, now_ms());
             let opened = queue.batches() - before;
             let full = queue.open_is_full(config.batch_size) || queue.batches() > 1;
-            state.unfinished += opened;
+            *unfinished += opened;
             if full {
-                if let Some(sticky) = state.sticky.get_mut(&*tp.topic) {
-                    if *sticky == tp.partition {
-                        *sticky = sticky.wrapping_add(1) & i32::MAX;
+                if let Some(topic) = topics.get_mut(&*tp.topic) {
+                    if topic.sticky == tp.partition {
+                        topic.sticky = topic.sticky.wrapping_add(1) & i32::MAX;
                     }
                 }
             }
@@ -348,12 +385,10 @@ impl Producer {
         state_open(&lock(&self.shared.state))
     }
 
-    /// The topic's partition count, from metadata asked for once per topic; a metadata
-    /// request that fails in a way a retry can help is retried until `delivery_timeout`.
-    async fn partition_count(&self, topic: &str) -> Result<i32, ClientError> {
-        if let Some(count) = lock(&self.shared.state).partition_counts.get(topic) {
-            return Ok(*count);
-        }
+    /// The topic's shared name, partition count and sticky partition, from metadata asked for
+    /// once per topic; a metadata request that fails in a way a retry can help is retried
+    /// until `delivery_timeout`.
+    async fn learn_topic(&self, topic: &str) -> Result<(Arc<str>, i32, i32), ClientError> {
         let deadline = deadline_after(self.shared.config.delivery_timeout);
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
         let metadata = loop {
@@ -372,8 +407,13 @@ impl Producer {
             }
         };
         let count = metadata.partition_count(topic)?;
-        lock(&self.shared.state).partition_counts.insert(topic.to_owned(), count);
-        Ok(count)
+        let mut state = lock(&self.shared.state);
+        let known = state.topics.entry(topic.to_owned()).or_insert_with(|| TopicState {
+            name: Arc::from(topic),
+            partitions: count,
+            sticky: 0,
+        });
+        Ok((Arc::clone(&known.name), known.partitions, known.sticky))
     }
 }
 

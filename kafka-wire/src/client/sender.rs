@@ -1,9 +1,9 @@
 //! The producer's background task: gets a producer id (and bumps its epoch when a sequence
 //! error asks for it), expires batches past their delivery timeout, takes sendable batches
 //! per leader — at most one per partition per request, at most `max_in_flight` requests per
-//! broker — encodes them (compressed on a blocking thread) and queues each request on its
-//! broker's connection in the order built, so one partition's batches reach the broker in
-//! sequence order. Each answer is handled on its own task, through the one retry decision
+//! broker — encodes them (on a blocking thread when compressed or large) and queues each
+//! request on its broker's connection in the order built, so one partition's batches reach
+//! the broker in sequence order. Each answer is handled on its own task, through the one retry decision
 //! ([`batch_recovery`]).
 
 use std::collections::btree_map::Entry;
@@ -29,6 +29,10 @@ use crate::protocol::{ApiKey, ErrorCode, TaggedFields};
 /// How long the sender waits before asking again for metadata or a producer id that the
 /// cluster could not give.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
+
+/// Record bytes up to which an uncompressed request is encoded on the sender task itself: a
+/// small one costs less than the hand-over to a blocking thread.
+const INLINE_ENCODE_MAX: usize = 64 * 1024;
 
 /// Batches for one broker, one per partition.
 struct Request {
@@ -243,10 +247,12 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
 async fn send(shared: &Arc<Shared>, request: Request) {
     let Request { broker, node, batches } = request;
     let compression = shared.config.compression;
-    let encoded = if compression == Compression::None {
+    let bytes: usize = batches.iter().map(|(_, b)| b.bytes).sum();
+    let encoded = if compression == Compression::None && bytes < INLINE_ENCODE_MAX {
         encode(batches)
     } else {
-        // Compression is CPU work: off the runtime's threads, while answers keep flowing.
+        // Compression, and the copy and CRC of large batches, are CPU work: off the runtime's
+        // threads, so the connections' reads and writes and the answers keep flowing.
         match tokio::task::spawn_blocking(move || encode(batches)).await {
             Ok(encoded) => encoded,
             Err(e) => {
