@@ -95,6 +95,13 @@ fn read(what: &'static str, path: &Path) -> Result<String, TlsError> {
     })
 }
 
+fn file_error<'p>(what: &'static str, path: &'p Path) -> impl FnOnce(String) -> TlsError + 'p {
+    move |reason| TlsError::File { what, path: path.to_owned(), reason }
+}
+
+/// A client identity: its PEM texts (certificate, key) and the same parsed.
+type Identity = ((String, String), (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>));
+
 fn certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs = CertificateDer::pem_slice_iter(pem.as_bytes())
         .collect::<Result<Vec<_>, _>>()
@@ -118,9 +125,6 @@ impl ZkTls {
             (None, None) => None,
             _ => return Err(TlsError::HalfIdentity),
         };
-        fn file_error<'p>(what: &'static str, path: &'p Path) -> impl FnOnce(String) -> TlsError + 'p {
-            move |reason| TlsError::File { what, path: path.to_owned(), reason }
-        }
         let roots = certificates(&ca_pem).map_err(file_error("CA", ca))?;
         let identity = match identity {
             Some(((cert_pem, cert_path), (key_pem, key_path))) => {
@@ -141,7 +145,7 @@ impl ZkTls {
         ca_pem: String,
         ca_origin: String,
         roots: Vec<CertificateDer<'static>>,
-        identity: Option<((String, String), (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>))>,
+        identity: Option<Identity>,
     ) -> Result<ZkTls, TlsError> {
         let invalid = |e: rustls::Error| TlsError::Invalid { reason: e.to_string() };
         let mut store = RootCertStore::empty();
