@@ -1,7 +1,7 @@
 //! `--zookeeper-auth` / `KWIRE_ZOOKEEPER_AUTH`: `digest:USER:PASSWORD` or `sasl:USER:PASSWORD`,
 //! or `@FILE` holding it (so the password need not be on the command line or in the
-//! environment). Resolved only
-//! when a ZooKeeper store is opened; no message repeats the password.
+//! environment). Resolved only when a ZooKeeper store is opened; no message repeats the
+//! password.
 
 use std::path::Path;
 
