@@ -41,16 +41,27 @@ pub struct Global {
     /// ZooKeeper connect string host:port[,host:port][/chroot] (for the ZooKeeper offset store).
     #[arg(long, env = "KWIRE_ZOOKEEPER", hide_env_values = true, global = true)]
     pub zookeeper: Option<String>,
-    /// ZooKeeper credentials for the ZooKeeper offset store: digest:USER:PASSWORD, or @FILE
-    /// holding that text.
+    /// ZooKeeper credentials for the ZooKeeper offset store: digest:USER:PASSWORD (digest
+    /// auth), sasl:USER:PASSWORD (SASL DIGEST-MD5), or @FILE holding that text.
     #[arg(
         long,
-        value_name = "digest:USER:PASSWORD|@FILE",
+        value_name = "digest|sasl:USER:PASSWORD|@FILE",
         env = "KWIRE_ZOOKEEPER_AUTH",
         hide_env_values = true,
         global = true
     )]
     pub zookeeper_auth: Option<String>,
+    /// ZooKeeper over TLS (its secureClientPort): the CA bundle (PEM) that signed the server's
+    /// certificate. Turns TLS on for every server of the zk store's connect string.
+    #[arg(long, value_name = "FILE", env = "KWIRE_ZOOKEEPER_TLS_CA", global = true)]
+    pub zookeeper_tls_ca: Option<std::path::PathBuf>,
+    /// Client certificate (PEM) for a ZooKeeper that requires one (ssl.clientAuth=need), with
+    /// --zookeeper-tls-key.
+    #[arg(long, value_name = "FILE", env = "KWIRE_ZOOKEEPER_TLS_CERT", global = true)]
+    pub zookeeper_tls_cert: Option<std::path::PathBuf>,
+    /// The unencrypted PEM key of --zookeeper-tls-cert.
+    #[arg(long, value_name = "FILE", env = "KWIRE_ZOOKEEPER_TLS_KEY", global = true)]
+    pub zookeeper_tls_key: Option<std::path::PathBuf>,
     /// ACL of the znodes the ZooKeeper store creates: inherit (the nearest existing
     /// ancestor's), open (anyone), creator-all (the --zookeeper-auth user only), world-read
     /// (that user writes, anyone reads).

@@ -4,6 +4,7 @@
 //! names them, opens them, and turns their errors into exit codes.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,9 +25,39 @@ pub struct StoreAccess<'a> {
     pub zookeeper: Option<&'a str>,
     /// `--zookeeper-auth` / `KWIRE_ZOOKEEPER_AUTH` as given (resolved when a zk store opens).
     pub zookeeper_auth: Option<&'a str>,
+    /// `--zookeeper-tls-ca`, `--zookeeper-tls-cert`, `--zookeeper-tls-key` (read when a zk
+    /// store opens).
+    pub zookeeper_tls: ZkTlsFiles<'a>,
     /// `--zookeeper-acl`.
     pub zookeeper_acl: kwire_stores::AclPolicy,
     pub timeout: Duration,
+}
+
+/// The `--zookeeper-tls-*` files: TLS is on when the CA is given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ZkTlsFiles<'a> {
+    pub ca: Option<&'a Path>,
+    pub cert: Option<&'a Path>,
+    pub key: Option<&'a Path>,
+}
+
+impl ZkTlsFiles<'_> {
+    /// The TLS settings, `None` without a CA. A bad file is a security failure (exit 9, as a
+    /// bad `ssl.*` file is for the brokers).
+    fn resolve(self) -> Result<Option<kwire_stores::ZkTls>, Failure> {
+        let Some(ca) = self.ca else {
+            if self.cert.is_some() || self.key.is_some() {
+                return Err(Failure::new(
+                    Exit::USAGE,
+                    "--zookeeper-tls-cert / --zookeeper-tls-key need --zookeeper-tls-ca (the CA of the ZooKeeper server's certificate)",
+                ));
+            }
+            return Ok(None);
+        };
+        kwire_stores::ZkTls::from_files(ca, self.cert, self.key)
+            .map(Some)
+            .map_err(|e| Failure::new(Exit::SECURITY, e.to_string()))
+    }
 }
 
 /// A group's stored offsets, by partition.
@@ -37,13 +68,17 @@ async fn open(
     access: StoreAccess<'_>,
     force: bool,
 ) -> Result<Box<dyn OffsetStore>, Failure> {
-    let zookeeper_auth = match spec {
-        StoreSpec::ZooKeeper(_) => access.zookeeper_auth.map(crate::zookeeper_auth::resolve).transpose()?,
-        _ => None,
+    let (zookeeper_auth, zookeeper_tls) = match spec {
+        StoreSpec::ZooKeeper(_) => (
+            access.zookeeper_auth.map(crate::zookeeper_auth::resolve).transpose()?,
+            access.zookeeper_tls.resolve()?,
+        ),
+        _ => (None, None),
     };
     let options = OpenOptions {
         default_zookeeper: access.zookeeper.map(str::to_owned),
         zookeeper_auth,
+        zookeeper_tls,
         zookeeper_acl: access.zookeeper_acl,
         force,
         ..OpenOptions::new(Arc::clone(access.client), access.timeout)
@@ -121,6 +156,7 @@ fn failure(e: StoreError) -> Failure {
     };
     let exit = match &e {
         _ if client_exit.is_some() => client_exit.unwrap_or(Exit::CLUSTER),
+        _ if kwire_stores::zk::is_security(&e) => Exit::SECURITY,
         StoreError::GroupActive { .. } => Exit::REFUSED,
         _ if matches!(kwire_stores::spark::spark_error(&e), Some(SparkStoreError::QueryRunning { .. })) => {
             Exit::REFUSED

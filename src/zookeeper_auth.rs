@@ -1,6 +1,7 @@
-//! `--zookeeper-auth` / `KWIRE_ZOOKEEPER_AUTH`: `digest:USER:PASSWORD`, or `@FILE` holding it
-//! (so the password need not be on the command line or in the environment). Resolved only
-//! when a ZooKeeper store is opened; no message repeats the password.
+//! `--zookeeper-auth` / `KWIRE_ZOOKEEPER_AUTH`: `digest:USER:PASSWORD` or `sasl:USER:PASSWORD`,
+//! or `@FILE` holding it (so the password need not be on the command line or in the
+//! environment). Resolved only when a ZooKeeper store is opened; no message repeats the
+//! password.
 
 use std::path::Path;
 
@@ -57,7 +58,7 @@ mod tests {
 
     #[test]
     fn a_bad_value_is_a_usage_error_that_does_not_echo_the_password() {
-        let failure = resolve("sasl:kwire:TOPSECRET").unwrap_err();
+        let failure = resolve("kerberos:kwire:TOPSECRET").unwrap_err();
         let text = format!("{failure:?}");
         assert!(!text.contains("TOPSECRET"), "{text}");
         let missing = resolve("@/nonexistent/kwire-zk-auth").unwrap_err();

@@ -98,6 +98,11 @@ impl Context {
             client,
             zookeeper: self.global.zookeeper.as_deref(),
             zookeeper_auth: self.global.zookeeper_auth.as_deref(),
+            zookeeper_tls: crate::store::ZkTlsFiles {
+                ca: self.global.zookeeper_tls_ca.as_deref(),
+                cert: self.global.zookeeper_tls_cert.as_deref(),
+                key: self.global.zookeeper_tls_key.as_deref(),
+            },
             zookeeper_acl: self.global.zookeeper_acl,
             timeout: self.global.timeout,
         }

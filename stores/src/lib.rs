@@ -25,7 +25,7 @@ pub use file::{FileStore, FileStoreError};
 #[cfg(feature = "kafka")]
 pub use kafka::KafkaGroupStore;
 #[cfg(feature = "zookeeper")]
-pub use kwire_zk::{acl::UnknownAclPolicy, AclPolicy, ZkAuth};
+pub use kwire_zk::{acl::UnknownAclPolicy, AclPolicy, TlsError as ZkTlsError, ZkAuth, ZkTls};
 #[cfg(all(feature = "kafka", feature = "zookeeper"))]
 pub use open::{open, OpenOptions};
 pub use spark::{SparkStore, SparkStoreError};

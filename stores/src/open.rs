@@ -6,7 +6,7 @@ use std::time::Duration;
 use kafka_wire::client::Client;
 use offset_store::{OffsetStore, StoreError, StoreSpec};
 
-use crate::{AclPolicy, FileStore, KafkaGroupStore, SparkStore, ZkAuth, ZkStore};
+use crate::{AclPolicy, FileStore, KafkaGroupStore, SparkStore, ZkAuth, ZkStore, ZkTls};
 
 /// What opening a store may need besides its name.
 #[derive(Debug, Clone)]
@@ -19,8 +19,10 @@ pub struct OpenOptions {
     pub zookeeper_retry_budget: Duration,
     /// The connect string for a store written `zk` alone (the CLI's `--zookeeper`).
     pub default_zookeeper: Option<String>,
-    /// Digest credentials every ZooKeeper session presents (the CLI's `--zookeeper-auth`).
+    /// Credentials every ZooKeeper session presents (the CLI's `--zookeeper-auth`).
     pub zookeeper_auth: Option<ZkAuth>,
+    /// TLS to ZooKeeper's secureClientPort (the CLI's `--zookeeper-tls-*`); `None`: plaintext.
+    pub zookeeper_tls: Option<ZkTls>,
     /// The ACL of the znodes the ZooKeeper store creates (the CLI's `--zookeeper-acl`).
     pub zookeeper_acl: AclPolicy,
     /// Lets the Kafka store write while the group has active members, and the Spark store
@@ -37,6 +39,7 @@ impl OpenOptions {
             zookeeper_retry_budget: timeout,
             default_zookeeper: None,
             zookeeper_auth: None,
+            zookeeper_tls: None,
             zookeeper_acl: AclPolicy::default(),
             force: false,
         }
@@ -65,12 +68,13 @@ pub async fn open(spec: &StoreSpec, options: &OpenOptions) -> Result<Box<dyn Off
                         .to_owned(),
                 })?;
             Box::new(
-                ZkStore::connect_secured(
+                ZkStore::connect_with_tls(
                     connect,
                     options.timeout,
                     options.zookeeper_retry_budget,
                     options.zookeeper_auth.clone(),
                     options.zookeeper_acl,
+                    options.zookeeper_tls.clone(),
                 )
                 .await?,
             )

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use kafka_wire::protocol::Uuid;
-use kwire_zk::{AclPolicy, ZkAuth, ZkOffsetStore};
+use kwire_zk::{AclPolicy, ZkAuth, ZkOffsetStore, ZkTls};
 use offset_store::{
     check_read_back, topics_of, validate_batch, OffsetStore, StoreError, StoreFuture, StoredOffset,
 };
@@ -38,7 +38,7 @@ impl ZkStore {
             .await
     }
 
-    /// [`ZkStore::connect`] with digest credentials for every session and the ACL policy of the
+    /// [`ZkStore::connect`] with credentials for every session and the ACL policy of the
     /// nodes writes create (see [`ZkOffsetStore::connect_secured`]).
     pub async fn connect_secured(
         connect_string: &str,
@@ -47,7 +47,20 @@ impl ZkStore {
         auth: Option<ZkAuth>,
         acl: AclPolicy,
     ) -> Result<Self, StoreError> {
-        let inner = ZkOffsetStore::connect_secured(connect_string, session_timeout, auth, acl)
+        ZkStore::connect_with_tls(connect_string, session_timeout, retry_budget, auth, acl, None).await
+    }
+
+    /// [`ZkStore::connect_secured`], over TLS when `tls` is given (see
+    /// [`ZkOffsetStore::connect_with_tls`]); a security failure is recognised by [`is_security`].
+    pub async fn connect_with_tls(
+        connect_string: &str,
+        session_timeout: Duration,
+        retry_budget: Duration,
+        auth: Option<ZkAuth>,
+        acl: AclPolicy,
+        tls: Option<ZkTls>,
+    ) -> Result<Self, StoreError> {
+        let inner = ZkOffsetStore::connect_with_tls(connect_string, session_timeout, auth, acl, tls)
             .await
             .map_err(store_error)?;
         Ok(Self { inner: inner.with_retry_budget(retry_budget) })
@@ -89,6 +102,17 @@ impl OffsetStore for ZkStore {
     }
 }
 
+/// Whether `e` is a ZooKeeper store's security failure (TLS mismatch, a certificate refused,
+/// SASL credentials refused): fixing the settings helps, retrying does not.
+pub fn is_security(e: &StoreError) -> bool {
+    match e {
+        StoreError::Other { store: KIND, source } => {
+            source.downcast_ref::<kwire_zk::Error>().is_some_and(kwire_zk::Error::is_security)
+        }
+        _ => false,
+    }
+}
+
 /// The store-neutral error for a `kwire-zk` error.
 pub fn store_error(e: kwire_zk::Error) -> StoreError {
     use kwire_zk::Error as E;
@@ -112,6 +136,8 @@ pub fn store_error(e: kwire_zk::Error) -> StoreError {
         | E::InvalidOffset { .. }
         | E::DuplicatePartition { .. }
         | E::AclNeedsAuth { .. } => StoreError::Invalid { store: KIND, message: e.to_string() },
+        // Security failures stay `Other` (not retriable, not the user's input); `is_security`
+        // tells them apart.
         other => StoreError::Other { store: KIND, source: Box::new(other) },
     }
 }
@@ -143,5 +169,11 @@ mod tests {
         assert!(down.is_retriable() && down.needs_reload());
         let bad = store_error(kwire_zk::Error::InvalidOffset { topic: "t".into(), partition: 0, offset: -1 });
         assert!(matches!(bad, StoreError::Invalid { store: "zookeeper", .. }));
+        let refused = store_error(kwire_zk::Error::AuthFailed {
+            servers: "127.0.0.1:2181".into(),
+            credentials: "sasl:u:***".into(),
+        });
+        assert!(is_security(&refused) && !refused.is_retriable(), "{refused:?}");
+        assert!(!is_security(&bad) && !is_security(&down));
     }
 }

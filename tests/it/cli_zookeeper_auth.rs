@@ -8,7 +8,7 @@ use crate::support::{
 
 /// ZooKeeper's own CLI (`ZooKeeperMain`), unauthenticated or with `addauth` first. Its exit
 /// status says nothing (it is 0 after a refused command), so callers read the output.
-fn zk_cli(cluster: &Cluster, auth: Option<&str>, command: &str) -> String {
+pub(crate) fn zk_cli(cluster: &Cluster, auth: Option<&str>, command: &str) -> String {
     let zk = cluster.zookeeper.clone().expect("KWIRE_ZOOKEEPER is set with the cluster");
     let script = match auth.and_then(|a| a.strip_prefix("digest:")) {
         Some(credentials) => format!("addauth digest {credentials}\n{command}\n"),
@@ -141,11 +141,12 @@ fn a_creator_acl_without_credentials_or_a_malformed_credential_is_a_usage_error(
     assert!(stderr(&no_auth).contains("creator-all"), "{}", stderr(&no_auth));
     let bad = kwire(
         &cluster,
-        &["commit", "--group", &group, "--store", "zk", "--zookeeper-auth", "sasl:me:HUNTER2", "t:0=1"],
+        &["commit", "--group", &group, "--store", "zk", "--zookeeper-auth", "kerberos:me:HUNTER2", "t:0=1"],
     );
     assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
     assert!(
-        stderr(&bad).contains("only digest:USER:PASSWORD") && !stderr(&bad).contains("HUNTER2"),
+        stderr(&bad).contains("digest:USER:PASSWORD and sasl:USER:PASSWORD")
+            && !stderr(&bad).contains("HUNTER2"),
         "{}",
         stderr(&bad)
     );

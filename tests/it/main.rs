@@ -23,6 +23,8 @@ mod cli_spellings;
 mod cli_stores;
 mod cli_time_lag;
 mod cli_zookeeper_auth;
+mod cli_zookeeper_sasl;
+mod cli_zookeeper_tls;
 mod client_admin;
 mod client_differential;
 mod client_faults;

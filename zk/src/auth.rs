@@ -1,13 +1,28 @@
-//! [`ZkAuth`]: the credentials a session presents to ZooKeeper (`addauth digest user:password`),
-//! as written on the command line (`digest:user:password`). The password never appears in a
+//! [`ZkAuth`]: the credentials a session presents to ZooKeeper, as written on the command line:
+//! `digest:user:password` (`addauth digest user:password`) or `sasl:user:password` (SASL
+//! DIGEST-MD5 against the server's JAAS `Server` section). The password never appears in a
 //! debug print or an error.
 
 use std::fmt;
 
-/// Digest credentials for ZooKeeper's built-in `digest` scheme: the server identifies the
-/// session as `digest:<user>:<base64(sha1(user:password))>`, which is what ACLs name.
+use zookeeper_client::{Connector, SaslOptions};
+
+/// How the credentials are presented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    /// ZooKeeper's built-in `digest` scheme: the server identifies the session as
+    /// `digest:<user>:<base64(sha1(user:password))>`, which is what ACLs name. Never refused:
+    /// a wrong password is another identity.
+    Digest,
+    /// SASL DIGEST-MD5: the server checks the password (a wrong one fails the session) and
+    /// identifies the session as `sasl:<user>`.
+    SaslDigestMd5,
+}
+
+/// Credentials for ZooKeeper sessions (see the module docs for the two schemes).
 #[derive(Clone, PartialEq, Eq)]
 pub struct ZkAuth {
+    scheme: Scheme,
     user: String,
     password: String,
 }
@@ -16,7 +31,7 @@ pub struct ZkAuth {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AuthError {
-    /// The text does not start with a scheme kwire supports (only `digest:`).
+    /// The text does not start with a scheme kwire supports (`digest:` or `sasl:`).
     UnsupportedScheme {
         /// The scheme as written (text before the first `:`), or empty.
         scheme: String,
@@ -33,17 +48,17 @@ impl fmt::Display for AuthError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AuthError::UnsupportedScheme { scheme } if scheme.is_empty() => {
-                f.write_str("expected digest:USER:PASSWORD")
+                f.write_str("expected digest:USER:PASSWORD or sasl:USER:PASSWORD")
             }
             AuthError::UnsupportedScheme { scheme } => write!(
                 f,
-                "unsupported ZooKeeper auth scheme {scheme:?}: only digest:USER:PASSWORD is supported"
+                "unsupported ZooKeeper auth scheme {scheme:?}: digest:USER:PASSWORD and sasl:USER:PASSWORD (SASL DIGEST-MD5) are supported; Kerberos (GSSAPI) is not"
             ),
             AuthError::MissingPassword => {
-                f.write_str("expected digest:USER:PASSWORD (no password after the user)")
+                f.write_str("expected SCHEME:USER:PASSWORD (no password after the user)")
             }
-            AuthError::EmptyUser => f.write_str("expected digest:USER:PASSWORD (the user is empty)"),
-            AuthError::ColonInUser => f.write_str("a ZooKeeper digest user cannot contain ':'"),
+            AuthError::EmptyUser => f.write_str("expected SCHEME:USER:PASSWORD (the user is empty)"),
+            AuthError::ColonInUser => f.write_str("a ZooKeeper user cannot contain ':'"),
         }
     }
 }
@@ -60,21 +75,31 @@ impl ZkAuth {
         if user.contains(':') {
             return Err(AuthError::ColonInUser);
         }
-        Ok(ZkAuth { user: user.to_owned(), password: password.to_owned() })
+        Ok(ZkAuth { scheme: Scheme::Digest, user: user.to_owned(), password: password.to_owned() })
     }
 
-    /// Parses `digest:USER:PASSWORD` (surrounding whitespace and a trailing newline, as in a
-    /// file, are ignored; the password is everything after the second `:`).
+    /// SASL DIGEST-MD5 credentials, with the same rules for the user as [`ZkAuth::digest`].
+    pub fn sasl_digest_md5(user: &str, password: &str) -> Result<ZkAuth, AuthError> {
+        Ok(ZkAuth { scheme: Scheme::SaslDigestMd5, ..ZkAuth::digest(user, password)? })
+    }
+
+    /// Parses `digest:USER:PASSWORD` or `sasl:USER:PASSWORD` (surrounding whitespace and a
+    /// trailing newline, as in a file, are ignored; the password is everything after the
+    /// second `:`).
     pub fn parse(text: &str) -> Result<ZkAuth, AuthError> {
         let text = text.trim();
         let Some((scheme, rest)) = text.split_once(':') else {
             return Err(AuthError::UnsupportedScheme { scheme: String::new() });
         };
-        if !scheme.eq_ignore_ascii_case("digest") {
+        let make = if scheme.eq_ignore_ascii_case("digest") {
+            ZkAuth::digest
+        } else if scheme.eq_ignore_ascii_case("sasl") {
+            ZkAuth::sasl_digest_md5
+        } else {
             return Err(AuthError::UnsupportedScheme { scheme: scheme.to_owned() });
-        }
+        };
         let (user, password) = rest.split_once(':').ok_or(AuthError::MissingPassword)?;
-        ZkAuth::digest(user, password)
+        make(user, password)
     }
 
     /// The user name (not secret).
@@ -82,26 +107,44 @@ impl ZkAuth {
         &self.user
     }
 
-    /// The ZooKeeper auth scheme.
+    /// The scheme as written on the command line (`digest` or `sasl`); ACLs name the
+    /// session's identity with the same word.
     pub fn scheme(&self) -> &'static str {
-        "digest"
+        match self.scheme {
+            Scheme::Digest => "digest",
+            Scheme::SaslDigestMd5 => "sasl",
+        }
     }
 
-    /// The bytes of the auth packet: `user:password`.
+    /// The bytes of the digest auth packet: `user:password`.
     pub(crate) fn packet(&self) -> Vec<u8> {
         format!("{}:{}", self.user, self.password).into_bytes()
+    }
+
+    /// `connector` presenting these credentials on every session it opens.
+    pub(crate) fn apply(&self, connector: Connector) -> Connector {
+        match self.scheme {
+            Scheme::Digest => connector.with_auth("digest", &self.packet()),
+            Scheme::SaslDigestMd5 => {
+                connector.with_sasl(SaslOptions::digest_md5(self.user.clone(), self.password.clone()))
+            }
+        }
     }
 }
 
 impl fmt::Debug for ZkAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ZkAuth").field("user", &self.user).field("password", &"***").finish()
+        f.debug_struct("ZkAuth")
+            .field("scheme", &self.scheme)
+            .field("user", &self.user)
+            .field("password", &"***")
+            .finish()
     }
 }
 
 impl fmt::Display for ZkAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "digest:{}:***", self.user)
+        write!(f, "{}:{}:***", self.scheme(), self.user)
     }
 }
 
@@ -120,8 +163,8 @@ mod tests {
     #[test]
     fn other_schemes_and_missing_parts_are_refused_by_name() {
         assert_eq!(
-            ZkAuth::parse("sasl:kwire:x"),
-            Err(AuthError::UnsupportedScheme { scheme: "sasl".into() })
+            ZkAuth::parse("kerberos:kwire:x"),
+            Err(AuthError::UnsupportedScheme { scheme: "kerberos".into() })
         );
         assert_eq!(ZkAuth::parse("kwire"), Err(AuthError::UnsupportedScheme { scheme: String::new() }));
         assert_eq!(ZkAuth::parse("digest:kwire"), Err(AuthError::MissingPassword));
@@ -129,10 +172,21 @@ mod tests {
     }
 
     #[test]
+    fn sasl_credentials_keep_their_scheme() {
+        let auth = ZkAuth::parse("SASL:kwire-sasl:pa:ss").unwrap();
+        assert_eq!((auth.scheme(), auth.user()), ("sasl", "kwire-sasl"));
+        assert_eq!(auth.to_string(), "sasl:kwire-sasl:***");
+        assert_ne!(auth, ZkAuth::parse("digest:kwire-sasl:pa:ss").unwrap());
+        assert_eq!(ZkAuth::parse("sasl::x"), Err(AuthError::EmptyUser));
+    }
+
+    #[test]
     fn debug_and_display_hide_the_password() {
-        let auth = ZkAuth::parse("digest:kwire:SECRETPASS").unwrap();
-        for text in [format!("{auth:?}"), auth.to_string()] {
-            assert!(!text.contains("SECRETPASS") && text.contains("kwire"), "{text}");
+        for text in ["digest:kwire:SECRETPASS", "sasl:kwire:SECRETPASS"] {
+            let auth = ZkAuth::parse(text).unwrap();
+            for text in [format!("{auth:?}"), auth.to_string()] {
+                assert!(!text.contains("SECRETPASS") && text.contains("kwire"), "{text}");
+            }
         }
     }
 

@@ -130,6 +130,23 @@ pub enum Error {
         /// What each server did when probed.
         probes: Vec<(String, Probe)>,
     },
+    /// No session could be opened because the connection's security does not match the
+    /// server's: TLS against a plaintext port or the reverse, an untrusted server certificate,
+    /// a refused client certificate. Retrying does not help. `probes` holds the servers whose
+    /// probe found such a mismatch.
+    Security {
+        /// The servers of the connect string.
+        servers: String,
+        /// What each mismatching server did when probed.
+        probes: Vec<(String, Probe)>,
+    },
+    /// ZooKeeper refused the session's SASL credentials (a wrong user or password).
+    AuthFailed {
+        /// The servers of the connect string.
+        servers: String,
+        /// The credentials, as shown (user and mechanism, never the password).
+        credentials: String,
+    },
     /// An ACL policy that names the writer's identity was asked for without credentials:
     /// ZooKeeper would refuse every create with `InvalidACL`.
     AclNeedsAuth {
@@ -208,6 +225,20 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::Security { servers, probes } => {
+                write!(f, "no ZooKeeper session with {}", redact_credentials(servers))?;
+                let mut separator = ": ";
+                for (server, probe) in probes {
+                    write!(f, "{separator}{} {probe}", redact_credentials(server))?;
+                    separator = "; ";
+                }
+                Ok(())
+            }
+            Error::AuthFailed { servers, credentials } => write!(
+                f,
+                "ZooKeeper at {} refused the credentials {credentials} (authentication failed: a wrong user or password?)",
+                redact_credentials(servers)
+            ),
             Error::AclNeedsAuth { policy } => write!(
                 f,
                 "the ZooKeeper ACL policy {policy} names the writer, which needs credentials \
@@ -216,12 +247,20 @@ impl fmt::Display for Error {
             Error::ZooKeeper { operation, path, source: ZooKeeperError::NoAuth } => write!(
                 f,
                 "ZooKeeper {operation} refused at {path}: the node's ACL does not grant this session \
-                 access (authenticate with digest credentials the ACL names)"
+                 access (authenticate with the credentials, digest: or sasl:, that the ACL names)"
             ),
             Error::ZooKeeper { operation, path, source } => {
                 write!(f, "ZooKeeper {operation} failed at {path}: {source}")
             }
         }
+    }
+}
+
+impl Error {
+    /// Whether the connection's security failed (TLS mismatch, certificate refused, SASL
+    /// credentials refused): fixing the settings helps, retrying does not.
+    pub fn is_security(&self) -> bool {
+        matches!(self, Error::Security { .. } | Error::AuthFailed { .. })
     }
 }
 

@@ -4,14 +4,22 @@
 //!
 //! The probe opens one TCP connection and sends `srvr`, a four-letter word every ZooKeeper
 //! answers in text (its status, or "not in the whitelist" when four-letter words are off). It
-//! opens no session and writes nothing.
+//! opens no session and writes nothing. With TLS settings it first makes the TLS handshake with
+//! them, so an untrusted server certificate, a refused client certificate or a plaintext port
+//! is named; without, a server that stays silent is asked whether it speaks TLS (ZooKeeper's
+//! `secureClientPort` waits for a handshake and ignores `srvr`).
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use rustls::crypto::ring;
+use rustls::pki_types::ServerName;
+use rustls::{AlertDescription, CertificateError, ClientConfig, RootCertStore};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::net::TcpStream;
-use tokio::time::timeout_at;
+use tokio::time::{timeout_at, Instant};
+use tokio_rustls::TlsConnector;
 
 /// The longest a probe waits for a server, whatever the connect's budget.
 pub const PROBE_BUDGET: Duration = Duration::from_secs(3);
@@ -38,6 +46,21 @@ pub enum Probe {
     ZooKeeper,
     /// Any other socket error.
     Io(String),
+    /// Without TLS settings: the server answers a TLS handshake (a `secureClientPort`).
+    SpeaksTls,
+    /// With TLS settings: the server closed the connection or answered something else than a
+    /// TLS handshake (a plaintext `clientPort`).
+    NotTls,
+    /// With TLS settings: the handshake failed; what failed, said for a user.
+    TlsRejected(String),
+}
+
+impl Probe {
+    /// Whether the outcome is a security mismatch (TLS on one side only, a certificate refused)
+    /// that no retry fixes.
+    pub fn is_security(&self) -> bool {
+        matches!(self, Probe::SpeaksTls | Probe::NotTls | Probe::TlsRejected(_))
+    }
 }
 
 impl fmt::Display for Probe {
@@ -57,13 +80,24 @@ impl fmt::Display for Probe {
             }
             Probe::ZooKeeper => f.write_str("answers as ZooKeeper"),
             Probe::Io(e) => f.write_str(e),
+            Probe::SpeaksTls => f.write_str(
+                "expects TLS (a secureClientPort): connect with --zookeeper-tls-ca (and a client certificate if it asks for one)",
+            ),
+            Probe::NotTls => f.write_str(
+                "answered the TLS handshake without TLS: is this a plaintext clientPort? (drop --zookeeper-tls-ca)",
+            ),
+            Probe::TlsRejected(why) => write!(f, "TLS handshake failed: {why}"),
         }
     }
 }
 
 /// Probes every server of `servers` (`host:port[,host:port...]`) at once, each for at most
-/// `budget`; one outcome per server, in order.
-pub async fn probe_servers(servers: String, budget: Duration) -> Vec<(String, Probe)> {
+/// `budget`, over TLS with `tls` if given; one outcome per server, in order.
+pub async fn probe_servers(
+    servers: String,
+    budget: Duration,
+    tls: Option<Arc<ClientConfig>>,
+) -> Vec<(String, Probe)> {
     let list: Vec<String> =
         servers.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
     // One task per server: they run at once, so the whole probe takes at most `budget`.
@@ -71,7 +105,8 @@ pub async fn probe_servers(servers: String, budget: Duration) -> Vec<(String, Pr
         .iter()
         .map(|server| {
             let server = server.clone();
-            tokio::spawn(async move { probe(&server, budget).await })
+            let tls = tls.clone();
+            tokio::spawn(async move { probe(&server, budget, tls).await })
         })
         .collect();
     let mut out = Vec::with_capacity(list.len());
@@ -82,23 +117,125 @@ pub async fn probe_servers(servers: String, budget: Duration) -> Vec<(String, Pr
     out
 }
 
-/// Probes one `host:port`, for at most `budget`.
-pub async fn probe(server: &str, budget: Duration) -> Probe {
-    let deadline = tokio::time::Instant::now() + budget.min(PROBE_BUDGET);
+/// Probes one `host:port`, for at most `budget` (twice that for a silent plaintext server,
+/// which is then asked for a TLS handshake).
+pub async fn probe(server: &str, budget: Duration, tls: Option<Arc<ClientConfig>>) -> Probe {
+    let deadline = Instant::now() + budget.min(PROBE_BUDGET);
     let address = server.strip_prefix("tcp://").unwrap_or(server);
     let addrs = match tokio::net::lookup_host(address).await {
         Ok(addrs) => addrs.collect::<Vec<_>>(),
         Err(e) => return Probe::Unresolved(e.to_string()),
     };
     let Some(addr) = addrs.first() else { return Probe::Unresolved("no address".to_owned()) };
-    let mut stream = match timeout_at(deadline, TcpStream::connect(addr)).await {
+    let stream = match timeout_at(deadline, TcpStream::connect(addr)).await {
         Err(_) => return Probe::NoConnection,
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => return Probe::Refused,
         Ok(Err(e)) => return Probe::Io(e.to_string()),
         Ok(Ok(stream)) => stream,
     };
+    let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match tls {
+        Some(config) => match handshake(stream, config, host, deadline).await {
+            Ok(stream) => srvr(stream, deadline).await,
+            Err(outcome) => outcome,
+        },
+        None => match srvr(stream, deadline).await {
+            outcome @ (Probe::Silent | Probe::Closed) => {
+                let again = Instant::now() + budget.min(PROBE_BUDGET);
+                if speaks_tls(addr, host, again).await {
+                    Probe::SpeaksTls
+                } else {
+                    outcome
+                }
+            }
+            outcome => outcome,
+        },
+    }
+}
+
+/// The TLS handshake with `config`, or the probe outcome naming why it failed.
+async fn handshake(
+    stream: TcpStream,
+    config: Arc<ClientConfig>,
+    host: &str,
+    deadline: Instant,
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>, Probe> {
+    let name = ServerName::try_from(host.to_owned())
+        .map_err(|e| Probe::TlsRejected(format!("{host} is not a valid TLS server name ({e})")))?;
+    match timeout_at(deadline, TlsConnector::from(config).connect(name, stream)).await {
+        Err(_) => Err(Probe::Silent),
+        Ok(Ok(stream)) => Ok(stream),
+        Ok(Err(e)) => Err(handshake_failure(&e)),
+    }
+}
+
+/// The TLS error inside a socket error of a TLS stream, if it is one.
+fn tls_error(e: &std::io::Error) -> Option<&rustls::Error> {
+    e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>())
+}
+
+/// A socket error after the handshake: with TLS 1.3 a server that refuses the client's
+/// certificate says so only then, in an alert.
+fn io_failure(e: &std::io::Error) -> Probe {
+    match tls_error(e) {
+        Some(_) => handshake_failure(e),
+        None => Probe::Io(e.to_string()),
+    }
+}
+
+/// What a failed handshake means, in the words of `--zookeeper-tls-*`.
+fn handshake_failure(e: &std::io::Error) -> Probe {
+    let Some(tls) = tls_error(e) else {
+        // The peer closed or reset the connection instead of answering the ClientHello.
+        return Probe::NotTls;
+    };
+    let why = match tls {
+        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
+            "the server's certificate is not signed by a CA in --zookeeper-tls-ca".to_owned()
+        }
+        rustls::Error::InvalidCertificate(
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+        ) => "the server's certificate does not name the host of the connect string".to_owned(),
+        rustls::Error::InvalidCertificate(other) => format!("the server's certificate is refused: {other:?}"),
+        rustls::Error::AlertReceived(
+            alert @ (AlertDescription::BadCertificate
+            | AlertDescription::CertificateRequired
+            | AlertDescription::UnknownCA
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::HandshakeFailure),
+        ) => format!(
+            "the server refused the client certificate (alert {alert:?}): it wants one signed by a CA it trusts (--zookeeper-tls-cert, --zookeeper-tls-key)"
+        ),
+        rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => {
+            return Probe::NotTls
+        }
+        other => other.to_string(),
+    };
+    Probe::TlsRejected(why)
+}
+
+/// Whether `addr` answers a TLS ClientHello with TLS. The handshake trusts no CA, so any
+/// server that speaks TLS fails it with a certificate error, and nothing is sent after it.
+async fn speaks_tls(addr: &std::net::SocketAddr, host: &str, deadline: Instant) -> bool {
+    let Ok(Ok(stream)) = timeout_at(deadline, TcpStream::connect(addr)).await else { return false };
+    let Ok(builder) = ClientConfig::builder_with_provider(Arc::new(ring::default_provider()))
+        .with_safe_default_protocol_versions()
+    else {
+        return false;
+    };
+    let config = Arc::new(builder.with_root_certificates(RootCertStore::empty()).with_no_client_auth());
+    match handshake(stream, config, host, deadline).await {
+        // Cannot complete without a trusted CA; if it did, the server spoke TLS all the same.
+        Ok(_) => true,
+        Err(outcome) => matches!(outcome, Probe::TlsRejected(_)),
+    }
+}
+
+/// Sends `srvr` on `stream` and classifies the answer.
+async fn srvr<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, deadline: Instant) -> Probe {
     if let Err(e) = stream.write_all(b"srvr").await {
-        return Probe::Io(e.to_string());
+        return io_failure(&e);
     }
     let mut answer = Vec::new();
     let mut buf = [0u8; 256];
@@ -106,7 +243,7 @@ pub async fn probe(server: &str, budget: Duration) -> Probe {
         match timeout_at(deadline, stream.read(&mut buf)).await {
             Err(_) if answer.is_empty() => return Probe::Silent,
             Ok(Ok(0)) if answer.is_empty() => return Probe::Closed,
-            Ok(Err(e)) if answer.is_empty() => return Probe::Io(e.to_string()),
+            Ok(Err(e)) if answer.is_empty() => return io_failure(&e),
             Ok(Ok(n)) if n > 0 && answer.len() < 512 => answer.extend_from_slice(&buf[..n]),
             _ => break,
         }
@@ -166,12 +303,15 @@ mod tests {
         let servers =
             [http.as_str(), silent.as_str(), closing.as_str(), refused.as_str(), zookeeper.as_str()]
                 .join(",");
-        let probes = probe_servers(servers, budget).await;
+        let probes = probe_servers(servers, budget, None).await;
         let outcomes: Vec<&Probe> = probes.iter().map(|(_, p)| p).collect();
         assert!(matches!(outcomes[0], Probe::Foreign(b) if b.starts_with(b"HTTP/1.1 400")), "{outcomes:?}");
         assert_eq!(outcomes[1..], [&Probe::Silent, &Probe::Closed, &Probe::Refused, &Probe::ZooKeeper]);
-        assert_eq!(probe(&whitelisted, budget).await, Probe::ZooKeeper);
-        assert!(probe("no-such-host.invalid:2181", budget).await.to_string().contains("does not resolve"));
+        assert_eq!(probe(&whitelisted, budget, None).await, Probe::ZooKeeper);
+        assert!(probe("no-such-host.invalid:2181", budget, None)
+            .await
+            .to_string()
+            .contains("does not resolve"));
         let text = outcomes[0].to_string();
         assert!(
             text.contains("not ZooKeeper's") && text.contains("HTTP/1.1 400 Bad Request\\r\\n"),

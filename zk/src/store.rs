@@ -35,6 +35,7 @@ use crate::layout::{self, ConnectString, Layout};
 use crate::meta::Meta;
 use crate::probe::probe_servers;
 use crate::stored::StoredOffset;
+use crate::tls::ZkTls;
 
 /// How long a read or write keeps retrying unless told otherwise.
 pub const DEFAULT_RETRY_BUDGET: Duration = Duration::from_secs(30);
@@ -55,6 +56,7 @@ pub struct ZkOffsetStore {
     session_timeout: Duration,
     retry_budget: Duration,
     auth: Option<ZkAuth>,
+    tls: Option<ZkTls>,
     acl: AclPolicy,
     client: Mutex<Client>,
     seen: Mutex<HashMap<(String, String), TopicSeen>>,
@@ -285,6 +287,20 @@ impl ZkOffsetStore {
         auth: Option<ZkAuth>,
         acl: AclPolicy,
     ) -> Result<ZkOffsetStore> {
+        ZkOffsetStore::connect_with_tls(connect_string, session_timeout, auth, acl, None).await
+    }
+
+    /// [`ZkOffsetStore::connect_secured`], over TLS to every server of the connect string when
+    /// `tls` is given (ZooKeeper's `secureClientPort`). A security mismatch the probe finds
+    /// (TLS on one side only, a certificate refused) is [`Error::Security`]; SASL credentials
+    /// ZooKeeper refuses are [`Error::AuthFailed`].
+    pub async fn connect_with_tls(
+        connect_string: &str,
+        session_timeout: Duration,
+        auth: Option<ZkAuth>,
+        acl: AclPolicy,
+        tls: Option<ZkTls>,
+    ) -> Result<ZkOffsetStore> {
         let ConnectString { servers, layout } = ConnectString::parse(connect_string).map_err(|reason| {
             Error::InvalidConnectString { connect_string: connect_string.to_owned(), reason }
         })?;
@@ -293,10 +309,11 @@ impl ZkOffsetStore {
         }
         let wait = session_timeout.max(Duration::from_secs(1));
         let session_timeout = session_timeout.min(MAX_SESSION_TIMEOUT);
-        let connecting = connector(session_timeout, auth.as_ref()).connect(&servers);
+        let connecting = connect(session_timeout, auth.as_ref(), tls.as_ref(), &servers);
         // The probe runs beside the connect, so naming the cause of a failure costs no time;
         // it is dropped unread when the session opens.
-        let probing = tokio::spawn(probe_servers(servers.clone(), wait));
+        let probing =
+            tokio::spawn(probe_servers(servers.clone(), wait, tls.as_ref().map(ZkTls::probe_config)));
         let last_error = match tokio::time::timeout(wait, connecting).await {
             Ok(Ok(client)) => {
                 probing.abort();
@@ -306,15 +323,25 @@ impl ZkOffsetStore {
                     session_timeout,
                     retry_budget: DEFAULT_RETRY_BUDGET,
                     auth,
+                    tls,
                     acl,
                     client: Mutex::new(client),
                     seen: Mutex::new(HashMap::new()),
                 });
             }
+            Ok(Err(ZooKeeperError::AuthFailed)) => {
+                probing.abort();
+                let credentials = auth.as_ref().map_or_else(|| "(none)".to_owned(), ZkAuth::to_string);
+                return Err(Error::AuthFailed { servers, credentials });
+            }
             Ok(Err(e)) => Some(e),
             Err(_) => None,
         };
         let probes = probing.await.unwrap_or_default();
+        if probes.iter().any(|(_, p)| p.is_security()) {
+            let probes = probes.into_iter().filter(|(_, p)| p.is_security()).collect();
+            return Err(Error::Security { servers, probes });
+        }
         Err(Error::Unreachable { servers, budget: wait, last_error, probes })
     }
 
@@ -337,7 +364,7 @@ impl ZkOffsetStore {
     }
 
     async fn open_session(&self) -> Result<Client, ZooKeeperError> {
-        connector(self.session_timeout, self.auth.as_ref()).connect(&self.servers).await
+        connect(self.session_timeout, self.auth.as_ref(), self.tls.as_ref(), &self.servers).await
     }
 
     /// The ACL for each node of `created` under [`AclPolicy::Inherit`]: that of its nearest
@@ -834,12 +861,22 @@ impl ZkOffsetStore {
     }
 }
 
-/// A connector for this store's sessions: the session timeout and, if any, the credentials.
-fn connector(session_timeout: Duration, auth: Option<&ZkAuth>) -> Connector {
+/// Opens one session to `servers`: the session timeout, the credentials if any (a digest auth
+/// packet, or SASL), and TLS to every server if `tls` is given.
+async fn connect(
+    session_timeout: Duration,
+    auth: Option<&ZkAuth>,
+    tls: Option<&ZkTls>,
+    servers: &str,
+) -> Result<Client, ZooKeeperError> {
     let connector = Client::connector().with_session_timeout(session_timeout);
-    match auth {
-        Some(auth) => connector.with_auth(auth.scheme(), &auth.packet()),
+    let connector: Connector = match auth {
+        Some(auth) => auth.apply(connector),
         None => connector,
+    };
+    match tls {
+        Some(tls) => connector.with_tls(tls.options()?).secure_connect(servers).await,
+        None => connector.connect(servers).await,
     }
 }
 

@@ -99,6 +99,19 @@ pub fn zookeeper_auth() -> Option<String> {
     }
 }
 
+/// The environment variable `name` (from `scripts/cluster env`), or `None` (with a note) when
+/// it is unset outside CI; with `CI` / `KWIRE_REQUIRE_CLUSTER` a missing value panics.
+pub fn required_var(name: &str) -> Option<String> {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => Some(v),
+        _ => {
+            assert!(!required(), "{name} is not set, and CI requires it (scripts/cluster env)");
+            eprintln!("note: {name} not set; skipping");
+            None
+        }
+    }
+}
+
 /// A name no other test (or earlier run) uses.
 pub fn unique(prefix: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
