@@ -75,6 +75,9 @@ impl Session {
             bootstrap: Some(settings.bootstrap),
             zookeeper: settings.zookeeper,
             zookeeper_auth: None,
+            zookeeper_tls_ca: None,
+            zookeeper_tls_cert: None,
+            zookeeper_tls_key: None,
             zookeeper_acl: "inherit"
                 .parse()
                 .map_err(|e: kwire_stores::UnknownAclPolicy| Failure::new(Exit::USAGE, e.to_string()))?,
