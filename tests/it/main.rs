@@ -32,6 +32,7 @@ mod client_producer;
 mod client_routing;
 mod client_security;
 mod client_throttle;
+mod client_transactions;
 mod client_versions;
 mod proxy_clients;
 mod proxy_pcap;
