@@ -104,7 +104,7 @@ async fn send_input(
         pending.push_back(delivery);
         sent += 1;
         check_finished(&mut pending)?;
-        if transactional && args.txn_every.is_some_and(|n| sent % n == 0) {
+        if transactional && args.txn_every.is_some_and(|n| sent.is_multiple_of(n)) {
             producer.commit_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
             check_finished(&mut pending)?;
             producer.begin_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;

@@ -113,19 +113,6 @@ impl Transactions {
         }
     }
 
-    /// Turns a failed request's error into the producer's next phase and the error returned.
-    fn settle(&self, txn: &mut Txn, error: ClientError) -> ClientError {
-        let ClientError::Transaction(e) = &error else { return error };
-        match e {
-            TransactionError::Abortable { source, .. } => txn.phase = Phase::MustAbort(source.clone()),
-            TransactionError::Fenced { .. } | TransactionError::Fatal { .. } => {
-                txn.phase = Phase::Failed(e.clone())
-            }
-            TransactionError::InvalidState { .. } => {}
-        }
-        error
-    }
-
     /// Sorts a Kafka error code of a transactional request (not NONE) into a
     /// [`TransactionError`]; `Err` when the request should be retried (the coordinator
     /// forgotten first when it moved), with the error to report if the retries run out.
@@ -263,7 +250,7 @@ impl Transactions {
         let failure = lock(&shared.state).txn_failure.clone();
         if let Some(e) = failure {
             let error = self.sorted_failure(&mut txn, shared, e);
-            return Err(self.settle(&mut txn, error));
+            return Err(settle(&mut txn, error));
         }
         if txn.partitions.contains(tp) {
             return Ok(());
@@ -307,7 +294,7 @@ impl Transactions {
                 txn.partitions.insert(tp.clone());
                 Ok(())
             }
-            Err(e) => Err(self.settle(&mut txn, e)),
+            Err(e) => Err(settle(&mut txn, e)),
         }
     }
 
@@ -331,6 +318,19 @@ impl Transactions {
             }),
         }
     }
+}
+
+/// Turns a failed transactional call's error into the producer's next phase; returns the error.
+fn settle(txn: &mut Txn, error: ClientError) -> ClientError {
+    let ClientError::Transaction(e) = &error else { return error };
+    match e {
+        TransactionError::Abortable { source, .. } => txn.phase = Phase::MustAbort(source.clone()),
+        TransactionError::Fenced { .. } | TransactionError::Fatal { .. } => {
+            txn.phase = Phase::Failed(e.clone());
+        }
+        TransactionError::InvalidState { .. } => {}
+    }
+    error
 }
 
 /// The producer id and epoch `init_transactions` got.
@@ -381,7 +381,8 @@ pub(crate) fn produce_version(config: &ProducerConfig, negotiated: i16) -> i16 {
 pub(crate) fn sender_may_send(shared: &Shared) -> bool {
     let mut state = lock(&shared.state);
     if state.producer.is_none() {
-        return false;
+        // Nothing can be queued before init_transactions (sends fail outside a transaction).
+        return state.unfinished == 0;
     }
     if !state.bump_epoch {
         return true;
@@ -438,7 +439,7 @@ impl Producer {
                 // Nothing is open yet: an "abortable" error here leaves the producer as it was.
                 return Err(match e {
                     ClientError::Transaction(TransactionError::Abortable { .. }) => e,
-                    other => txns.settle(&mut txn, other),
+                    other => settle(&mut txn, other),
                 });
             }
         };
@@ -490,7 +491,7 @@ impl Producer {
             if let Err(e) =
                 txns.coordinator_call(&mut txn, shared, &what, i16::MAX, request, |r| r.error_code).await
             {
-                return Err(txns.settle(&mut txn, e));
+                return Err(settle(&mut txn, e));
             }
             txn.groups.insert(group_id.to_owned());
         }
@@ -554,7 +555,7 @@ impl Producer {
                     Some(code) => txns.classify(&mut txn, shared, code, e.clone()).unwrap_or(e),
                     None => e,
                 };
-                Err(txns.settle(&mut txn, error))
+                Err(settle(&mut txn, error))
             }
         }
     }
@@ -572,7 +573,7 @@ impl Producer {
         let failure = lock(&shared.state).txn_failure.take();
         if let Some(e) = failure {
             let error = txns.sorted_failure(&mut txn, shared, e);
-            return Err(txns.settle(&mut txn, error));
+            return Err(settle(&mut txn, error));
         }
         self.end_transaction(txns, &mut txn, true).await
     }
@@ -624,7 +625,7 @@ impl Producer {
                 .await
             {
                 Ok(r) => set_producer(shared, (r.producer_id, r.producer_epoch)),
-                Err(e) => return Err(txns.settle(&mut txn, e)),
+                Err(e) => return Err(settle(&mut txn, e)),
             }
         }
         Ok(())
@@ -651,7 +652,7 @@ impl Producer {
             if let Err(e) =
                 txns.coordinator_call(txn, shared, what, END_TXN_TV1_MAX, request, |r| r.error_code).await
             {
-                return Err(txns.settle(txn, e));
+                return Err(settle(txn, e));
             }
         }
         txn.partitions.clear();

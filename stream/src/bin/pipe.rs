@@ -64,7 +64,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     })
 }
 
-async fn pipe(args: Args) -> Result<(), String> {
+async fn pipe(args: &Args) -> Result<(), String> {
     let client = Arc::new(
         Client::connect(ClientConfig::new(&args.bootstrap).map_err(|e| e.to_string())?)
             .await
@@ -114,7 +114,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match pipe(args).await {
+    match pipe(&args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kwire-stream-pipe: {e}");
