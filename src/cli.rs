@@ -246,6 +246,14 @@ pub struct ProduceArgs {
     pub key_separator: Option<String>,
     #[arg(long, value_enum, default_value_t = CompressionArg::None)]
     pub compression: CompressionArg,
+    /// Write the input in a transaction under this transactional id (Kafka's `transactional.id`;
+    /// an older producer with the same id is fenced): committed at the end of the input, so
+    /// read_committed readers see all of it or, if kwire fails or is killed, none of it.
+    #[arg(long, value_name = "ID")]
+    pub transactional_id: Option<String>,
+    /// With --transactional-id: commit every N records and begin the next transaction.
+    #[arg(long, value_name = "N", requires = "transactional_id", value_parser = clap::value_parser!(u64).range(1..))]
+    pub txn_every: Option<u64>,
 }
 
 #[derive(Debug, Args)]

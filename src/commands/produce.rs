@@ -2,6 +2,8 @@
 //! `--key-separator`, the text before the first separator is the key; without `--partition`,
 //! records go where the Java client's partitioner would put their key. Sent through the
 //! library's [`Producer`]: batched per partition, several requests in flight, idempotent.
+//! With `--transactional-id`, the input is written in one transaction (or one per
+//! `--txn-every` records), committed at the end; a failure aborts the open one.
 
 use std::collections::VecDeque;
 
@@ -24,6 +26,7 @@ pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
         compression: args.compression.into(),
         batch_size: BATCH_SIZE,
         delivery_timeout: ctx.global.timeout,
+        transactional_id: args.transactional_id.clone(),
         ..ProducerConfig::default()
     };
     if !config.compression.is_available() {
@@ -34,8 +37,44 @@ pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
     }
     ctx.partitions_of(&client, std::slice::from_ref(&args.topic)).await?;
     let producer = Producer::new(client, config).map_err(|e| Failure::new(Exit::USAGE, e.to_string()))?;
-    // Results not yet seen, one per batch (a batch's records share their result), in send
-    // order; the finished ones at the front are checked and dropped as we go.
+    let transactional = args.transactional_id.is_some();
+    if transactional {
+        producer.init_transactions().await.map_err(|e| Failure::client(&args.topic, &e))?;
+        producer.begin_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
+    }
+    let outcome = send_input(&producer, args, transactional).await;
+    if transactional {
+        let ended = match &outcome {
+            Ok(_) => producer.commit_transaction().await,
+            // Best effort: the coordinator aborts an abandoned transaction at its timeout anyway.
+            Err(_) => producer.abort_transaction().await,
+        };
+        if let (Ok(_), Err(e)) = (&outcome, ended) {
+            producer.close().await;
+            return Err(Failure::client(&args.topic, &e));
+        }
+    }
+    producer.close().await;
+    let (sent, pending) = outcome?;
+    for delivery in pending {
+        delivery.wait().await.map_err(|e| Failure::client(&args.topic, &e))?;
+    }
+    match ctx.format() {
+        Format::Json => print_json(&json!({"topic": args.topic, "records": sent})),
+        Format::Text => outln!("produced {sent} record(s) to {}", args.topic),
+    }
+    Ok(())
+}
+
+/// Sends stdin's lines; returns how many and the results not yet seen. With
+/// `transactional`, commits and begins a new transaction every `--txn-every` records.
+async fn send_input(
+    producer: &Producer,
+    args: &ProduceArgs,
+    transactional: bool,
+) -> Result<(u64, VecDeque<DeliveryFuture>), Failure> {
+    // Results not yet seen, in send order; the finished ones at the front are checked and
+    // dropped as we go, so this holds about what the producer buffers.
     let mut pending: VecDeque<DeliveryFuture> = VecDeque::new();
     let mut input = LineReader::new(std::io::stdin().lock());
     let separator = args.key_separator.as_deref().map(str::as_bytes);
@@ -59,16 +98,13 @@ pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
             check_finished(&mut pending)?;
         }
         sent += 1;
+        if transactional && args.txn_every.is_some_and(|n| sent.is_multiple_of(n)) {
+            producer.commit_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
+            check_finished(&mut pending)?;
+            producer.begin_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
+        }
     }
-    producer.close().await;
-    for delivery in pending {
-        delivery.wait().await.map_err(|e| Failure::client(&args.topic, &e))?;
-    }
-    match ctx.format() {
-        Format::Json => print_json(&json!({"topic": args.topic, "records": sent})),
-        Format::Text => outln!("produced {sent} record(s) to {}", args.topic),
-    }
-    Ok(())
+    Ok((sent, pending))
 }
 
 /// Drops the finished results at the front; the first failure ends the command.

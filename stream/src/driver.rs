@@ -143,7 +143,7 @@ impl<S: OffsetStore> DirectStream<S> {
         Ok(())
     }
 
-    async fn stored_now(&mut self) -> Result<HashMap<TopicPartition, Stored>, StreamError> {
+    pub(crate) async fn stored_now(&mut self) -> Result<HashMap<TopicPartition, Stored>, StreamError> {
         if self.stored.is_none() {
             self.reload().await?;
         }
@@ -526,6 +526,14 @@ impl<S: OffsetStore> DirectStream<S> {
                 tokio::time::sleep(self.config.poll_interval).await;
             }
         }
+    }
+}
+
+impl<S> DirectStream<S> {
+    /// Takes `stored` as what the store holds now (written by someone else, e.g. a
+    /// transaction), or `None` to load it again before the next batch.
+    pub(crate) fn set_stored(&mut self, stored: Option<HashMap<TopicPartition, Stored>>) {
+        self.stored = stored;
     }
 }
 

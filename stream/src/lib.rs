@@ -5,6 +5,7 @@ pub mod batch;
 pub mod config;
 pub mod driver;
 pub mod error;
+pub mod exactly_once;
 
 pub use batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
 pub use config::{ProcessingBudget, Requery, StreamConfig};
@@ -12,7 +13,9 @@ pub use driver::{CommitReport, Control, DirectStream};
 pub use error::StreamError;
 
 // The vocabulary an embedding application needs, so it can depend on this crate alone.
-pub use kafka_wire::client::{Client, ClientConfig, FetchedRecord};
+pub use kafka_wire::client::{
+    Client, ClientConfig, FetchedRecord, ProduceRecord, Producer, ProducerConfig, TransactionError,
+};
 pub use kwire_stores::{open as open_store, FileStore, KafkaGroupStore, OpenOptions, ZkStore};
 pub use offset_engine::{Anomaly, AnomalyKind, Isolation, Limits, OutOfRangePolicy, StartPolicy};
 pub use offset_store::{OffsetStore, StoreError, StoreSpec, StoredOffset};

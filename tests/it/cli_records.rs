@@ -1,5 +1,6 @@
 //! `kwire produce` and `kwire consume` against kcat (Debian's package): the same records,
-//! with every compression codec, and `kwire topic` admin reproducing offset situations.
+//! with every compression codec, `kwire produce --transactional-id` read by kcat with
+//! read_committed, and `kwire topic` admin reproducing offset situations.
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -114,4 +115,46 @@ fn consume_reads_exactly_the_requested_range() {
     assert!(kwire(&cluster, &["topic", "delete", &topic]).status.success());
     assert_eq!(kwire(&cluster, &["metadata", &topic]).status.code(), Some(4));
     assert_eq!(kwire(&cluster, &["topic", "delete", &topic]).status.code(), Some(4));
+}
+
+#[test]
+fn produce_with_a_transactional_id_commits_every_n_records_for_read_committed_readers() {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = unique("txn-produce");
+    assert!(kwire(&cluster, &["topic", "create", &topic, "--partitions", "2", "--replication-factor", "3"])
+        .status
+        .success());
+    let lines: String = (0..250).map(|i| format!("k{i}\tv{i}")).collect::<Vec<_>>().join("\n");
+    let txn_id = unique("txn-produce-id");
+    let args =
+        ["produce", &topic, "--key-separator", "\t", "--transactional-id", &txn_id, "--txn-every", "100"];
+    let out = kwire_stdin(&cluster, &args, &lines);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    match Command::new("kcat")
+        .args([
+            "-b",
+            &cluster.bootstrap,
+            "-C",
+            "-t",
+            &topic,
+            "-e",
+            "-q",
+            "-X",
+            "isolation.level=read_committed",
+        ])
+        .args(["-f", "%s\n"])
+        .output()
+    {
+        Ok(read) => {
+            let mut values: Vec<String> = stdout(&read).lines().map(str::to_owned).collect();
+            values.sort();
+            let mut expected: Vec<String> = (0..250).map(|i| format!("v{i}")).collect();
+            expected.sort();
+            assert_eq!(values, expected, "kcat's read_committed reading");
+        }
+        Err(e) => assert!(std::env::var("CI").is_err(), "kcat is required in CI: {e}"),
+    }
+    // --txn-every needs a transactional id.
+    let refused = kwire_stdin(&cluster, &["produce", &topic, "--txn-every", "10"], "x");
+    assert!(!refused.status.success());
 }

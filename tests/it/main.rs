@@ -35,6 +35,7 @@ mod client_record_oracle;
 mod client_routing;
 mod client_security;
 mod client_throttle;
+mod client_transactions;
 mod client_versions;
 mod proxy_clients;
 mod proxy_pcap;

@@ -9,6 +9,7 @@ use super::cluster::Client;
 use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
 use super::retry::Backoff;
+use crate::protocol::messages::find_coordinator::KEY_TYPE_GROUP;
 use crate::protocol::messages::{find_coordinator, FindCoordinatorRequest};
 use crate::protocol::names::validate_group;
 use crate::protocol::{ErrorCode, Recovery};
@@ -44,8 +45,30 @@ impl Client {
         if let Some(found) = self.cached_coordinator(group) {
             return Ok(found);
         }
-        let (_, response) =
-            self.send_any_built(|version| FindCoordinatorRequest::for_group(group, version)).await?;
+        let found =
+            self.find_coordinator_uncached(group, KEY_TYPE_GROUP, &format!("group `{group}`")).await?;
+        self.remember_coordinator(group, found.clone());
+        Ok(found)
+    }
+
+    /// One FindCoordinator round for `key` of `key_type` (a group or a transactional id),
+    /// neither cached nor retried; `what` names the key in errors. A transactional id needs
+    /// FindCoordinator v1 (Kafka 0.11).
+    pub(crate) async fn find_coordinator_uncached(
+        &self,
+        key: &str,
+        key_type: i8,
+        what: &str,
+    ) -> Result<BrokerRef, ClientError> {
+        let (version, response) =
+            self.send_any_built(|version| FindCoordinatorRequest::for_key(key, key_type, version)).await?;
+        if key_type != KEY_TYPE_GROUP && version == 0 {
+            return Err(ClientError::NotSupported {
+                broker: BrokerRef { node_id: None, addr: "any broker".to_owned() },
+                feature: format!("finding the coordinator of {what}"),
+                needs: "0.11",
+            });
+        }
         let broker_of = |code: ErrorCode, node_id: i32, host: &str, port: i32| {
             if code.is_ok() {
                 Ok(BrokerRef { node_id: Some(node_id), addr: format!("{host}:{port}") })
@@ -54,27 +77,25 @@ impl Client {
                     broker: BrokerRef { node_id: None, addr: "any broker".to_owned() },
                     api: find_coordinator::SPEC.key,
                     code,
-                    context: format!("group `{group}`"),
+                    context: what.to_owned(),
                 })
             }
         };
-        let found = match &response.coordinators {
+        match &response.coordinators {
             Some(list) => {
-                let c = list.iter().find(|c| c.key == group).ok_or_else(|| ClientError::Protocol {
+                let c = list.iter().find(|c| c.key == key).ok_or_else(|| ClientError::Protocol {
                     broker: BrokerRef { node_id: None, addr: "any broker".to_owned() },
-                    message: format!("FindCoordinator answered without group `{group}`"),
+                    message: format!("FindCoordinator answered without {what}"),
                 })?;
-                broker_of(c.error_code, c.node_id, &c.host, c.port)?
+                broker_of(c.error_code, c.node_id, &c.host, c.port)
             }
             None => broker_of(
                 response.error_code.unwrap_or_default(),
                 response.node_id.unwrap_or(-1),
                 response.host.as_deref().unwrap_or_default(),
                 response.port.unwrap_or(-1),
-            )?,
-        };
-        self.remember_coordinator(group, found.clone());
-        Ok(found)
+            ),
+        }
     }
 
     /// Runs `call` against the coordinator of `group`, finding it again and retrying as the

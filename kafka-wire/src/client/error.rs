@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::address::redact_credentials;
 use super::kafka_release;
 use super::router::TopicPartition;
+use super::transaction_error::TransactionError;
 use crate::protocol::names::InvalidName;
 use crate::protocol::records::RecordEncodeError;
 use crate::protocol::{ApiKey, DecodeError, EncodeError, ErrorCode, VersionRange};
@@ -234,6 +235,9 @@ pub enum ClientError {
         /// What is wrong, naming the setting or file.
         message: String,
     },
+    /// A transactional producer's call failed: fenced, abortable or fatal (see
+    /// [`TransactionError`]).
+    Transaction(TransactionError),
 }
 
 impl fmt::Display for ClientError {
@@ -319,6 +323,7 @@ impl fmt::Display for ClientError {
             ),
             Self::Tls { broker, message } => write!(f, "TLS with {broker} failed: {message}"),
             Self::SecurityConfig { message } => write!(f, "security settings: {message}"),
+            Self::Transaction(e) => e.fmt(f),
         }
     }
 }
@@ -332,6 +337,7 @@ impl std::error::Error for ClientError {
             Self::RecordEncode { source, .. } => Some(source),
             Self::DeadlineExceeded { last_error, .. } => Some(last_error.as_ref()),
             Self::InvalidName(e) => Some(e),
+            Self::Transaction(e) => Some(e),
             _ => None,
         }
     }

@@ -36,6 +36,8 @@ mod sync;
 #[cfg(feature = "tls")]
 mod tls;
 mod trace;
+mod transaction;
+mod transaction_error;
 mod transport;
 
 pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};
@@ -57,3 +59,4 @@ pub use properties::{apply_properties, is_secret_key, ConfigError, ConfigWarning
 pub use router::{LeaderAnswer, LeaderBatch, LeaderTarget, PartitionResults, TopicPartition};
 pub use security::{SaslConfig, SaslMechanism, Secret, SecurityProtocol, TlsConfig, TokenSource};
 pub use trace::{Direction, TraceEvent, TraceHook};
+pub use transaction_error::TransactionError;

@@ -40,6 +40,7 @@ use super::retry::Backoff;
 use super::router::TopicPartition;
 use super::sender;
 use super::sync::lock;
+use super::transaction::Transactions;
 use crate::protocol::names::validate_topic;
 use crate::protocol::records::Compression;
 
@@ -68,6 +69,13 @@ pub struct ProducerConfig {
     /// The longest a record may take from `send` to its result, retries included (120 s);
     /// past it the record fails with [`ClientError::DeadlineExceeded`].
     pub delivery_timeout: Duration,
+    /// Kafka's `transactional.id`: makes the producer transactional (see
+    /// [`init_transactions`](Producer::init_transactions)); records can then only be sent
+    /// inside a transaction. Needs idempotence. `None` by default.
+    pub transactional_id: Option<String>,
+    /// The longest a transaction may stay open before its coordinator aborts it (Kafka's
+    /// `transaction.timeout.ms`, 60 s), and the deadline of each transactional call's retries.
+    pub transaction_timeout: Duration,
 }
 
 impl Default for ProducerConfig {
@@ -81,6 +89,8 @@ impl Default for ProducerConfig {
             max_in_flight: 5,
             idempotence: true,
             delivery_timeout: Duration::from_secs(120),
+            transactional_id: None,
+            transaction_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -99,6 +109,17 @@ impl ProducerConfig {
         }
         if self.max_in_flight == 0 || self.batch_size == 0 || self.buffer_memory == 0 {
             return bad("max_in_flight, batch_size and buffer_memory must be positive".into());
+        }
+        if let Some(id) = &self.transactional_id {
+            if id.is_empty() {
+                return bad("transactional_id must not be empty".into());
+            }
+            if !self.idempotence {
+                return bad("a transactional producer is idempotent (set idempotence=true)".into());
+            }
+            if self.transaction_timeout.is_zero() {
+                return bad("transaction_timeout must be positive".into());
+            }
         }
         if !self.compression.is_available() {
             return bad(format!("{} is not compiled into this build", self.compression.name()));
@@ -204,6 +225,9 @@ pub(crate) struct State {
     pub(crate) refresh_metadata: bool,
     /// An error that stops the producer (no producer id could be had).
     pub(crate) fatal: Option<ClientError>,
+    /// A transactional producer's first failed record of the open transaction: the
+    /// transaction cannot commit.
+    pub(crate) txn_failure: Option<ClientError>,
 }
 
 /// One topic as [`Producer::send`] sees it.
@@ -226,8 +250,10 @@ pub(crate) struct TopicState {
 /// still sends what it holds, without waiting.
 #[derive(Debug)]
 pub struct Producer {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// With a `transactional_id`: the transaction state (see `transaction.rs`).
+    pub(crate) transactions: Option<Transactions>,
 }
 
 impl Producer {
@@ -235,6 +261,7 @@ impl Producer {
     /// runtime). Fails on a configuration that cannot work (see [`ProducerConfig`]).
     pub fn new(client: Arc<Client>, config: ProducerConfig) -> Result<Self, ClientError> {
         config.check()?;
+        let transactions = Transactions::from_config(&config);
         let permits = config.buffer_memory.min(Semaphore::MAX_PERMITS);
         let shared = Arc::new(Shared {
             client,
@@ -245,7 +272,7 @@ impl Producer {
             progress: Notify::new(),
         });
         let task = tokio::spawn(sender::run(Arc::clone(&shared)));
-        Ok(Self { shared, task: Mutex::new(Some(task)) })
+        Ok(Self { shared, task: Mutex::new(Some(task)), transactions })
     }
 
     /// The configuration this producer was made with.
@@ -270,12 +297,16 @@ impl Producer {
     }
 
     /// Puts `record` on partition `tp`. Waits while the buffer is full; fails when the
-    /// producer is closed or failed, or the record alone is larger than `buffer_memory`.
+    /// producer is closed or failed, or the record alone is larger than `buffer_memory`. A
+    /// transactional producer adds `tp` to the open transaction first (and fails outside one).
     pub async fn send_to(
         &self,
         tp: TopicPartition,
         record: ProduceRecord,
     ) -> Result<DeliveryFuture, ClientError> {
+        if let Some(transactions) = &self.transactions {
+            transactions.add_partition(&self.shared, &tp).await?;
+        }
         let size = record_size(&record);
         let config = &self.shared.config;
         if size > config.buffer_memory {

@@ -90,6 +90,9 @@ pub(crate) async fn run(shared: Arc<Shared>) {
 /// Makes sure a producer id is in hand (and the epoch bumped when asked, once nothing is in
 /// flight); `false` when sending must wait.
 async fn producer_id_ready(shared: &Arc<Shared>) -> bool {
+    if shared.config.transactional_id.is_some() {
+        return super::transaction::sender_may_send(shared);
+    }
     let current = {
         let state = lock(&shared.state);
         let has_work = state.unfinished > 0;
@@ -233,7 +236,8 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
                 slot.insert(Request { broker, node, batches: Vec::new() })
             }
         };
-        if let Some(batch) = queue.take(producer) {
+        if let Some(mut batch) = queue.take(producer) {
+            batch.wire.attributes.is_transactional = config.transactional_id.is_some();
             request.batches.push((tp.clone(), batch));
         }
     }
@@ -292,7 +296,7 @@ async fn send(shared: &Arc<Shared>, request: Request) {
         Err(e) => return answer(shared, node, batches, &Err(e)),
     };
     let version = match conn.versions.choose(&produce::SPEC, &broker) {
-        Ok(v) => v,
+        Ok(v) => super::transaction::produce_version(&shared.config, v),
         Err(e) => return answer(shared, node, batches, &Err(e)),
     };
     if let Err(e) = PRODUCE_RECORD_BATCHES.check(version, &broker) {
@@ -356,7 +360,9 @@ fn build_request(
 ) -> ProduceRequest {
     let timeout_ms = i32::try_from(client.config().request_timeout.as_millis()).unwrap_or(i32::MAX);
     let parts = batches.iter().map(|(tp, _)| tp).zip(bytes.into_iter().map(Some));
-    produce_request(parts, &topic_ids(client), config.acks, timeout_ms)
+    let mut request = produce_request(parts, &topic_ids(client), config.acks, timeout_ms);
+    request.transactional_id.clone_from(&config.transactional_id);
+    request
 }
 
 /// Handles a request's answer (or failure) for each of its batches.
@@ -449,7 +455,7 @@ fn answer(
 
 /// Fails a batch; a batch that reached a broker with sequence numbers leaves a gap there, so
 /// the epoch is bumped before more is sent (as the Java producer does).
-fn fail(shared: &Shared, state: &mut State, batch: Batch, error: ClientError) {
+pub(crate) fn fail(shared: &Shared, state: &mut State, batch: Batch, error: ClientError) {
     if batch.sent && batch.has_sequence() {
         state.bump_epoch = true;
     }
@@ -459,6 +465,11 @@ fn fail(shared: &Shared, state: &mut State, batch: Batch, error: ClientError) {
 /// Gives the batch its outcome and its memory back.
 fn complete(shared: &Shared, state: &mut State, batch: Batch, result: Result<Produced, ClientError>) {
     let Batch { outcome, bytes, .. } = batch;
+    if let Err(e) = &result {
+        if shared.config.transactional_id.is_some() && state.txn_failure.is_none() {
+            state.txn_failure = Some(e.clone());
+        }
+    }
     outcome.complete(result);
     shared.memory.add_permits(bytes);
     state.unfinished = state.unfinished.saturating_sub(1);

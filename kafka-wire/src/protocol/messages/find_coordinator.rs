@@ -42,14 +42,17 @@ pub struct FindCoordinatorRequest {
 impl FindCoordinatorRequest {
     /// A lookup of one group's coordinator, in whichever form `version` uses.
     pub fn for_group(group_id: &str, version: i16) -> Self {
-        let (key, coordinator_keys) = if version >= 4 {
-            (None, Some(vec![group_id.to_owned()]))
-        } else {
-            (Some(group_id.to_owned()), None)
-        };
+        Self::for_key(group_id, KEY_TYPE_GROUP, version)
+    }
+
+    /// A lookup of one key's coordinator ([`KEY_TYPE_GROUP`] or [`KEY_TYPE_TRANSACTION`]), in
+    /// whichever form `version` uses; v0 has no key type and always means a group.
+    pub fn for_key(key: &str, key_type: i8, version: i16) -> Self {
+        let (key, coordinator_keys) =
+            if version >= 4 { (None, Some(vec![key.to_owned()])) } else { (Some(key.to_owned()), None) };
         Self {
             key,
-            key_type: (version >= 1).then_some(KEY_TYPE_GROUP),
+            key_type: (version >= 1).then_some(key_type),
             coordinator_keys,
             tagged_fields: TaggedFields::default(),
         }

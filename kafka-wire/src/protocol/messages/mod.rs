@@ -10,6 +10,8 @@
 //!
 //! [`ApiSpec`]: crate::protocol::ApiSpec
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod api_versions;
 pub mod consumer_group_describe;
 pub mod create_partitions;
@@ -17,6 +19,7 @@ pub mod create_topics;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_groups;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod init_producer_id;
@@ -30,12 +33,18 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
+pub mod txn_offset_commit;
 
 #[cfg(test)]
 mod kafka_fixtures;
 #[cfg(test)]
 mod test_util;
 
+pub use add_offsets_to_txn::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
+pub use add_partitions_to_txn::{
+    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse,
+    AddPartitionsToTxnTopic, AddPartitionsToTxnTopicResult,
+};
 pub use api_versions::{ApiVersionRange, ApiVersionsRequest, ApiVersionsResponse};
 pub use consumer_group_describe::{
     AssignedTopicPartitions, ConsumerDescribedGroup, ConsumerGroupAssignment, ConsumerGroupDescribeRequest,
@@ -57,6 +66,7 @@ pub use delete_topics::{DeletableTopicResult, DeleteTopicState, DeleteTopicsRequ
 pub use describe_groups::{
     DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup, DescribedGroupMember,
 };
+pub use end_txn::{EndTxnRequest, EndTxnResponse};
 pub use fetch::{
     FetchPartition, FetchPartitionResponse, FetchRequest, FetchResponse, FetchTopic, FetchableTopicResponse,
     ForgottenTopic, LeaderIdAndEpoch, NodeEndpoint,
@@ -93,3 +103,7 @@ pub use produce::{
 };
 pub use sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 pub use sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
+pub use txn_offset_commit::{
+    TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
+    TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};

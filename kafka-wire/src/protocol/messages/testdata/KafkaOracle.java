@@ -60,7 +60,8 @@ public class KafkaOracle {
     static final String[] APIS = {"ListOffsets", "FindCoordinator", "OffsetFetch", "OffsetCommit", "ListGroups",
         "DescribeGroups", "CreateTopics", "DeleteTopics", "CreatePartitions", "DeleteRecords", "OffsetForLeaderEpoch",
         "OffsetDelete", "SaslHandshake", "SaslAuthenticate", "ApiVersions", "Metadata", "Fetch", "Produce",
-        "ConsumerGroupDescribe", "InitProducerId"};
+        "ConsumerGroupDescribe", "InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn",
+        "TxnOffsetCommit"};
     static Random rnd;
 
     static String str() {

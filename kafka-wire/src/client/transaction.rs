@@ -1,0 +1,680 @@
+//! Transactions (KIP-98) on a [`Producer`] made with a `transactional_id`:
+//! [`init_transactions`](Producer::init_transactions) (the transaction coordinator gives the
+//! producer id and a new epoch, fencing any older producer with the same id and aborting what
+//! it left open), [`begin_transaction`](Producer::begin_transaction), sends (each partition
+//! added with AddPartitionsToTxn before its first record), [`send_offsets_to_transaction`]
+//! (AddOffsetsToTxn, then TxnOffsetCommit to the group's coordinator as a non-member: generation
+//! −1, empty member id), [`commit_transaction`](Producer::commit_transaction) and
+//! [`abort_transaction`](Producer::abort_transaction) (flush, then EndTxn).
+//!
+//! kwire speaks transactions version 1: the client adds partitions itself and keeps its epoch
+//! across transactions, so Produce is capped at v11, EndTxn and TxnOffsetCommit at v4 (v12 / v5
+//! are version 2, KIP-890, where the broker adds partitions and every EndTxn bumps the epoch).
+//! Kafka 4.x brokers serve both.
+//!
+//! Errors are [`TransactionError`]s inside [`ClientError::Transaction`]: fenced, abortable (call
+//! `abort_transaction` and go on) or fatal, decided per error code by [`txn_recovery`];
+//! CONCURRENT_TRANSACTIONS and a moving coordinator are retried until `transaction_timeout`.
+//!
+//! [`send_offsets_to_transaction`]: Producer::send_offsets_to_transaction
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use super::cluster::{retire_on_decode_error, Client};
+use super::deadline::deadline_after;
+use super::error::{BrokerRef, ClientError};
+use super::groups::OffsetToCommit;
+use super::producer::{Producer, ProducerConfig, Shared};
+use super::retry::Backoff;
+use super::router::TopicPartition;
+use super::sender;
+use super::sync::lock;
+use super::transaction_error::{txn_recovery, TransactionError, TxnRecovery};
+use crate::protocol::api::{ApiSpec, Request, VersionRange};
+use crate::protocol::messages::find_coordinator::KEY_TYPE_TRANSACTION;
+use crate::protocol::messages::{
+    AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, AddPartitionsToTxnTopic, EndTxnRequest,
+    InitProducerIdRequest, TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
+};
+use crate::protocol::names::validate_group;
+use crate::protocol::{ErrorCode, TaggedFields};
+
+/// The last Produce version of transactions version 1 (v12 tells the broker to add partitions
+/// itself).
+const PRODUCE_TV1_MAX: i16 = 11;
+/// The last EndTxn version of transactions version 1 (v5 bumps the epoch at every end).
+const END_TXN_TV1_MAX: i16 = 4;
+/// The last TxnOffsetCommit version of transactions version 1.
+const TXN_OFFSET_COMMIT_TV1_MAX: i16 = 4;
+
+/// A transactional producer's side of its transactions; one per producer, its calls one at a
+/// time (a tokio mutex held across each call's requests).
+#[derive(Debug)]
+pub(crate) struct Transactions {
+    id: String,
+    timeout: Duration,
+    inner: tokio::sync::Mutex<Txn>,
+}
+
+#[derive(Debug, Default)]
+struct Txn {
+    phase: Phase,
+    coordinator: Option<BrokerRef>,
+    /// Partitions added to the open transaction.
+    partitions: HashSet<TopicPartition>,
+    /// Groups whose offsets the open transaction commits.
+    groups: HashSet<String>,
+}
+
+#[derive(Debug, Default)]
+enum Phase {
+    /// `init_transactions` not called (or not succeeded) yet.
+    #[default]
+    Uninitialized,
+    /// No transaction open.
+    Ready,
+    /// Between begin and commit/abort.
+    Open,
+    /// The open transaction can only be aborted.
+    MustAbort(Box<ClientError>),
+    /// Fenced or fatal: the producer can do nothing more.
+    Failed(TransactionError),
+}
+
+impl Transactions {
+    /// The transaction side of a producer made with `config`, if it has a transactional id.
+    pub(crate) fn from_config(config: &ProducerConfig) -> Option<Self> {
+        let id = config.transactional_id.clone()?;
+        Some(Self { id, timeout: config.transaction_timeout, inner: tokio::sync::Mutex::new(Txn::default()) })
+    }
+
+    fn invalid(&self, message: impl Into<String>) -> ClientError {
+        ClientError::Transaction(TransactionError::InvalidState {
+            transactional_id: self.id.clone(),
+            message: message.into(),
+        })
+    }
+
+    /// What a call may do in `phase`: `Ok` when the transaction is open.
+    fn require_open(&self, txn: &Txn, call: &str) -> Result<(), ClientError> {
+        match &txn.phase {
+            Phase::Open => Ok(()),
+            Phase::MustAbort(e) => Err(ClientError::Transaction(TransactionError::Abortable {
+                transactional_id: self.id.clone(),
+                source: e.clone(),
+            })),
+            Phase::Failed(e) => Err(ClientError::Transaction(e.clone())),
+            Phase::Uninitialized => Err(self.invalid(format!("{call} before init_transactions"))),
+            Phase::Ready => {
+                Err(self.invalid(format!("{call} outside a transaction: call begin_transaction first")))
+            }
+        }
+    }
+
+    /// Sorts a Kafka error code of a transactional request (not NONE) into a
+    /// [`TransactionError`]; `Err` when the request should be retried (the coordinator
+    /// forgotten first when it moved), with the error to report if the retries run out.
+    fn classify(
+        &self,
+        txn: &mut Txn,
+        shared: &Shared,
+        code: ErrorCode,
+        error: ClientError,
+    ) -> Result<ClientError, ClientError> {
+        let id = self.id.clone();
+        match txn_recovery(code) {
+            TxnRecovery::Retry => Err(error),
+            TxnRecovery::Refind => {
+                txn.coordinator = None;
+                Err(error)
+            }
+            TxnRecovery::Fenced => {
+                Ok(ClientError::Transaction(TransactionError::Fenced { transactional_id: id, code }))
+            }
+            TxnRecovery::Abortable { bump_epoch } => {
+                if bump_epoch {
+                    lock(&shared.state).bump_epoch = true;
+                }
+                Ok(ClientError::Transaction(TransactionError::Abortable {
+                    transactional_id: id,
+                    source: Box::new(error),
+                }))
+            }
+            TxnRecovery::Fatal => Ok(ClientError::Transaction(TransactionError::Fatal {
+                transactional_id: id,
+                source: Box::new(error),
+            })),
+        }
+    }
+
+    /// Sends a request built by `build` to the transaction coordinator (found, and found again
+    /// when it moves) at a version up to `max_version`, until its error code (`code_of`) is
+    /// NONE or calls for something other than a retry, or `transaction_timeout` passes.
+    async fn coordinator_call<R, B, C>(
+        &self,
+        txn: &mut Txn,
+        shared: &Shared,
+        what: &str,
+        max_version: i16,
+        build: B,
+        code_of: C,
+    ) -> Result<R::Response, ClientError>
+    where
+        R: Request + std::fmt::Debug,
+        R::Response: std::fmt::Debug,
+        B: Fn(i16) -> R,
+        C: Fn(&R::Response) -> ErrorCode,
+    {
+        let client = &shared.client;
+        let deadline = deadline_after(self.timeout);
+        let mut backoff = Backoff::new(Duration::from_millis(20), Duration::from_secs(1), deadline);
+        let subject = format!("transactional id `{}`", self.id);
+        loop {
+            let attempt = async {
+                let broker = match txn.coordinator.clone() {
+                    Some(b) => b,
+                    None => {
+                        let found = client
+                            .find_coordinator_uncached(&self.id, KEY_TYPE_TRANSACTION, &subject)
+                            .await?;
+                        txn.coordinator = Some(found.clone());
+                        found
+                    }
+                };
+                let response = send_capped(client, &broker, max_version, &build).await?;
+                Ok::<_, ClientError>((broker, response))
+            }
+            .await;
+            let retry_with = match attempt {
+                Ok((broker, response)) => {
+                    let code = code_of(&response);
+                    if code.is_ok() {
+                        return Ok(response);
+                    }
+                    let error =
+                        ClientError::Kafka { broker, api: R::SPEC.key, code, context: subject.clone() };
+                    match self.classify(txn, shared, code, error) {
+                        Ok(settled) => return Err(settled),
+                        Err(retry) => retry,
+                    }
+                }
+                Err(ClientError::Kafka { broker, api, code, context }) => {
+                    // FindCoordinator's own answer (COORDINATOR_NOT_AVAILABLE while the
+                    // transaction log is created, ...).
+                    let error = ClientError::Kafka { broker, api, code, context };
+                    if code.is_retriable() {
+                        txn.coordinator = None;
+                        error
+                    } else {
+                        return Err(ClientError::Transaction(TransactionError::Fatal {
+                            transactional_id: self.id.clone(),
+                            source: Box::new(error),
+                        }));
+                    }
+                }
+                Err(e) if e.is_retriable() => {
+                    txn.coordinator = None;
+                    e
+                }
+                Err(e) if e.is_unsupported() => {
+                    return Err(ClientError::Transaction(TransactionError::Fatal {
+                        transactional_id: self.id.clone(),
+                        source: Box::new(e),
+                    }))
+                }
+                Err(e) => return Err(e),
+            };
+            match backoff.next_wait() {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => {
+                    return Err(ClientError::DeadlineExceeded {
+                        what: format!("{what} for {subject}"),
+                        last_error: Box::new(retry_with),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Adds `tp` to the open transaction before its first record (AddPartitionsToTxn); fails
+    /// outside a transaction, and once a record of the transaction failed.
+    pub(crate) async fn add_partition(
+        &self,
+        shared: &Shared,
+        tp: &TopicPartition,
+    ) -> Result<(), ClientError> {
+        let mut txn = self.inner.lock().await;
+        self.require_open(&txn, "send")?;
+        let failure = lock(&shared.state).txn_failure.clone();
+        if let Some(e) = failure {
+            let error = self.sorted_failure(&mut txn, shared, e);
+            return Err(settle(&mut txn, error));
+        }
+        if txn.partitions.contains(tp) {
+            return Ok(());
+        }
+        let (producer_id, producer_epoch) = producer_of(shared, &self.id)?;
+        let request = |_: i16| AddPartitionsToTxnRequest {
+            transactional_id: self.id.clone(),
+            producer_id,
+            producer_epoch,
+            topics: vec![AddPartitionsToTxnTopic {
+                name: tp.topic.to_string(),
+                partitions: vec![tp.partition],
+                tagged_fields: TaggedFields::default(),
+            }],
+            tagged_fields: TaggedFields::default(),
+        };
+        let result = self
+            .coordinator_call(
+                &mut txn,
+                shared,
+                &format!("adding {tp} to the transaction"),
+                i16::MAX,
+                request,
+                |r| {
+                    // The partition's own error first; OPERATION_NOT_ATTEMPTED only says another
+                    // partition of the request failed.
+                    let codes = r.results_by_topic.iter().flat_map(|t| &t.results_by_partition);
+                    let codes: Vec<ErrorCode> =
+                        codes.map(|p| p.partition_error_code).filter(|c| !c.is_ok()).collect();
+                    codes
+                        .iter()
+                        .copied()
+                        .find(|c| *c != ErrorCode::OPERATION_NOT_ATTEMPTED)
+                        .or_else(|| codes.first().copied())
+                        .unwrap_or(ErrorCode::NONE)
+                },
+            )
+            .await;
+        match result {
+            Ok(_) => {
+                txn.partitions.insert(tp.clone());
+                Ok(())
+            }
+            Err(e) => Err(settle(&mut txn, e)),
+        }
+    }
+
+    /// A record of the transaction failed: fenced when the broker said so, else abortable.
+    fn sorted_failure(&self, txn: &mut Txn, shared: &Shared, failure: ClientError) -> ClientError {
+        let code = match &failure {
+            ClientError::Kafka { code, .. } => Some(*code),
+            ClientError::DeadlineExceeded { last_error, .. } => match last_error.as_ref() {
+                ClientError::Kafka { code, .. } => Some(*code),
+                _ => None,
+            },
+            _ => None,
+        };
+        match code.map(txn_recovery) {
+            Some(TxnRecovery::Fenced | TxnRecovery::Fatal) => {
+                self.classify(txn, shared, code.unwrap_or_default(), failure.clone()).unwrap_or(failure)
+            }
+            _ => ClientError::Transaction(TransactionError::Abortable {
+                transactional_id: self.id.clone(),
+                source: Box::new(failure),
+            }),
+        }
+    }
+}
+
+/// Turns a failed transactional call's error into the producer's next phase; returns the error.
+fn settle(txn: &mut Txn, error: ClientError) -> ClientError {
+    let ClientError::Transaction(e) = &error else { return error };
+    match e {
+        TransactionError::Abortable { source, .. } => txn.phase = Phase::MustAbort(source.clone()),
+        TransactionError::Fenced { .. } | TransactionError::Fatal { .. } => {
+            txn.phase = Phase::Failed(e.clone());
+        }
+        TransactionError::InvalidState { .. } => {}
+    }
+    error
+}
+
+/// The producer id and epoch `init_transactions` got.
+fn producer_of(shared: &Shared, id: &str) -> Result<(i64, i16), ClientError> {
+    lock(&shared.state).producer.ok_or_else(|| {
+        ClientError::Transaction(TransactionError::InvalidState {
+            transactional_id: id.to_owned(),
+            message: "no producer id: call init_transactions first".into(),
+        })
+    })
+}
+
+/// Sends `build(version)` to `broker` at the highest version both know, but at most
+/// `max_version`.
+async fn send_capped<R, B>(
+    client: &Client,
+    broker: &BrokerRef,
+    max_version: i16,
+    build: &B,
+) -> Result<R::Response, ClientError>
+where
+    R: Request + std::fmt::Debug,
+    R::Response: std::fmt::Debug,
+    B: Fn(i16) -> R,
+{
+    let conn = client.connection(broker).await?;
+    let ours = R::SPEC.versions;
+    let spec = ApiSpec { versions: VersionRange::new(ours.min, ours.max.min(max_version)), ..R::SPEC };
+    let version = conn.versions.choose(&spec, broker)?;
+    let response = client.round_trip(&conn.connection, &build(version), version).await;
+    retire_on_decode_error(&conn, response)
+}
+
+/// The Produce version a producer made with `config` uses when the broker offers
+/// `negotiated`: at most v11 for a transactional one (transactions version 1).
+pub(crate) fn produce_version(config: &ProducerConfig, negotiated: i16) -> i16 {
+    if config.transactional_id.is_some() {
+        negotiated.min(PRODUCE_TV1_MAX)
+    } else {
+        negotiated
+    }
+}
+
+/// The sender's gate for a transactional producer: batches go out only with the producer id
+/// from `init_transactions`. After a sequence error (which asks for a new epoch) nothing more
+/// of the transaction can be written: its queued batches fail, and the epoch is bumped by
+/// `abort_transaction`.
+pub(crate) fn sender_may_send(shared: &Shared) -> bool {
+    let mut state = lock(&shared.state);
+    if state.producer.is_none() {
+        // Nothing can be queued before init_transactions (sends fail outside a transaction).
+        return state.unfinished == 0;
+    }
+    if !state.bump_epoch {
+        return true;
+    }
+    let queued: Vec<_> =
+        state.partitions.values_mut().flat_map(super::accumulator::PartitionQueue::take_all).collect();
+    for batch in queued {
+        let error = ClientError::InvalidArgument {
+            message: "the transaction hit a sequence error and must be aborted".into(),
+        };
+        sender::fail(shared, &mut state, batch, error);
+    }
+    false
+}
+
+impl Producer {
+    fn transactions(&self, call: &str) -> Result<&Transactions, ClientError> {
+        self.transactions.as_ref().ok_or_else(|| {
+            ClientError::Transaction(TransactionError::InvalidState {
+                transactional_id: String::new(),
+                message: format!("{call} needs a producer with a transactional_id"),
+            })
+        })
+    }
+
+    /// Gets the producer id and a new epoch for the transactional id from its transaction
+    /// coordinator. A producer that used the same id before is fenced from then on, and the
+    /// transaction it left open is aborted (or its commit completed) first — the coordinator
+    /// answers CONCURRENT_TRANSACTIONS meanwhile, which is waited out. Call once, before the
+    /// first transaction.
+    pub async fn init_transactions(&self) -> Result<(), ClientError> {
+        let txns = self.transactions("init_transactions")?;
+        let shared = &self.shared;
+        let mut txn = txns.inner.lock().await;
+        match &txn.phase {
+            Phase::Uninitialized => {}
+            Phase::Failed(e) => return Err(ClientError::Transaction(e.clone())),
+            _ => return Err(txns.invalid("init_transactions called twice")),
+        }
+        let timeout_ms = i32::try_from(txns.timeout.as_millis()).unwrap_or(i32::MAX);
+        let request = |version: i16| InitProducerIdRequest {
+            transactional_id: Some(txns.id.clone()),
+            transaction_timeout_ms: timeout_ms,
+            producer_id: (version >= 3).then_some(-1),
+            producer_epoch: (version >= 3).then_some(-1),
+            tagged_fields: TaggedFields::default(),
+        };
+        let response = match txns
+            .coordinator_call(&mut txn, shared, "InitProducerId", i16::MAX, request, |r| r.error_code)
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                // Nothing is open yet: an "abortable" error here leaves the producer as it was.
+                return Err(match e {
+                    ClientError::Transaction(TransactionError::Abortable { .. }) => e,
+                    other => settle(&mut txn, other),
+                });
+            }
+        };
+        set_producer(shared, (response.producer_id, response.producer_epoch));
+        txn.phase = Phase::Ready;
+        Ok(())
+    }
+
+    /// Opens a transaction: records sent from now on are written in it.
+    pub async fn begin_transaction(&self) -> Result<(), ClientError> {
+        let txns = self.transactions("begin_transaction")?;
+        let mut txn = txns.inner.lock().await;
+        match &txn.phase {
+            Phase::Ready => {}
+            Phase::Open => return Err(txns.invalid("begin_transaction while a transaction is open")),
+            _ => return txns.require_open(&txn, "begin_transaction"),
+        }
+        txn.partitions.clear();
+        txn.groups.clear();
+        lock(&self.shared.state).txn_failure = None;
+        txn.phase = Phase::Open;
+        Ok(())
+    }
+
+    /// Commits `offsets` (each the *next* offset to read, with its leader epoch and metadata)
+    /// of `group_id` in the open transaction: they become the group's committed offsets if and
+    /// only if the transaction commits. The producer is not a member of the group (generation −1, empty member id), so
+    /// the group must have no active members committing the same partitions.
+    pub async fn send_offsets_to_transaction(
+        &self,
+        offsets: &[OffsetToCommit],
+        group_id: &str,
+    ) -> Result<(), ClientError> {
+        let txns = self.transactions("send_offsets_to_transaction")?;
+        validate_group(group_id)?;
+        let shared = &self.shared;
+        let mut txn = txns.inner.lock().await;
+        txns.require_open(&txn, "send_offsets_to_transaction")?;
+        let (producer_id, producer_epoch) = producer_of(shared, &txns.id)?;
+        if !txn.groups.contains(group_id) {
+            let request = |_: i16| AddOffsetsToTxnRequest {
+                transactional_id: txns.id.clone(),
+                producer_id,
+                producer_epoch,
+                group_id: group_id.to_owned(),
+                tagged_fields: TaggedFields::default(),
+            };
+            let what = format!("adding group `{group_id}` to the transaction");
+            if let Err(e) =
+                txns.coordinator_call(&mut txn, shared, &what, i16::MAX, request, |r| r.error_code).await
+            {
+                return Err(settle(&mut txn, e));
+            }
+            txn.groups.insert(group_id.to_owned());
+        }
+        let mut by_topic: BTreeMap<&str, Vec<TxnOffsetCommitRequestPartition>> = BTreeMap::new();
+        for o in offsets {
+            by_topic.entry(&o.tp.topic).or_default().push(TxnOffsetCommitRequestPartition {
+                partition_index: o.tp.partition,
+                committed_offset: o.offset,
+                committed_leader_epoch: o.leader_epoch,
+                committed_metadata: Some(o.metadata.clone().unwrap_or_default()),
+                tagged_fields: TaggedFields::default(),
+            });
+        }
+        let topics: Vec<TxnOffsetCommitRequestTopic> = by_topic
+            .into_iter()
+            .map(|(name, partitions)| TxnOffsetCommitRequestTopic {
+                name: name.to_owned(),
+                partitions,
+                tagged_fields: TaggedFields::default(),
+            })
+            .collect();
+        let client = &shared.client;
+        let request = |version: i16| TxnOffsetCommitRequest {
+            transactional_id: txns.id.clone(),
+            group_id: group_id.to_owned(),
+            producer_id,
+            producer_epoch,
+            generation_id: (version >= 3).then_some(-1),
+            member_id: (version >= 3).then(String::new),
+            group_instance_id: None,
+            topics: topics.clone(),
+            tagged_fields: TaggedFields::default(),
+        };
+        let committed = client
+            .with_coordinator(group_id, txns.timeout, |broker| async move {
+                let response = send_capped(client, &broker, TXN_OFFSET_COMMIT_TV1_MAX, &request).await?;
+                let failed = response
+                    .topics
+                    .iter()
+                    .flat_map(|t| t.partitions.iter().map(move |p| (t, p)))
+                    .find(|(_, p)| !p.error_code.is_ok());
+                match failed {
+                    None => Ok(()),
+                    Some((t, p)) => Err(ClientError::Kafka {
+                        broker,
+                        api: crate::protocol::messages::txn_offset_commit::SPEC.key,
+                        code: p.error_code,
+                        context: format!("{}-{} of group `{group_id}`", t.name, p.partition_index),
+                    }),
+                }
+            })
+            .await;
+        match committed {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let code = match &e {
+                    ClientError::Kafka { code, .. } => Some(*code),
+                    _ => None,
+                };
+                let error = match code {
+                    Some(code) => txns.classify(&mut txn, shared, code, e.clone()).unwrap_or(e),
+                    None => e,
+                };
+                Err(settle(&mut txn, error))
+            }
+        }
+    }
+
+    /// Flushes every record of the open transaction, then commits it (EndTxn): its records
+    /// become visible to read_committed consumers and its offsets the groups' committed
+    /// offsets. A record that failed makes the commit fail with an abortable error (or
+    /// [`TransactionError::Fenced`]); abort then.
+    pub async fn commit_transaction(&self) -> Result<(), ClientError> {
+        let txns = self.transactions("commit_transaction")?;
+        let shared = &self.shared;
+        let mut txn = txns.inner.lock().await;
+        txns.require_open(&txn, "commit_transaction")?;
+        self.flush().await;
+        let failure = lock(&shared.state).txn_failure.take();
+        if let Some(e) = failure {
+            let error = txns.sorted_failure(&mut txn, shared, e);
+            return Err(settle(&mut txn, error));
+        }
+        self.end_transaction(txns, &mut txn, true).await
+    }
+
+    /// Aborts the open transaction: records not yet sent are dropped (their sends fail),
+    /// those in flight are waited for, then EndTxn marks everything written as aborted, and
+    /// the epoch is bumped if a sequence error asked for it. The producer can begin again.
+    pub async fn abort_transaction(&self) -> Result<(), ClientError> {
+        let txns = self.transactions("abort_transaction")?;
+        let shared = &self.shared;
+        let mut txn = txns.inner.lock().await;
+        match &txn.phase {
+            Phase::Open | Phase::MustAbort(_) => {}
+            Phase::Failed(e) => return Err(ClientError::Transaction(e.clone())),
+            Phase::Uninitialized | Phase::Ready => {
+                return Err(txns.invalid("abort_transaction outside a transaction"))
+            }
+        }
+        {
+            let mut state = lock(&shared.state);
+            let queued: Vec<_> = state
+                .partitions
+                .values_mut()
+                .flat_map(super::accumulator::PartitionQueue::take_all)
+                .collect();
+            for batch in queued {
+                let error = ClientError::InvalidArgument { message: "the transaction was aborted".into() };
+                sender::fail(shared, &mut state, batch, error);
+            }
+        }
+        self.flush().await;
+        lock(&shared.state).txn_failure = None;
+        self.end_transaction(txns, &mut txn, false).await?;
+        let bump = {
+            let state = lock(&shared.state);
+            state.bump_epoch.then_some(state.producer).flatten()
+        };
+        if let Some((id, epoch)) = bump {
+            let timeout_ms = i32::try_from(txns.timeout.as_millis()).unwrap_or(i32::MAX);
+            let request = |version: i16| InitProducerIdRequest {
+                transactional_id: Some(txns.id.clone()),
+                transaction_timeout_ms: timeout_ms,
+                producer_id: (version >= 3).then_some(id),
+                producer_epoch: (version >= 3).then_some(epoch),
+                tagged_fields: TaggedFields::default(),
+            };
+            match txns
+                .coordinator_call(&mut txn, shared, "bumping the epoch", i16::MAX, request, |r| r.error_code)
+                .await
+            {
+                Ok(r) => set_producer(shared, (r.producer_id, r.producer_epoch)),
+                Err(e) => return Err(settle(&mut txn, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// EndTxn for the open transaction (nothing to send when it wrote nothing).
+    async fn end_transaction(
+        &self,
+        txns: &Transactions,
+        txn: &mut Txn,
+        commit: bool,
+    ) -> Result<(), ClientError> {
+        let shared = &self.shared;
+        if !txn.partitions.is_empty() || !txn.groups.is_empty() {
+            let (producer_id, producer_epoch) = producer_of(shared, &txns.id)?;
+            let request = |_: i16| EndTxnRequest {
+                transactional_id: txns.id.clone(),
+                producer_id,
+                producer_epoch,
+                committed: commit,
+                tagged_fields: TaggedFields::default(),
+            };
+            let what = if commit { "committing the transaction" } else { "aborting the transaction" };
+            if let Err(e) =
+                txns.coordinator_call(txn, shared, what, END_TXN_TV1_MAX, request, |r| r.error_code).await
+            {
+                return Err(settle(txn, e));
+            }
+        }
+        txn.partitions.clear();
+        txn.groups.clear();
+        txn.phase = Phase::Ready;
+        Ok(())
+    }
+
+    /// The transactional id this producer was made with.
+    pub fn transactional_id(&self) -> Option<&str> {
+        self.shared.config.transactional_id.as_deref()
+    }
+}
+
+/// Takes a producer id and epoch from the coordinator; sequences start again at 0.
+fn set_producer(shared: &Shared, producer: (i64, i16)) {
+    let mut state = lock(&shared.state);
+    for queue in state.partitions.values_mut() {
+        queue.reset_sequences();
+    }
+    state.producer = Some(producer);
+    state.bump_epoch = false;
+    drop(state);
+    shared.wake.notify_one();
+}

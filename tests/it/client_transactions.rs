@@ -1,0 +1,251 @@
+//! Transactions of the [`Producer`] against the real cluster: a committed transaction is read
+//! by Kafka's read_committed consumer and by kcat with `isolation.level=read_committed`, an
+//! aborted one is not (though its records are in the log); offsets sent to a transaction
+//! become the group's only when it commits; a second producer with the same transactional id
+//! fences the first, which gets [`TransactionError::Fenced`].
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_wire::client::{
+    Client, ClientConfig, ClientError, NewTopic, OffsetToCommit, ProduceRecord, Producer, ProducerConfig,
+    TopicPartition, TransactionError,
+};
+
+use crate::support;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+async fn new_topic(client: &Client, prefix: &str, partitions: i32) -> String {
+    let topic = support::unique(prefix);
+    let created = client.create_topics(&[NewTopic::new(&topic, partitions, 1)], TIMEOUT).await;
+    created[&topic].as_ref().unwrap();
+    for _ in 0..50 {
+        let m = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
+        if m.topic(&topic).is_some_and(|t| {
+            t.partitions.len() == partitions as usize && t.partitions.iter().all(|p| p.leader.is_some())
+        }) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    topic
+}
+
+fn transactional(client: &Arc<Client>, id: &str) -> Producer {
+    let config = ProducerConfig { transactional_id: Some(id.to_owned()), ..ProducerConfig::default() };
+    Producer::new(Arc::clone(client), config).unwrap()
+}
+
+async fn send_values(producer: &Producer, topic: &str, prefix: &str, n: usize) -> Result<(), ClientError> {
+    for i in 0..n {
+        let record = ProduceRecord::new(
+            Some(Bytes::from(format!("k{i}"))),
+            Some(Bytes::from(format!("{prefix}-{i}"))),
+        );
+        producer.send(topic, record).await?;
+    }
+    Ok(())
+}
+
+fn offset(tp: &TopicPartition, offset: i64) -> OffsetToCommit {
+    OffsetToCommit { tp: tp.clone(), offset, leader_epoch: None, metadata: None }
+}
+
+fn values(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}-{i}")).collect()
+}
+
+/// The values Kafka's console consumer reads with read_committed (stopping after `expect`
+/// records or 20 s of silence).
+fn java_read_committed(cluster: &support::Cluster, topic: &str, expect: usize) -> Vec<String> {
+    let out = support::kafka_tool(
+        "org.apache.kafka.tools.consumer.ConsoleConsumer",
+        &[
+            "--bootstrap-server",
+            &cluster.bootstrap,
+            "--topic",
+            topic,
+            "--from-beginning",
+            "--max-messages",
+            &(expect + 1).to_string(),
+            "--timeout-ms",
+            "20000",
+            "--isolation-level",
+            "read_committed",
+        ],
+    );
+    let mut read: Vec<String> = support::stdout(&out).lines().map(str::to_owned).collect();
+    read.sort();
+    read
+}
+
+/// The values kcat reads at `isolation` to the end of the log.
+fn kcat_read(cluster: &support::Cluster, topic: &str, isolation: &str) -> Option<Vec<String>> {
+    let level = format!("isolation.level={isolation}");
+    match Command::new("kcat")
+        .args(["-b", &cluster.bootstrap, "-C", "-t", topic, "-e", "-q", "-X", &level, "-f", "%s\n"])
+        .output()
+    {
+        Ok(out) => {
+            assert!(out.status.success(), "kcat failed: {}", support::stderr(&out));
+            let mut read: Vec<String> = support::stdout(&out).lines().map(str::to_owned).collect();
+            read.sort();
+            Some(read)
+        }
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "kcat is required in CI: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn a_committed_transaction_is_read_with_read_committed_and_an_aborted_one_is_not() {
+    let Some(cluster) = support::cluster() else { return };
+    runtime().block_on(async {
+        let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = new_topic(&client, "txn-commit-abort", 3).await;
+        let producer = transactional(&client, &support::unique("txn-commit-abort"));
+        producer.init_transactions().await.unwrap();
+
+        producer.begin_transaction().await.unwrap();
+        send_values(&producer, &topic, "committed", 100).await.unwrap();
+        producer.commit_transaction().await.unwrap();
+
+        producer.begin_transaction().await.unwrap();
+        send_values(&producer, &topic, "aborted", 100).await.unwrap();
+        // Written to the log before the abort, so only the markers keep them from readers.
+        producer.flush().await;
+        producer.abort_transaction().await.unwrap();
+
+        producer.begin_transaction().await.unwrap();
+        send_values(&producer, &topic, "after", 50).await.unwrap();
+        producer.commit_transaction().await.unwrap();
+        producer.close().await;
+
+        let mut expected: Vec<String> =
+            values("committed", 100).into_iter().chain(values("after", 50)).collect();
+        expected.sort();
+        assert_eq!(
+            java_read_committed(&cluster, &topic, expected.len()),
+            expected,
+            "the Java consumer's reading"
+        );
+        if let Some(read) = kcat_read(&cluster, &topic, "read_committed") {
+            assert_eq!(read, expected, "kcat's read_committed reading");
+        }
+        // The aborted records are in the log: a read_uncommitted reader sees them.
+        if let Some(read) = kcat_read(&cluster, &topic, "read_uncommitted") {
+            assert_eq!(read.len(), 250, "kcat's read_uncommitted reading");
+            assert!(read.contains(&"aborted-7".to_owned()));
+        }
+    });
+}
+
+#[test]
+fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits() {
+    let Some(cluster) = support::cluster() else { return };
+    runtime().block_on(async {
+        let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = new_topic(&client, "txn-offsets", 2).await;
+        let group = support::unique("txn-offsets-group");
+        let producer = transactional(&client, &support::unique("txn-offsets"));
+        producer.init_transactions().await.unwrap();
+        let tp0 = TopicPartition::new(topic.as_str(), 0);
+        let tp1 = TopicPartition::new(topic.as_str(), 1);
+
+        producer.begin_transaction().await.unwrap();
+        send_values(&producer, &topic, "v", 10).await.unwrap();
+        producer.send_offsets_to_transaction(&[offset(&tp0, 5), offset(&tp1, 7)], &group).await.unwrap();
+        producer.abort_transaction().await.unwrap();
+        let committed = client.committed_offsets(&group, None, TIMEOUT).await.unwrap();
+        assert!(committed.is_empty(), "an aborted transaction's offsets: {committed:?}");
+
+        producer.begin_transaction().await.unwrap();
+        send_values(&producer, &topic, "v", 10).await.unwrap();
+        producer.send_offsets_to_transaction(&[offset(&tp0, 3), offset(&tp1, 4)], &group).await.unwrap();
+        producer.commit_transaction().await.unwrap();
+        producer.close().await;
+        let mut offsets = Vec::new();
+        for _ in 0..50 {
+            let committed = client.committed_offsets(&group, None, TIMEOUT).await.unwrap();
+            offsets = committed.iter().map(|(tp, c)| (tp.partition, c.offset)).collect();
+            if offsets.len() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(offsets, vec![(0, 3), (1, 4)]);
+    });
+}
+
+#[test]
+fn a_zombie_producer_is_fenced_when_a_second_one_inits_with_the_same_transactional_id() {
+    let Some(cluster) = support::cluster() else { return };
+    runtime().block_on(async {
+        let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = new_topic(&client, "txn-zombie", 2).await;
+        let id = support::unique("txn-zombie");
+        let zombie = transactional(&client, &id);
+        zombie.init_transactions().await.unwrap();
+        zombie.begin_transaction().await.unwrap();
+        send_values(&zombie, &topic, "zombie", 20).await.unwrap();
+        zombie.flush().await;
+
+        // The newer producer's init aborts the zombie's open transaction and fences it.
+        let newer = transactional(&client, &id);
+        newer.init_transactions().await.unwrap();
+        let (zombie_id, zombie_epoch) = zombie.producer_id_and_epoch().unwrap();
+        let (newer_id, newer_epoch) = newer.producer_id_and_epoch().unwrap();
+        assert_eq!(zombie_id, newer_id);
+        assert!(newer_epoch > zombie_epoch, "epochs {zombie_epoch} then {newer_epoch}");
+
+        let fenced = zombie.commit_transaction().await.unwrap_err();
+        assert!(
+            matches!(&fenced, ClientError::Transaction(e @ TransactionError::Fenced { .. }) if e.is_fenced()),
+            "the zombie's commit: {fenced:?}"
+        );
+        // Fenced for good: neither a send nor an abort gets through.
+        let again = zombie.abort_transaction().await.unwrap_err();
+        assert!(matches!(again, ClientError::Transaction(TransactionError::Fenced { .. })), "{again:?}");
+        zombie.close().await;
+
+        newer.begin_transaction().await.unwrap();
+        send_values(&newer, &topic, "newer", 20).await.unwrap();
+        newer.commit_transaction().await.unwrap();
+        newer.close().await;
+
+        let mut expected = values("newer", 20);
+        expected.sort();
+        assert_eq!(java_read_committed(&cluster, &topic, expected.len()), expected);
+        if let Some(read) = kcat_read(&cluster, &topic, "read_committed") {
+            assert_eq!(read, expected, "kcat's read_committed reading");
+        }
+    });
+}
+
+#[test]
+fn sending_outside_a_transaction_is_refused_before_anything_is_sent() {
+    let Some(cluster) = support::cluster() else { return };
+    runtime().block_on(async {
+        let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = new_topic(&client, "txn-outside", 1).await;
+        let producer = transactional(&client, &support::unique("txn-outside"));
+        let record = || ProduceRecord::new(None, Some(Bytes::from_static(b"v")));
+        let before_init = producer.send(&topic, record()).await.unwrap_err();
+        assert!(matches!(before_init, ClientError::Transaction(TransactionError::InvalidState { .. })));
+        producer.init_transactions().await.unwrap();
+        let before_begin = producer.send(&topic, record()).await.unwrap_err();
+        assert!(before_begin.to_string().contains("begin_transaction"), "{before_begin}");
+        let commit = producer.commit_transaction().await.unwrap_err();
+        assert!(matches!(commit, ClientError::Transaction(TransactionError::InvalidState { .. })));
+        producer.close().await;
+    });
+}
