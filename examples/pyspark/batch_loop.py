@@ -125,7 +125,9 @@ def main() -> None:
     builder = SparkSession.builder.master(os.environ.get("SPARK_MASTER", "local[2]")).appName("kwire-batch-loop")
     if os.environ.get("KWIRE_SPARK_JARS"):
         builder = builder.config("spark.jars", os.environ["KWIRE_SPARK_JARS"])
-    spark = builder.config("spark.ui.enabled", "false").getOrCreate()
+    # No console progress bar: it would garble the per-round JSON lines on stderr.
+    spark = (builder.config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     spark.sparkContext.setLogLevel("WARN")
     try:
         total = run_loop(spark, opts)

@@ -22,13 +22,18 @@
 //! [`SparkStore::running_window`] ago (default [`DEFAULT_RUNNING_WINDOW`]). Stop the query
 //! first; [`SparkStore::force`] (the CLI's `--force`) writes anyway.
 //!
-//! Spark keeps no topic id: a recreated topic shows as offsets ahead of the log. Stateful
+//! Spark keeps no topic id: a recreated topic shows as offsets ahead of the log, and kwire
+//! records the ids it knew when it wrote a batch in a side file of its own ([`topic_ids`],
+//! `.kwire-topic-ids.json` in the checkpoint folder, which Spark does not read). Loaded offsets
+//! carry those ids, so a topic recreated and refilled past the stored offsets (nothing ahead
+//! of the log) is named `topic_recreated` with the old and the new id. Stateful
 //! queries keep state per batch in `state/`; a batch kwire writes has no state version, so use
 //! this store to move stateless queries (the Kafka-to-files jobs of the seeds).
 
 pub mod checkpoint;
 pub mod log;
 mod offset_store;
+pub mod topic_ids;
 
 pub use offset_store::spark_error;
 
@@ -233,10 +238,16 @@ impl SparkStore {
         checkpoint::read(&self.dir)
     }
 
-    /// The Kafka offsets the query resumes from (see the module doc), every source together.
+    /// The Kafka offsets the query resumes from (see the module doc), every source together,
+    /// each with the topic id kwire recorded for its topic, if any ([`topic_ids`]).
     pub fn load(&self) -> Result<Vec<StoredOffset>, SparkStoreError> {
         let ckpt = self.describe()?;
-        Ok(stored_offsets(&ckpt))
+        let ids = topic_ids::applicable(topic_ids::read(&self.dir)?, ckpt.committed.as_ref().map(|b| b.id));
+        let mut offsets = stored_offsets(&ckpt);
+        for o in &mut offsets {
+            o.topic_id = ids.get(&o.topic).copied();
+        }
+        Ok(offsets)
     }
 
     /// Writes batch `N+1` with `offsets` changed (see the module doc) and reads it back.
@@ -250,6 +261,9 @@ impl SparkStore {
             self.refuse_if_running(&ckpt)?;
         }
         let sources = apply(&ckpt, offsets)?;
+        // Read before anything is written: a damaged side file stops the save here.
+        let side = topic_ids::read(&self.dir)?;
+        let ids = ids_to_record(side, ckpt.committed.as_ref().map(|b| b.id), &sources, offsets);
         let metadata = ckpt
             .committed
             .as_ref()
@@ -273,6 +287,9 @@ impl SparkStore {
         let commit = ckpt.commit_text.clone().unwrap_or_else(|| log::DEFAULT_COMMIT.to_owned());
         self.write_new(&ckpt, "offsets", next, text.as_bytes())?;
         self.write_new(&ckpt, "commits", next, commit.as_bytes())?;
+        // After the commit file: a save cut before this line leaves the previous side file,
+        // whose ids still describe the topics (its batch is older than the one just written).
+        topic_ids::write(&self.dir, &topic_ids::TopicIds { batch: next, ids })?;
         let now = stored_offsets(&checkpoint::read(&self.dir)?);
         ::offset_store::check_read_back("spark", offsets, &now).map_err(|e| SparkStoreError::Invalid {
             path: self.dir.clone(),
@@ -324,6 +341,27 @@ impl SparkStore {
         replace::install(&dir, name.as_ref(), &target, bytes, owner, Install::CreateNew)?;
         Ok(())
     }
+}
+
+/// The ids the side file holds after a save of `offsets` as batch `sources`: a saved offset's
+/// id, or for a topic the save did not name (or named without an id) the previous side file's,
+/// when it applied to the batch the save started from. Only topics of `sources`.
+fn ids_to_record(
+    side: Option<topic_ids::TopicIds>,
+    committed: Option<u64>,
+    sources: &[SourceLine],
+    offsets: &[StoredOffset],
+) -> std::collections::BTreeMap<String, kafka_wire::protocol::Uuid> {
+    let mut ids = topic_ids::applicable(side, committed);
+    for o in offsets {
+        if let Some(id) = o.topic_id.filter(|id| !id.is_zero()) {
+            ids.insert(o.topic.clone(), id);
+        }
+    }
+    let topics: std::collections::BTreeSet<&str> =
+        checkpoint::kafka_entries(sources).map(|(_, topic, _, _)| topic).collect();
+    ids.retain(|topic, _| topics.contains(topic.as_str()));
+    ids
 }
 
 /// The stored offsets of every Kafka source of `ckpt`, timestamped with the commit file.

@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use kafka_wire::protocol::Uuid;
 use kwire_stores::spark::checkpoint::Origin;
 use kwire_stores::spark::log::SourceLine;
+use kwire_stores::spark::topic_ids;
 use kwire_stores::{SparkStore, SparkStoreError};
 use offset_store::StoredOffset;
 
@@ -132,6 +134,77 @@ fn a_save_writes_the_next_batch_in_sparks_format_and_leaves_old_batches_alone() 
         .filter(|n| n.contains("tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+fn with_id(o: StoredOffset, id: u8) -> StoredOffset {
+    StoredOffset { topic_id: Some(Uuid([id; 16])), ..o }
+}
+
+fn ids_of(store: &SparkStore) -> Vec<(i32, Option<Uuid>)> {
+    let mut v: Vec<_> = store.load().unwrap().into_iter().map(|o| (o.partition, o.topic_id)).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_save_records_the_topic_ids_in_kwires_side_file_and_loads_carry_them() {
+    let dir = checkpoint("topic-ids", 0..2, None);
+    let store = idle(&dir);
+    assert_eq!(ids_of(&store), [(0, None), (1, None)], "Spark keeps no ids");
+    store.save(&[with_id(offset("events", 0, 3), 7)]).unwrap();
+    let side = fs::read_to_string(dir.join(topic_ids::FILE_NAME)).unwrap();
+    assert_eq!(
+        side,
+        format!(
+            "{{\"format\":\"kwire-spark-topic-ids\",\"version\":1,\"batch\":2,\"topic_ids\":{{\"events\":\"{}\"}}}}\n",
+            Uuid([7; 16])
+        )
+    );
+    // The topic's id applies to every partition of it, the ones carried over too.
+    assert_eq!(ids_of(&store), [(0, Some(Uuid([7; 16]))), (1, Some(Uuid([7; 16])))]);
+    // A later save without ids keeps the recorded view; one with a new id replaces it.
+    store.save(&[offset("events", 1, 4)]).unwrap();
+    assert_eq!(ids_of(&store), [(0, Some(Uuid([7; 16]))), (1, Some(Uuid([7; 16])))]);
+    store.save(&[with_id(offset("events", 1, 0), 8)]).unwrap();
+    assert_eq!(ids_of(&store), [(0, Some(Uuid([8; 16]))), (1, Some(Uuid([8; 16])))]);
+    assert_eq!(topic_ids::read(&dir).unwrap().unwrap().batch, 4);
+    let leftovers: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains("tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn recorded_ids_apply_to_sparks_later_batches_but_not_to_a_checkpoint_restored_from_before() {
+    let dir = checkpoint("topic-ids-later", 0..2, None);
+    let store = idle(&dir);
+    store.save(&[with_id(offset("events", 0, 3), 7)]).unwrap();
+    // Spark runs batch 3 after kwire's batch 2: same topics by name, the ids still apply.
+    write(&dir.join("offsets/3"), format!("v1\n{META}\n{{\"events\":{{\"0\":30,\"1\":31}}}}").as_bytes());
+    write(&dir.join("commits/3"), b"v1\n{\"nextBatchWatermarkMs\":7}");
+    assert_eq!(ids_of(&store), [(0, Some(Uuid([7; 16]))), (1, Some(Uuid([7; 16])))]);
+    // Batches 2 and 3 gone (an older copy of the checkpoint): kwire's view is not of this one.
+    for f in ["offsets/2", "commits/2", "offsets/3", "commits/3"] {
+        fs::remove_file(dir.join(f)).unwrap();
+    }
+    assert_eq!(ids_of(&store), [(0, None), (1, None)]);
+}
+
+#[test]
+fn a_damaged_side_file_is_an_error_naming_it_and_a_save_writes_nothing() {
+    let dir = checkpoint("topic-ids-damaged", 0..2, None);
+    write(&dir.join(topic_ids::FILE_NAME), b"{\"format\":\"kwire-spark-topic-ids\"");
+    let store = idle(&dir);
+    let err = store.load().unwrap_err();
+    assert!(
+        matches!(&err, SparkStoreError::Corrupt { path, .. } if path.ends_with(topic_ids::FILE_NAME)),
+        "{err}"
+    );
+    let err = store.save(&[offset("events", 0, 3)]).unwrap_err();
+    assert!(err.to_string().contains(topic_ids::FILE_NAME), "{err}");
+    assert!(!dir.join("offsets/2").exists(), "nothing written");
 }
 
 #[test]

@@ -41,4 +41,5 @@ mod proxy_clients;
 mod proxy_pcap;
 mod secured_interop;
 mod secured_matrix;
+mod spark_batch_loop_crash;
 mod spark_store;

@@ -487,3 +487,106 @@ fn plan_format_spark_is_the_batch_as_spark_read_options_and_prints_nothing_when_
     let other = kwire(&cluster, &["metadata", &topic, "--format", "spark"]);
     assert_eq!(other.status.code(), Some(1), "--format spark is for plan only: {}", stderr(&other));
 }
+
+fn topic_id(cluster: &Cluster, topic: &str) -> String {
+    let doc = support::json(&kwire_ok(cluster, &["metadata", topic, "--format", "json"]));
+    doc["topics"][0]["topic_id"].as_str().expect("the topic has an id").to_owned()
+}
+
+#[test]
+fn a_topic_recreated_and_refilled_past_the_checkpoint_is_named_by_the_topic_id_kwire_recorded() {
+    let Some(cluster) = support::cluster() else { return };
+    let Some(mut spark) = spark(&cluster) else { return };
+    let topic = unique("spark-topic-id");
+    let dir = temp_dir("topic-id");
+    let (ckpt, output) = (dir.join("ckpt"), dir.join("out"));
+    let store = format!("spark:{}", ckpt.display());
+    create_topic(&cluster, &topic, 6, 3);
+    produce(&cluster, &topic, (0..120).map(|i| format!("a-{i}")));
+    spark.run(&topic, &ckpt, &output).unwrap();
+    let old_id = topic_id(&cluster, &topic);
+
+    // kwire moves the query past the `b-` records: batch 1, and the side file with the id.
+    produce(&cluster, &topic, (0..60).map(|i| format!("b-{i}")));
+    kwire_ok(
+        &cluster,
+        &[
+            "reset",
+            "--group",
+            "q",
+            "--store",
+            &store,
+            "--topic",
+            &topic,
+            "--to",
+            "latest",
+            "--execute",
+            "--force",
+        ],
+    );
+    let side_path = ckpt.join(kwire_stores::spark::topic_ids::FILE_NAME);
+    let side = std::fs::read(&side_path).expect("kwire wrote its topic-id file");
+    let recorded = kwire_stores::spark::topic_ids::parse(&side).unwrap();
+    assert_eq!(recorded.batch, 1);
+    assert_eq!(recorded.ids[&topic].to_string(), old_id);
+
+    // Spark ignores the side file: a query started on this checkpoint resumes from kwire's
+    // batch (the `b-` records skipped, the `c-` ones read), and leaves the file as it was.
+    produce(&cluster, &topic, (0..60).map(|i| format!("c-{i}")));
+    spark.run(&topic, &ckpt, &output).expect("Spark runs on a checkpoint holding kwire's side file");
+    let rows = sink_rows(&output);
+    let prefixes: BTreeMap<&str, usize> = rows.iter().fold(BTreeMap::new(), |mut m, r| {
+        *m.entry(&r.value[..2]).or_default() += 1;
+        m
+    });
+    assert_eq!(prefixes, BTreeMap::from([("a-", 120), ("c-", 60)]), "{rows:?}");
+    assert!(ckpt.join("commits/2").exists(), "Spark committed its own batch after kwire's");
+    assert_eq!(std::fs::read(&side_path).unwrap(), side, "Spark left the side file alone");
+    let stored: BTreeMap<i64, i64> = by_partition(&support::json(&kwire_ok(
+        &cluster,
+        &["group", "describe", "q", "--store", &store, "--topic", &topic, "--format", "json"],
+    )))
+    .into_iter()
+    .map(|(p, row)| (p, row["committed"].as_i64().unwrap()))
+    .collect();
+
+    // Recreated and refilled past every stored offset: nothing is ahead of the log, and only
+    // the recorded id tells.
+    delete_topic_and_wait(&cluster, &topic);
+    create_topic_retrying(&cluster, &topic, 6);
+    let mut n = 0;
+    loop {
+        produce(&cluster, &topic, (n..n + 600).map(|i| format!("new-{i}")));
+        n += 600;
+        let end = get_offset_shell(&cluster, &topic, "-1");
+        if stored.iter().all(|(p, s)| end[&(*p as i32)] > *s) {
+            break;
+        }
+        assert!(n < 6000, "partitions stay below the stored offsets: {end:?} {stored:?}");
+    }
+    let new_id = topic_id(&cluster, &topic);
+    assert_ne!(new_id, old_id);
+    let plan =
+        kwire(&cluster, &["plan", "--group", "q", "--store", &store, "--topic", &topic, "--format", "json"]);
+    assert_eq!(plan.status.code(), Some(3), "{}", stderr(&plan));
+    let doc: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let parts = by_partition(&doc);
+    assert_eq!(parts.len(), 6);
+    for (p, row) in parts {
+        let anomaly = &row["anomaly"];
+        assert_eq!(anomaly["kind"], "topic_recreated", "partition {p}: {row}");
+        assert_eq!(anomaly["stored_topic_id"], old_id.as_str(), "partition {p}: {row}");
+        assert_eq!(anomaly["topic_id"], new_id.as_str(), "partition {p}: {row}");
+        assert_eq!(anomaly["stored"], stored[&p], "partition {p}: {row}");
+    }
+
+    // The control: without kwire's side file the same checkpoint looks fine (Spark's view).
+    std::fs::remove_file(&side_path).unwrap();
+    let blind = kwire_ok(
+        &cluster,
+        &["plan", "--group", "q", "--store", &store, "--topic", &topic, "--format", "json"],
+    );
+    for (p, row) in by_partition(&support::json(&blind)) {
+        assert!(row["anomaly"].is_null(), "partition {p}: {row}");
+    }
+}
