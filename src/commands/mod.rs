@@ -8,6 +8,7 @@ mod decode;
 mod decode_pcap;
 mod docs;
 mod exporter;
+mod exporter_requests;
 mod group;
 mod metadata;
 mod migrate;
@@ -24,7 +25,9 @@ mod written;
 use std::io::Write as _;
 use std::sync::Arc;
 
-use kafka_wire::client::{Client, ClientConfig, Direction, SecurityProtocol, TopicPartition, TraceEvent};
+use kafka_wire::client::{
+    Client, ClientConfig, Direction, SecurityProtocol, TopicPartition, TraceEvent, TraceHook,
+};
 use kafka_wire::protocol::ErrorCode;
 
 use crate::cli::{Cli, Command, Format, FormatArg, Global};
@@ -61,6 +64,12 @@ impl Context {
 
     /// Connects to the cluster named by `--bootstrap-server` / `KWIRE_BOOTSTRAP`.
     pub async fn client(&self) -> Result<Arc<Client>, Failure> {
+        self.client_observed(None).await
+    }
+
+    /// [`client`](Self::client) with `observe` also seeing every frame (after `--trace`'s
+    /// printing, when that is on).
+    pub async fn client_observed(&self, observe: Option<TraceHook>) -> Result<Arc<Client>, Failure> {
         let bootstrap = self.global.bootstrap.as_deref().ok_or_else(|| {
             Failure::new(
                 Exit::USAGE,
@@ -81,9 +90,14 @@ impl Context {
         // -b / KWIRE_BOOTSTRAP wins over a bootstrap.servers in the properties.
         config.bootstrap = ClientConfig::new(bootstrap)?.bootstrap;
         let _ = self.principal.set(principal(&config));
-        if self.global.trace {
-            config.trace = Some(Arc::new(print_trace));
-        }
+        config.trace = match (self.global.trace, observe) {
+            (false, observe) => observe,
+            (true, None) => Some(Arc::new(print_trace)),
+            (true, Some(observe)) => Some(Arc::new(move |event: &TraceEvent<'_>| {
+                print_trace(event);
+                observe(event);
+            })),
+        };
         Ok(Arc::new(Client::connect(config).await?))
     }
 
