@@ -22,6 +22,10 @@
 //! `consumergroup`, `topic`, `partition`); kwire's own are `kwire_consumergroup_consumable`,
 //! `kwire_consumergroup_lost`, `kwire_consumergroup_lag_seconds` and the state set
 //! `kwire_consumergroup_health`; `kafka_consumergroup_members` is kafka_exporter's too.
+//!
+//! `--store zk[:CONNECT]` adds the groups of a ZooKeeper offset store (read at each refresh, one
+//! read per group): the same series with a `store` label naming it, measured against the same
+//! log bounds; the cluster's own groups carry no `store` label, as in kafka_exporter.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
@@ -37,6 +41,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::exporter_requests::RequestCounts;
+use super::exporter_stores::ZkSource;
 use super::Context;
 use crate::cli::ExporterArgs;
 use crate::exit::{Exit, Failure};
@@ -76,6 +81,8 @@ fn label(v: &str) -> String {
 
 /// The per-partition numbers of one group.
 struct Row {
+    /// The non-Kafka store the group is kept in (its `store` label); `None` for the cluster's.
+    store: Option<String>,
     group: String,
     tp: TopicPartition,
     committed: i64,
@@ -117,9 +124,13 @@ async fn timestamps_at(
 
 type Tracks = BTreeMap<(String, TopicPartition), VecDeque<Sample>>;
 
+/// One group's committed offsets (next offset to read, by partition), or why they could not be read.
+pub(super) type StoredResult = Result<BTreeMap<TopicPartition, i64>, String>;
+
 /// One refresh: reads the cluster and renders the series.
 async fn refresh(
     client: &Client,
+    stores: &[ZkSource],
     filter: Option<&regex::Regex>,
     timeout: Duration,
     tracks: &mut Tracks,
@@ -134,9 +145,23 @@ async fn refresh(
         client.committed_offsets_of_groups(&groups, timeout),
         client.member_counts(&listed, timeout)
     );
-    let topics: BTreeSet<String> = committed
-        .values()
-        .filter_map(|r| r.as_ref().ok())
+    // Every group of every source: (store label, group, offsets or why not).
+    let mut sources: Vec<(Option<String>, String, StoredResult)> = committed
+        .into_iter()
+        .map(|(g, r)| {
+            let r =
+                r.map(|m| m.into_iter().map(|(tp, c)| (tp, c.offset)).collect()).map_err(|e| e.to_string());
+            (None, g, r)
+        })
+        .collect();
+    for store in stores {
+        for (g, r) in store.read(filter, timeout).await? {
+            sources.push((Some(store.label.clone()), g, r));
+        }
+    }
+    let topics: BTreeSet<String> = sources
+        .iter()
+        .filter_map(|(_, _, r)| r.as_ref().ok())
         .flat_map(|m| m.keys().map(|tp| tp.topic.to_string()))
         .collect();
     let topics: Vec<String> = topics.into_iter().collect();
@@ -151,14 +176,21 @@ async fn refresh(
         .into_iter()
         .filter_map(|(tp, r)| r.ok().map(|r| (tp, LogView::new(r.log_start, r.high_watermark))))
         .collect();
-    let failed: Vec<&String> = committed.iter().filter(|(_, r)| r.is_err()).map(|(g, _)| g).collect();
+    let failed = sources.iter().filter(|(_, _, r)| r.is_err()).count();
     let mut rows = Vec::new();
-    for (group, offsets) in &committed {
+    for (store, group, offsets) in &sources {
         let Ok(offsets) = offsets else { continue };
-        for (tp, c) in offsets {
+        for (tp, &c) in offsets {
             let Some(view) = views.get(tp) else { continue };
-            let l = lag(Some(Offset(c.offset)), view, Isolation::ReadUncommitted);
-            rows.push(Row { group: group.clone(), tp: tp.clone(), committed: c.offset, view: *view, lag: l });
+            let l = lag(Some(Offset(c)), view, Isolation::ReadUncommitted);
+            rows.push(Row {
+                store: store.clone(),
+                group: group.clone(),
+                tp: tp.clone(),
+                committed: c,
+                view: *view,
+                lag: l,
+            });
         }
     }
     let mut wanted: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
@@ -194,12 +226,16 @@ async fn refresh(
             v.log_start.0
         );
     }
+    let store_label = |store: &Option<String>| {
+        store.as_ref().map_or_else(String::new, |s| format!(",store=\"{}\"", label(s)))
+    };
     let labels = |r: &Row| {
         format!(
-            "consumergroup=\"{}\",topic=\"{}\",partition=\"{}\"",
+            "consumergroup=\"{}\",topic=\"{}\",partition=\"{}\"{}",
             label(&r.group),
             label(&r.tp.topic),
-            r.tp.partition
+            r.tp.partition,
+            store_label(&r.store)
         )
     };
     let per_row = |s: &mut String, name: &str, value: &dyn Fn(&Row) -> Option<String>| {
@@ -215,11 +251,12 @@ async fn refresh(
         "gauge",
         "1 when the group's offsets were read in the last refresh.",
     );
-    for (group, result) in &committed {
+    for (store, group, result) in &sources {
         let _ = writeln!(
             s,
-            "kwire_consumergroup_up{{consumergroup=\"{}\"}} {}",
+            "kwire_consumergroup_up{{consumergroup=\"{}\"{}}} {}",
             label(group),
+            store_label(store),
             u8::from(result.is_ok())
         );
     }
@@ -253,7 +290,8 @@ async fn refresh(
     metric(&mut s, "kwire_consumergroup_health", "stateset", "Health over the window of refreshes.");
     let mut seen = BTreeSet::new();
     for r in &rows {
-        let key = (r.group.clone(), r.tp.clone());
+        // A group id may be in Kafka and in a store: the store is part of the key.
+        let key = (format!("{}\0{}", r.store.as_deref().unwrap_or_default(), r.group), r.tp.clone());
         let track = tracks.entry(key.clone()).or_default();
         track.push_back(Sample { at_ms: now, end: r.view.high_watermark.0, committed: Some(r.committed) });
         while track.len() > window {
@@ -283,8 +321,8 @@ async fn refresh(
         refreshed_at: Some(Instant::now()),
         refreshed_at_ms: now,
         duration: started.elapsed(),
-        groups: groups.len(),
-        group_errors: failed.len(),
+        groups: sources.len(),
+        group_errors: failed,
         partitions: rows.len(),
         requests: BTreeMap::new(),
     })
@@ -404,6 +442,43 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
         None => None,
     };
     let requests = RequestCounts::default();
+    let mut zk_sources = Vec::new();
+    for spec in &args.stores {
+        match spec {
+            crate::store::StoreSpec::Kafka => {}
+            crate::store::StoreSpec::ZooKeeper(connect) => {
+                let connect = connect
+                    .clone()
+                    .or_else(|| ctx.global.zookeeper.clone())
+                    .filter(|c| !c.is_empty())
+                    .ok_or_else(|| {
+                        Failure::new(
+                            Exit::USAGE,
+                            "--store zk needs a connect string: zk:HOST:PORT[/chroot], or --zookeeper / KWIRE_ZOOKEEPER",
+                        )
+                    })?;
+                zk_sources.push(ZkSource {
+                    label: spec.to_string(),
+                    connect,
+                    auth: ctx
+                        .global
+                        .zookeeper_auth
+                        .as_deref()
+                        .map(crate::zookeeper_auth::resolve)
+                        .transpose()?,
+                    acl: ctx.global.zookeeper_acl,
+                });
+            }
+            other => {
+                return Err(Failure::new(
+                    Exit::USAGE,
+                    format!(
+                        "the exporter cannot read groups from --store {other} yet (it reads kafka and zk)"
+                    ),
+                ))
+            }
+        }
+    }
     let client = ctx.client_observed(Some(requests.hook())).await?;
     let listener = TcpListener::bind(&args.listen)
         .await
@@ -427,7 +502,7 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
                 let before = requests.now();
                 let result = tokio::time::timeout(
                     bound,
-                    refresh(&client, filter.as_ref(), timeout, &mut tracks, window),
+                    refresh(&client, &zk_sources, filter.as_ref(), timeout, &mut tracks, window),
                 )
                 .await
                 .unwrap_or_else(|_| Err(format!("refresh took longer than {bound:?}")));

@@ -9,6 +9,7 @@ mod decode_pcap;
 mod docs;
 mod exporter;
 mod exporter_requests;
+mod exporter_stores;
 mod group;
 mod metadata;
 mod migrate;
