@@ -20,8 +20,13 @@ struct Exporter {
 
 impl Exporter {
     fn start(cluster: &support::Cluster, group_regex: &str) -> Self {
+        Self::start_with(cluster, group_regex, &[])
+    }
+
+    fn start_with(cluster: &support::Cluster, group_regex: &str, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_kwire"))
             .args(["exporter", "--listen", "127.0.0.1:0", "--interval", "1s", "--group", group_regex])
+            .args(extra)
             .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -325,4 +330,78 @@ fn a_refresh_of_200_groups_costs_requests_per_broker_not_per_group_and_equals_ka
             .map(|s| s.2 as i64);
         assert_eq!(members, Some(0), "{g} has no members");
     }
+}
+
+#[test]
+fn a_zookeeper_store_group_is_exported_with_a_store_label_and_equals_group_describe_store_zk() {
+    let Some(cluster) = support::cluster() else { return };
+    let zk = cluster.zookeeper.clone().expect("KWIRE_ZOOKEEPER is set with the cluster");
+    let topic = unique("kwire-it-exporter-zk");
+    let group = unique("kwire-it-exporter-zk-g");
+    create_topic(&cluster, &topic, 2, 1);
+    produce_with_kafka(&cluster, &topic, 40, 10);
+    let store = format!("zk:{zk}");
+    let out = kwire(
+        &cluster,
+        &["commit", "--store", &store, "--group", &group, &format!("{topic}:0=4"), &format!("{topic}:1=9")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let described = kwire(&cluster, &["group", "describe", &group, "--store", &store, "--format", "json"]);
+    assert!(described.status.success(), "{}", stderr(&described));
+    let described = support::json(&described);
+
+    let exporter =
+        Exporter::start_with(&cluster, &format!("^{}$", regex_escape(&group)), &["--store", &store]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let samples = loop {
+        let (status, body) = exporter.get("/metrics");
+        assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+        if body.contains(&format!("consumergroup=\"{group}\"")) {
+            break samples_of(&body);
+        }
+        assert!(Instant::now() < deadline, "the zk group never appeared:\n{body}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    // Only in the store: every series of the group says so, and none is unlabelled.
+    let of_group: Vec<_> =
+        samples.iter().filter(|(_, l, _)| l.get("consumergroup") == Some(&group)).collect();
+    assert!(of_group.iter().all(|(_, l, _)| l.get("store") == Some(&store)), "{of_group:?}");
+    let value = |name: &str, partition: i64| {
+        samples
+            .iter()
+            .find(|(n, l, _)| {
+                n == name && l.get("consumergroup") == Some(&group) && l["partition"] == partition.to_string()
+            })
+            .map_or_else(|| panic!("no {name} for partition {partition}"), |s| s.2 as i64)
+    };
+    let partitions = described["partitions"].as_array().expect("partitions");
+    assert_eq!(partitions.len(), 2, "{described}");
+    for p in partitions {
+        let partition = p["partition"].as_i64().unwrap();
+        assert_eq!(
+            value("kafka_consumergroup_current_offset", partition),
+            p["committed"].as_i64().unwrap(),
+            "{p}"
+        );
+        assert_eq!(value("kafka_consumergroup_lag", partition), p["lag"].as_i64().unwrap(), "{p}");
+        assert_eq!(
+            value("kwire_consumergroup_consumable", partition),
+            p["consumable"].as_i64().unwrap(),
+            "{p}"
+        );
+        assert_eq!(value("kwire_consumergroup_lost", partition), p["lost"].as_i64().unwrap(), "{p}");
+    }
+    let up = samples
+        .iter()
+        .find(|(n, l, _)| n == "kwire_consumergroup_up" && l.get("consumergroup") == Some(&group));
+    assert_eq!(up.map(|s| s.2 as i64), Some(1));
+
+    // A store the exporter cannot list is refused up front, not ignored.
+    let refused = Command::new(env!("CARGO_BIN_EXE_kwire"))
+        .args(["exporter", "--listen", "127.0.0.1:0", "--store", "file:/nonexistent/offsets.json"])
+        .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--store file:"), "{}", stderr(&refused));
 }
