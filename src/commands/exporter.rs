@@ -24,7 +24,7 @@
 //! `kwire_consumergroup_health`; `kafka_consumergroup_members` is kafka_exporter's too.
 //!
 //! `--store zk[:CONNECT]` adds the groups of a ZooKeeper offset store (read at each refresh, one
-//! read per group): the same series with a `store` label naming it, measured against the same
+//! read per group), `--store file:PATH` the group of a kwire offset file: the same series with a `store` label naming it, measured against the same
 //! log bounds; the cluster's own groups carry no `store` label, as in kafka_exporter.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -41,7 +41,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::exporter_requests::RequestCounts;
-use super::exporter_stores::ZkSource;
+use super::exporter_stores::{FileSource, Source, ZkSource};
 use super::Context;
 use crate::cli::ExporterArgs;
 use crate::exit::{Exit, Failure};
@@ -130,7 +130,7 @@ pub(super) type StoredResult = Result<BTreeMap<TopicPartition, i64>, String>;
 /// One refresh: reads the cluster and renders the series.
 async fn refresh(
     client: &Client,
-    stores: &[ZkSource],
+    stores: &[Source],
     filter: Option<&regex::Regex>,
     timeout: Duration,
     tracks: &mut Tracks,
@@ -156,7 +156,7 @@ async fn refresh(
         .collect();
     for store in stores {
         for (g, r) in store.read(filter, timeout).await? {
-            sources.push((Some(store.label.clone()), g, r));
+            sources.push((Some(store.label().to_owned()), g, r));
         }
     }
     let topics: BTreeSet<String> = sources
@@ -442,7 +442,7 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
         None => None,
     };
     let requests = RequestCounts::default();
-    let mut zk_sources = Vec::new();
+    let mut store_sources = Vec::new();
     for spec in &args.stores {
         match spec {
             crate::store::StoreSpec::Kafka => {}
@@ -457,7 +457,7 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
                             "--store zk needs a connect string: zk:HOST:PORT[/chroot], or --zookeeper / KWIRE_ZOOKEEPER",
                         )
                     })?;
-                zk_sources.push(ZkSource {
+                store_sources.push(Source::ZooKeeper(ZkSource {
                     label: spec.to_string(),
                     connect,
                     auth: ctx
@@ -467,14 +467,17 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
                         .map(crate::zookeeper_auth::resolve)
                         .transpose()?,
                     acl: ctx.global.zookeeper_acl,
-                });
+                }));
             }
-            other => {
+            crate::store::StoreSpec::File(path) => {
+                store_sources.push(Source::File(FileSource { label: spec.to_string(), path: path.clone() }));
+            }
+            other @ crate::store::StoreSpec::Spark(_) => {
                 return Err(Failure::new(
                     Exit::USAGE,
                     format!(
-                        "the exporter cannot read groups from --store {other} yet (it reads kafka and zk)"
-                    ),
+                    "the exporter cannot read groups from --store {other} yet (it reads kafka, zk and file:)"
+                ),
                 ))
             }
         }
@@ -502,7 +505,7 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
                 let before = requests.now();
                 let result = tokio::time::timeout(
                     bound,
-                    refresh(&client, &zk_sources, filter.as_ref(), timeout, &mut tracks, window),
+                    refresh(&client, &store_sources, filter.as_ref(), timeout, &mut tracks, window),
                 )
                 .await
                 .unwrap_or_else(|_| Err(format!("refresh took longer than {bound:?}")));
