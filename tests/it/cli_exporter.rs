@@ -336,22 +336,36 @@ fn a_refresh_of_200_groups_costs_requests_per_broker_not_per_group_and_equals_ka
 fn a_zookeeper_store_group_is_exported_with_a_store_label_and_equals_group_describe_store_zk() {
     let Some(cluster) = support::cluster() else { return };
     let zk = cluster.zookeeper.clone().expect("KWIRE_ZOOKEEPER is set with the cluster");
-    let topic = unique("kwire-it-exporter-zk");
-    let group = unique("kwire-it-exporter-zk-g");
-    create_topic(&cluster, &topic, 2, 1);
-    produce_with_kafka(&cluster, &topic, 40, 10);
-    let store = format!("zk:{zk}");
+    exports_a_store_group_as_group_describe_reads_it(&cluster, &format!("zk:{zk}"), "zk");
+}
+
+#[test]
+fn a_file_store_group_is_exported_with_a_store_label_and_equals_group_describe_store_file() {
+    let Some(cluster) = support::cluster() else { return };
+    let dir = std::env::temp_dir().join(unique("kwire-it-exporter-file"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = format!("file:{}", dir.join("offsets.json").display());
+    exports_a_store_group_as_group_describe_reads_it(&cluster, &store, "file");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Commits a group into `store` only, then checks the exporter's series of it (all labelled
+/// `store`) against `kwire group describe --store`.
+fn exports_a_store_group_as_group_describe_reads_it(cluster: &support::Cluster, store: &str, kind: &str) {
+    let topic = unique(&format!("kwire-it-exporter-{kind}"));
+    let group = unique(&format!("kwire-it-exporter-{kind}-g"));
+    create_topic(cluster, &topic, 2, 1);
+    produce_with_kafka(cluster, &topic, 40, 10);
     let out = kwire(
-        &cluster,
-        &["commit", "--store", &store, "--group", &group, &format!("{topic}:0=4"), &format!("{topic}:1=9")],
+        cluster,
+        &["commit", "--store", store, "--group", &group, &format!("{topic}:0=4"), &format!("{topic}:1=9")],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let described = kwire(&cluster, &["group", "describe", &group, "--store", &store, "--format", "json"]);
+    let described = kwire(cluster, &["group", "describe", &group, "--store", store, "--format", "json"]);
     assert!(described.status.success(), "{}", stderr(&described));
     let described = support::json(&described);
 
-    let exporter =
-        Exporter::start_with(&cluster, &format!("^{}$", regex_escape(&group)), &["--store", &store]);
+    let exporter = Exporter::start_with(cluster, &format!("^{}$", regex_escape(&group)), &["--store", store]);
     let deadline = Instant::now() + Duration::from_secs(60);
     let samples = loop {
         let (status, body) = exporter.get("/metrics");
@@ -359,13 +373,16 @@ fn a_zookeeper_store_group_is_exported_with_a_store_label_and_equals_group_descr
         if body.contains(&format!("consumergroup=\"{group}\"")) {
             break samples_of(&body);
         }
-        assert!(Instant::now() < deadline, "the zk group never appeared:\n{body}");
+        assert!(Instant::now() < deadline, "the {kind} group never appeared:\n{body}");
         std::thread::sleep(Duration::from_millis(300));
     };
     // Only in the store: every series of the group says so, and none is unlabelled.
     let of_group: Vec<_> =
         samples.iter().filter(|(_, l, _)| l.get("consumergroup") == Some(&group)).collect();
-    assert!(of_group.iter().all(|(_, l, _)| l.get("store") == Some(&store)), "{of_group:?}");
+    assert!(
+        of_group.iter().all(|(_, l, _)| l.get("store").map(String::as_str) == Some(store)),
+        "{of_group:?}"
+    );
     let value = |name: &str, partition: i64| {
         samples
             .iter()
@@ -395,13 +412,16 @@ fn a_zookeeper_store_group_is_exported_with_a_store_label_and_equals_group_descr
         .iter()
         .find(|(n, l, _)| n == "kwire_consumergroup_up" && l.get("consumergroup") == Some(&group));
     assert_eq!(up.map(|s| s.2 as i64), Some(1));
+}
 
-    // A store the exporter cannot list is refused up front, not ignored.
+#[test]
+fn a_store_the_exporter_cannot_list_is_refused_up_front() {
+    let Some(cluster) = support::cluster() else { return };
     let refused = Command::new(env!("CARGO_BIN_EXE_kwire"))
-        .args(["exporter", "--listen", "127.0.0.1:0", "--store", "file:/nonexistent/offsets.json"])
+        .args(["exporter", "--listen", "127.0.0.1:0", "--store", "spark:/nonexistent/checkpoint"])
         .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("--store file:"), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--store spark:"), "{}", stderr(&refused));
 }
