@@ -580,6 +580,11 @@ pub struct ExporterArgs {
     /// Samples kept per partition for health.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub window: u32,
+    /// Also export the groups of this store (repeatable): `zk` or `zk:HOST:PORT[/chroot]` (every
+    /// group under /consumers), `file:PATH` (the group of a kwire offset file); their series carry
+    /// a `store` label. The cluster's groups are always exported.
+    #[arg(long = "store")]
+    pub stores: Vec<crate::store::StoreSpec>,
 }
 
 #[derive(Debug, Args)]

@@ -2,9 +2,16 @@
 //! (or those `--group REGEX` matches) and `/healthz`.
 //!
 //! A refresh loop, independent of scrapes, reads the cluster every `--interval`: ListGroups
-//! (one per broker), the committed offsets of all groups with one OffsetFetch per coordinator
-//! (v8+ multi-group), the log ranges with one round of ListOffsets per leader, and the first
-//! unconsumed record of each lagging partition with one Fetch per leader per round. A scrape
+//! (one per broker), the member counts with one DescribeGroups (classic groups) and one
+//! ConsumerGroupDescribe (consumer-protocol groups) per coordinator, the coordinators not yet
+//! known with one FindCoordinator for all of them (v4+), the committed offsets of all groups
+//! with one OffsetFetch per coordinator (v8+ multi-group), one Metadata for the topics, the log
+//! start and high watermark with two ListOffsets per leader (earliest and latest: a leader
+//! refuses a partition twice in one request; lag is read_uncommitted, as kafka_exporter and
+//! kafka-consumer-groups report it, so no third read_committed request), and the first
+//! unconsumed record of each lagging partition with one Fetch per leader per round (a round
+//! per distinct committed offset of a partition). None of it grows with the number of groups
+//! or partitions; `kwire_exporter_refresh_requests{api}` shows what the last refresh sent. A scrape
 //! only renders the last snapshot, so it never waits on the cluster; a snapshot older than
 //! `--stale-after` intervals is not served as current: the group series are left out and
 //! `kwire_exporter_stale` is 1.
@@ -14,7 +21,11 @@
 //! `kafka_topic_partition_current_offset`, `kafka_topic_partition_oldest_offset`, labels
 //! `consumergroup`, `topic`, `partition`); kwire's own are `kwire_consumergroup_consumable`,
 //! `kwire_consumergroup_lost`, `kwire_consumergroup_lag_seconds` and the state set
-//! `kwire_consumergroup_health`.
+//! `kwire_consumergroup_health`; `kafka_consumergroup_members` is kafka_exporter's too.
+//!
+//! `--store zk[:CONNECT]` adds the groups of a ZooKeeper offset store (read at each refresh, one
+//! read per group), `--store file:PATH` the group of a kwire offset file: the same series with a `store` label naming it, measured against the same
+//! log bounds; the cluster's own groups carry no `store` label, as in kafka_exporter.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
@@ -29,6 +40,8 @@ use offset_engine::{
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
+use super::exporter_requests::RequestCounts;
+use super::exporter_stores::{FileSource, Source, ZkSource};
 use super::Context;
 use crate::cli::ExporterArgs;
 use crate::exit::{Exit, Failure};
@@ -45,6 +58,8 @@ struct Snapshot {
     /// Groups whose offsets could not be read (their series are left out; `kwire_consumergroup_up` is 0).
     group_errors: usize,
     partitions: usize,
+    /// Requests the refresh sent, by API.
+    requests: BTreeMap<String, u64>,
 }
 
 /// Shared between the refresh loop and the HTTP side.
@@ -55,6 +70,8 @@ struct State {
     refresh_errors: u64,
     last_error: Option<String>,
     scrapes: u64,
+    /// How long rendering the previous scrape took.
+    scrape_duration: Duration,
 }
 
 /// OpenMetrics label value escaping: backslash, double quote, newline.
@@ -64,6 +81,8 @@ fn label(v: &str) -> String {
 
 /// The per-partition numbers of one group.
 struct Row {
+    /// The non-Kafka store the group is kept in (its `store` label); `None` for the cluster's.
+    store: Option<String>,
     group: String,
     tp: TopicPartition,
     committed: i64,
@@ -105,9 +124,13 @@ async fn timestamps_at(
 
 type Tracks = BTreeMap<(String, TopicPartition), VecDeque<Sample>>;
 
+/// One group's committed offsets (next offset to read, by partition), or why they could not be read.
+pub(super) type StoredResult = Result<BTreeMap<TopicPartition, i64>, String>;
+
 /// One refresh: reads the cluster and renders the series.
 async fn refresh(
     client: &Client,
+    stores: &[Source],
     filter: Option<&regex::Regex>,
     timeout: Duration,
     tracks: &mut Tracks,
@@ -115,12 +138,30 @@ async fn refresh(
 ) -> Result<Snapshot, String> {
     let started = Instant::now();
     let listed = client.list_groups().await.map_err(|e| e.to_string())?;
-    let groups: Vec<String> =
-        listed.into_iter().map(|g| g.group_id).filter(|g| filter.is_none_or(|re| re.is_match(g))).collect();
-    let committed = client.committed_offsets_of_groups(&groups, timeout).await;
-    let topics: BTreeSet<String> = committed
-        .values()
-        .filter_map(|r| r.as_ref().ok())
+    let listed: Vec<_> =
+        listed.into_iter().filter(|g| filter.is_none_or(|re| re.is_match(&g.group_id))).collect();
+    let groups: Vec<String> = listed.iter().map(|g| g.group_id.clone()).collect();
+    let (committed, members) = tokio::join!(
+        client.committed_offsets_of_groups(&groups, timeout),
+        client.member_counts(&listed, timeout)
+    );
+    // Every group of every source: (store label, group, offsets or why not).
+    let mut sources: Vec<(Option<String>, String, StoredResult)> = committed
+        .into_iter()
+        .map(|(g, r)| {
+            let r =
+                r.map(|m| m.into_iter().map(|(tp, c)| (tp, c.offset)).collect()).map_err(|e| e.to_string());
+            (None, g, r)
+        })
+        .collect();
+    for store in stores {
+        for (g, r) in store.read(filter, timeout).await? {
+            sources.push((Some(store.label().to_owned()), g, r));
+        }
+    }
+    let topics: BTreeSet<String> = sources
+        .iter()
+        .filter_map(|(_, _, r)| r.as_ref().ok())
         .flat_map(|m| m.keys().map(|tp| tp.topic.to_string()))
         .collect();
     let topics: Vec<String> = topics.into_iter().collect();
@@ -130,19 +171,26 @@ async fn refresh(
         .filter_map(|t| metadata.topic(t))
         .flat_map(|t| t.partitions.iter().map(|p| TopicPartition::new(t.name.clone(), p.partition)))
         .collect();
-    let ranges = client.log_ranges(&partitions, timeout).await;
+    let ranges = client.log_bounds(&partitions, timeout).await;
     let views: BTreeMap<TopicPartition, LogView> = ranges
         .into_iter()
         .filter_map(|(tp, r)| r.ok().map(|r| (tp, LogView::new(r.log_start, r.high_watermark))))
         .collect();
-    let failed: Vec<&String> = committed.iter().filter(|(_, r)| r.is_err()).map(|(g, _)| g).collect();
+    let failed = sources.iter().filter(|(_, _, r)| r.is_err()).count();
     let mut rows = Vec::new();
-    for (group, offsets) in &committed {
+    for (store, group, offsets) in &sources {
         let Ok(offsets) = offsets else { continue };
-        for (tp, c) in offsets {
+        for (tp, &c) in offsets {
             let Some(view) = views.get(tp) else { continue };
-            let l = lag(Some(Offset(c.offset)), view, Isolation::ReadUncommitted);
-            rows.push(Row { group: group.clone(), tp: tp.clone(), committed: c.offset, view: *view, lag: l });
+            let l = lag(Some(Offset(c)), view, Isolation::ReadUncommitted);
+            rows.push(Row {
+                store: store.clone(),
+                group: group.clone(),
+                tp: tp.clone(),
+                committed: c,
+                view: *view,
+                lag: l,
+            });
         }
     }
     let mut wanted: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
@@ -178,12 +226,16 @@ async fn refresh(
             v.log_start.0
         );
     }
+    let store_label = |store: &Option<String>| {
+        store.as_ref().map_or_else(String::new, |s| format!(",store=\"{}\"", label(s)))
+    };
     let labels = |r: &Row| {
         format!(
-            "consumergroup=\"{}\",topic=\"{}\",partition=\"{}\"",
+            "consumergroup=\"{}\",topic=\"{}\",partition=\"{}\"{}",
             label(&r.group),
             label(&r.tp.topic),
-            r.tp.partition
+            r.tp.partition,
+            store_label(&r.store)
         )
     };
     let per_row = |s: &mut String, name: &str, value: &dyn Fn(&Row) -> Option<String>| {
@@ -199,13 +251,20 @@ async fn refresh(
         "gauge",
         "1 when the group's offsets were read in the last refresh.",
     );
-    for (group, result) in &committed {
+    for (store, group, result) in &sources {
         let _ = writeln!(
             s,
-            "kwire_consumergroup_up{{consumergroup=\"{}\"}} {}",
+            "kwire_consumergroup_up{{consumergroup=\"{}\"{}}} {}",
             label(group),
+            store_label(store),
             u8::from(result.is_ok())
         );
+    }
+    metric(&mut s, "kafka_consumergroup_members", "gauge", "Members of the group.");
+    for (group, count) in &members {
+        if let Ok(count) = count {
+            let _ = writeln!(s, "kafka_consumergroup_members{{consumergroup=\"{}\"}} {count}", label(group));
+        }
     }
     metric(&mut s, "kafka_consumergroup_current_offset", "gauge", "Committed offset of the group.");
     per_row(&mut s, "kafka_consumergroup_current_offset", &|r| Some(r.committed.to_string()));
@@ -231,7 +290,8 @@ async fn refresh(
     metric(&mut s, "kwire_consumergroup_health", "stateset", "Health over the window of refreshes.");
     let mut seen = BTreeSet::new();
     for r in &rows {
-        let key = (r.group.clone(), r.tp.clone());
+        // A group id may be in Kafka and in a store: the store is part of the key.
+        let key = (format!("{}\0{}", r.store.as_deref().unwrap_or_default(), r.group), r.tp.clone());
         let track = tracks.entry(key.clone()).or_default();
         track.push_back(Sample { at_ms: now, end: r.view.high_watermark.0, committed: Some(r.committed) });
         while track.len() > window {
@@ -261,14 +321,15 @@ async fn refresh(
         refreshed_at: Some(Instant::now()),
         refreshed_at_ms: now,
         duration: started.elapsed(),
-        groups: groups.len(),
-        group_errors: failed.len(),
+        groups: sources.len(),
+        group_errors: failed,
         partitions: rows.len(),
+        requests: BTreeMap::new(),
     })
 }
 
 /// The whole `/metrics` body at a scrape.
-fn render(state: &State, stale_after: Duration) -> String {
+fn render(state: &State, requests: &BTreeMap<String, u64>, stale_after: Duration) -> String {
     let snap = &state.snapshot;
     let stale = snap.refreshed_at.is_none_or(|at| at.elapsed() > stale_after);
     let mut s = String::new();
@@ -285,7 +346,8 @@ fn render(state: &State, stale_after: Duration) -> String {
          # TYPE kwire_exporter_partitions gauge\n# HELP kwire_exporter_partitions Group partitions in the last refresh.\nkwire_exporter_partitions {}\n\
          # TYPE kwire_exporter_refreshes counter\n# HELP kwire_exporter_refreshes Successful refreshes.\nkwire_exporter_refreshes_total {}\n\
          # TYPE kwire_exporter_refresh_errors counter\n# HELP kwire_exporter_refresh_errors Failed refreshes.\nkwire_exporter_refresh_errors_total {}\n\
-         # TYPE kwire_exporter_scrapes counter\n# HELP kwire_exporter_scrapes Scrapes of /metrics.\nkwire_exporter_scrapes_total {}\n# EOF\n",
+         # TYPE kwire_exporter_scrapes counter\n# HELP kwire_exporter_scrapes Scrapes of /metrics.\nkwire_exporter_scrapes_total {}\n\
+         # TYPE kwire_exporter_scrape_duration_seconds gauge\n# HELP kwire_exporter_scrape_duration_seconds How long rendering the previous scrape took.\nkwire_exporter_scrape_duration_seconds {:.6}\n",
         u8::from(stale),
         snap.refreshed_at_ms as f64 / 1000.0,
         snap.duration.as_secs_f64(),
@@ -295,12 +357,31 @@ fn render(state: &State, stale_after: Duration) -> String {
         state.refreshes,
         state.refresh_errors,
         state.scrapes,
+        state.scrape_duration.as_secs_f64(),
     );
+    s.push_str(
+        "# TYPE kwire_exporter_refresh_requests gauge\n# HELP kwire_exporter_refresh_requests Requests the last refresh sent, by API.\n",
+    );
+    for (api, n) in &snap.requests {
+        let _ = writeln!(s, "kwire_exporter_refresh_requests{{api=\"{}\"}} {n}", label(api));
+    }
+    s.push_str(
+        "# TYPE kwire_exporter_requests counter\n# HELP kwire_exporter_requests Requests sent since the exporter started, by API.\n",
+    );
+    for (api, n) in requests {
+        let _ = writeln!(s, "kwire_exporter_requests_total{{api=\"{}\"}} {n}", label(api));
+    }
+    s.push_str("# EOF\n");
     s
 }
 
 /// Answers one HTTP/1.x request and closes the connection.
-async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>, stale_after: Duration) {
+async fn serve(
+    mut stream: TcpStream,
+    state: Arc<Mutex<State>>,
+    requests: RequestCounts,
+    stale_after: Duration,
+) {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     let read = tokio::time::timeout(Duration::from_secs(5), async {
@@ -321,12 +402,11 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>, stale_after: Dur
         let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match path.split('?').next().unwrap_or("") {
             "/metrics" => {
+                let started = Instant::now();
                 state.scrapes += 1;
-                (
-                    "200 OK",
-                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                    render(&state, stale_after),
-                )
+                let body = render(&state, &requests.now(), stale_after);
+                state.scrape_duration = started.elapsed();
+                ("200 OK", "application/openmetrics-text; version=1.0.0; charset=utf-8", body)
             }
             "/healthz" => {
                 let fresh = state.snapshot.refreshed_at.is_some_and(|at| at.elapsed() <= stale_after);
@@ -361,7 +441,48 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
         ),
         None => None,
     };
-    let client = ctx.client().await?;
+    let requests = RequestCounts::default();
+    let mut store_sources = Vec::new();
+    for spec in &args.stores {
+        match spec {
+            crate::store::StoreSpec::Kafka => {}
+            crate::store::StoreSpec::ZooKeeper(connect) => {
+                let connect = connect
+                    .clone()
+                    .or_else(|| ctx.global.zookeeper.clone())
+                    .filter(|c| !c.is_empty())
+                    .ok_or_else(|| {
+                        Failure::new(
+                            Exit::USAGE,
+                            "--store zk needs a connect string: zk:HOST:PORT[/chroot], or --zookeeper / KWIRE_ZOOKEEPER",
+                        )
+                    })?;
+                store_sources.push(Source::ZooKeeper(ZkSource {
+                    label: spec.to_string(),
+                    connect,
+                    auth: ctx
+                        .global
+                        .zookeeper_auth
+                        .as_deref()
+                        .map(crate::zookeeper_auth::resolve)
+                        .transpose()?,
+                    acl: ctx.global.zookeeper_acl,
+                }));
+            }
+            crate::store::StoreSpec::File(path) => {
+                store_sources.push(Source::File(FileSource { label: spec.to_string(), path: path.clone() }));
+            }
+            other @ crate::store::StoreSpec::Spark(_) => {
+                return Err(Failure::new(
+                    Exit::USAGE,
+                    format!(
+                    "the exporter cannot read groups from --store {other} yet (it reads kafka, zk and file:)"
+                ),
+                ))
+            }
+        }
+    }
+    let client = ctx.client_observed(Some(requests.hook())).await?;
     let listener = TcpListener::bind(&args.listen)
         .await
         .map_err(|e| Failure::new(Exit::USAGE, format!("cannot listen on {}: {e}", args.listen)))?;
@@ -373,24 +494,26 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
         args.interval
     );
     let refresher = {
-        let (state, timeout, interval, window) =
-            (state.clone(), ctx.global.timeout, args.interval, args.window as usize);
+        let (state, timeout, interval, window, requests) =
+            (state.clone(), ctx.global.timeout, args.interval, args.window as usize, requests.clone());
         tokio::spawn(async move {
             let mut tracks = Tracks::new();
             loop {
                 let next = tokio::time::Instant::now() + interval;
                 // A refresh may not outlive the data it would replace.
                 let bound = interval.max(timeout).saturating_mul(2);
+                let before = requests.now();
                 let result = tokio::time::timeout(
                     bound,
-                    refresh(&client, filter.as_ref(), timeout, &mut tracks, window),
+                    refresh(&client, &store_sources, filter.as_ref(), timeout, &mut tracks, window),
                 )
                 .await
                 .unwrap_or_else(|_| Err(format!("refresh took longer than {bound:?}")));
                 {
                     let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     match result {
-                        Ok(snapshot) => {
+                        Ok(mut snapshot) => {
+                            snapshot.requests = requests.since(&before);
                             s.snapshot = snapshot;
                             s.refreshes += 1;
                             s.last_error = None;
@@ -409,7 +532,7 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                tokio::spawn(serve(stream, state.clone(), stale_after));
+                tokio::spawn(serve(stream, state.clone(), requests.clone(), stale_after));
             }
             Err(e) => {
                 refresher.abort();

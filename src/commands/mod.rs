@@ -8,6 +8,8 @@ pub(crate) mod decode;
 mod decode_pcap;
 mod docs;
 mod exporter;
+mod exporter_requests;
+mod exporter_stores;
 pub(crate) mod group;
 pub(crate) mod metadata;
 mod migrate;
@@ -24,7 +26,9 @@ mod written;
 use std::io::Write as _;
 use std::sync::Arc;
 
-use kafka_wire::client::{Client, ClientConfig, Direction, SecurityProtocol, TopicPartition, TraceEvent};
+use kafka_wire::client::{
+    Client, ClientConfig, Direction, SecurityProtocol, TopicPartition, TraceEvent, TraceHook,
+};
 use kafka_wire::protocol::ErrorCode;
 
 use crate::cli::{Cli, Command, Format, FormatArg, Global};
@@ -111,18 +115,33 @@ impl Context {
     /// Connects to the cluster named by `--bootstrap-server` / `KWIRE_BOOTSTRAP` (once, in an
     /// embedding's context).
     pub async fn client(&self) -> Result<Arc<Client>, Failure> {
+        self.client_observed(None).await
+    }
+
+    /// [`client`](Self::client) with `observe` also seeing every frame (after `--trace`'s
+    /// printing, when that is on). An embedding's context connects once; its first call's
+    /// `observe` is the one kept.
+    pub async fn client_observed(&self, observe: Option<TraceHook>) -> Result<Arc<Client>, Failure> {
         match &self.shared_client {
-            Some(cell) => cell.get_or_try_init(|| self.connect()).await.cloned(),
-            None => self.connect().await,
+            Some(cell) => cell.get_or_try_init(|| self.connect(observe)).await.cloned(),
+            None => self.connect(observe).await,
         }
     }
 
-    async fn connect(&self) -> Result<Arc<Client>, Failure> {
-        let (config, warnings) = self.client_config()?;
+    async fn connect(&self, observe: Option<TraceHook>) -> Result<Arc<Client>, Failure> {
+        let (mut config, warnings) = self.client_config()?;
         // An embedding read the warnings when it checked the settings (`crate::api`).
         for warning in warnings.iter().filter(|_| self.captured.is_none()) {
             eprintln!("kwire: warning: {}", crate::output::escape(warning));
         }
+        config.trace = match (config.trace.take(), observe) {
+            (None, observe) => observe,
+            (Some(print), None) => Some(print),
+            (Some(print), Some(observe)) => Some(Arc::new(move |event: &TraceEvent<'_>| {
+                print(event);
+                observe(event);
+            })),
+        };
         Ok(Arc::new(Client::connect(config).await?))
     }
 

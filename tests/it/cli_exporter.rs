@@ -20,8 +20,13 @@ struct Exporter {
 
 impl Exporter {
     fn start(cluster: &support::Cluster, group_regex: &str) -> Self {
+        Self::start_with(cluster, group_regex, &[])
+    }
+
+    fn start_with(cluster: &support::Cluster, group_regex: &str, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_kwire"))
             .args(["exporter", "--listen", "127.0.0.1:0", "--interval", "1s", "--group", group_regex])
+            .args(extra)
             .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -181,4 +186,242 @@ fn regex_escape(s: &str) -> String {
     s.chars()
         .flat_map(|c| if c.is_ascii_alphanumeric() || c == '-' { vec![c] } else { vec!['\\', c] })
         .collect()
+}
+
+/// `name{labels} value` lines of an OpenMetrics body as `(name, labels, value)`; the label
+/// values the tests make hold no `,` `"` or `}`.
+fn samples_of(body: &str) -> Vec<(String, std::collections::BTreeMap<String, String>, f64)> {
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let (name, labels) = match series.split_once('{') {
+                Some((name, rest)) => (name, rest.trim_end_matches('}')),
+                None => (series, ""),
+            };
+            let labels = labels
+                .split(',')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_owned(), v.trim_matches('"').to_owned()))
+                .collect();
+            Some((name.to_owned(), labels, value.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The groups of the cost test.
+const GROUPS: usize = 200;
+
+#[test]
+fn a_refresh_of_200_groups_costs_requests_per_broker_not_per_group_and_equals_kafka_consumer_groups() {
+    let Some(cluster) = support::cluster() else { return };
+    let brokers = cluster.brokers().len() as u64;
+    let topic = unique("kwire-it-exporter-cost");
+    let prefix = unique("kwire-it-exporter-cost-g");
+    create_topic(&cluster, &topic, 6, 1);
+    produce_with_kafka(&cluster, &topic, 120, 10);
+    // One live member on the consumer protocol, counted with ConsumerGroupDescribe; started
+    // first so that its JVM starts while the groups commit.
+    let live = format!("{prefix}-live");
+    let consumer = support::ConsoleConsumer::start(&cluster, &topic, &live, "consumer");
+    let groups: Vec<String> = (0..GROUPS).map(|i| format!("{prefix}-{i:03}")).collect();
+    for (i, group) in groups.iter().enumerate() {
+        // Three distinct committed offsets per partition: three Fetch rounds for the time lag.
+        let at = 1 + i % 3;
+        let specs: Vec<String> = (0..6).map(|p| format!("{topic}:{p}={}", at + p)).collect();
+        let mut args = vec!["commit", "--group", group];
+        args.extend(specs.iter().map(String::as_str));
+        let out = kwire(&cluster, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    // Every group exists before the exporter's first refresh, so one FindCoordinator finds all.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let out = kwire(&cluster, &["group", "describe", &live, "--format", "json"]);
+        if out.status.success() && support::json(&out)["members"].as_array().map(Vec::len) == Some(1) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the live member never joined: {}", stderr(&out));
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let exporter = Exporter::start(&cluster, &format!("^{}-", regex_escape(&prefix)));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let samples = loop {
+        let (status, body) = exporter.get("/metrics");
+        assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+        let samples = samples_of(&body);
+        let get = |name: &str, key: &str, value: &str| {
+            samples
+                .iter()
+                .find(|(n, l, _)| n == name && l.get(key).is_some_and(|v| v == value))
+                .map(|s| s.2 as i64)
+        };
+        let refreshes =
+            samples.iter().find(|s| s.0 == "kwire_exporter_refreshes_total").map_or(0, |s| s.2 as i64);
+        // A refresh after the first, with every group and the live member in it.
+        if refreshes >= 2
+            && get("kwire_consumergroup_up", "consumergroup", &groups[GROUPS - 1]) == Some(1)
+            && get("kafka_consumergroup_members", "consumergroup", &live) == Some(1)
+        {
+            break samples;
+        }
+        assert!(Instant::now() < deadline, "the groups or the live member never appeared:\n{body}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    consumer.stop();
+
+    let requests = |name: &str, api: &str| {
+        samples.iter().find(|(n, l, _)| n == name && l["api"] == api).map_or(0, |s| s.2 as u64)
+    };
+    let refresh = |api: &str| requests("kwire_exporter_refresh_requests", api);
+    let per_refresh: u64 =
+        samples.iter().filter(|s| s.0 == "kwire_exporter_refresh_requests").map(|s| s.2 as u64).sum();
+    let report =
+        format!("{:?}", samples.iter().filter(|s| s.0.starts_with("kwire_exporter_re")).collect::<Vec<_>>());
+    assert_eq!(refresh("ListGroups"), brokers, "{report}");
+    assert!(refresh("ListOffsets") <= 2 * brokers, "earliest and latest per leader: {report}");
+    assert!(refresh("OffsetFetch") <= brokers, "one per coordinator: {report}");
+    assert!(refresh("DescribeGroups") <= brokers, "{report}");
+    assert!((1..=brokers).contains(&refresh("ConsumerGroupDescribe")), "{report}");
+    assert!(refresh("Metadata") <= 2, "{report}");
+    assert!(refresh("Fetch") <= 3 * brokers, "three rounds per leader: {report}");
+    assert_eq!(refresh("FindCoordinator"), 0, "coordinators stay cached: {report}");
+    assert_eq!(
+        requests("kwire_exporter_requests_total", "FindCoordinator"),
+        1,
+        "one FindCoordinator for all {GROUPS} groups: {report}"
+    );
+    assert!(per_refresh <= 11 * brokers + 2 && per_refresh * 5 < GROUPS as u64, "{report}");
+
+    // Every tenth group against kafka-consumer-groups --describe.
+    let sample: Vec<&String> = groups.iter().step_by(10).collect();
+    let mut args = vec!["--bootstrap-server", cluster.bootstrap.as_str(), "--describe"];
+    for g in &sample {
+        args.extend(["--group", g.as_str()]);
+    }
+    let described = kafka_tool("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", &args);
+    let mut compared = 0;
+    for line in stdout(&described).lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 6 || f[1] != topic {
+            continue;
+        }
+        let value = |name: &str| {
+            samples
+                .iter()
+                .find(|(n, l, _)| {
+                    n == name
+                        && l.get("topic").is_some_and(|t| t == &topic)
+                        && l["partition"] == f[2]
+                        && (!name.starts_with("kafka_consumergroup") || l["consumergroup"] == f[0])
+                })
+                .map_or_else(|| panic!("no {name} for {line}"), |s| s.2 as i64)
+        };
+        assert_eq!(value("kafka_consumergroup_current_offset"), f[3].parse::<i64>().unwrap(), "{line}");
+        assert_eq!(value("kafka_topic_partition_current_offset"), f[4].parse::<i64>().unwrap(), "{line}");
+        assert_eq!(value("kafka_consumergroup_lag"), f[5].parse::<i64>().unwrap(), "{line}");
+        compared += 1;
+    }
+    assert_eq!(compared, sample.len() * 6, "{}", stdout(&described));
+    for g in &sample {
+        let members = samples
+            .iter()
+            .find(|(n, l, _)| n == "kafka_consumergroup_members" && l["consumergroup"] == g.as_str())
+            .map(|s| s.2 as i64);
+        assert_eq!(members, Some(0), "{g} has no members");
+    }
+}
+
+#[test]
+fn a_zookeeper_store_group_is_exported_with_a_store_label_and_equals_group_describe_store_zk() {
+    let Some(cluster) = support::cluster() else { return };
+    let zk = cluster.zookeeper.clone().expect("KWIRE_ZOOKEEPER is set with the cluster");
+    exports_a_store_group_as_group_describe_reads_it(&cluster, &format!("zk:{zk}"), "zk");
+}
+
+#[test]
+fn a_file_store_group_is_exported_with_a_store_label_and_equals_group_describe_store_file() {
+    let Some(cluster) = support::cluster() else { return };
+    let dir = std::env::temp_dir().join(unique("kwire-it-exporter-file"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = format!("file:{}", dir.join("offsets.json").display());
+    exports_a_store_group_as_group_describe_reads_it(&cluster, &store, "file");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Commits a group into `store` only, then checks the exporter's series of it (all labelled
+/// `store`) against `kwire group describe --store`.
+fn exports_a_store_group_as_group_describe_reads_it(cluster: &support::Cluster, store: &str, kind: &str) {
+    let topic = unique(&format!("kwire-it-exporter-{kind}"));
+    let group = unique(&format!("kwire-it-exporter-{kind}-g"));
+    create_topic(cluster, &topic, 2, 1);
+    produce_with_kafka(cluster, &topic, 40, 10);
+    let out = kwire(
+        cluster,
+        &["commit", "--store", store, "--group", &group, &format!("{topic}:0=4"), &format!("{topic}:1=9")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let described = kwire(cluster, &["group", "describe", &group, "--store", store, "--format", "json"]);
+    assert!(described.status.success(), "{}", stderr(&described));
+    let described = support::json(&described);
+
+    let exporter = Exporter::start_with(cluster, &format!("^{}$", regex_escape(&group)), &["--store", store]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let samples = loop {
+        let (status, body) = exporter.get("/metrics");
+        assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+        if body.contains(&format!("consumergroup=\"{group}\"")) {
+            break samples_of(&body);
+        }
+        assert!(Instant::now() < deadline, "the {kind} group never appeared:\n{body}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    // Only in the store: every series of the group says so, and none is unlabelled.
+    let of_group: Vec<_> =
+        samples.iter().filter(|(_, l, _)| l.get("consumergroup") == Some(&group)).collect();
+    assert!(
+        of_group.iter().all(|(_, l, _)| l.get("store").map(String::as_str) == Some(store)),
+        "{of_group:?}"
+    );
+    let value = |name: &str, partition: i64| {
+        samples
+            .iter()
+            .find(|(n, l, _)| {
+                n == name && l.get("consumergroup") == Some(&group) && l["partition"] == partition.to_string()
+            })
+            .map_or_else(|| panic!("no {name} for partition {partition}"), |s| s.2 as i64)
+    };
+    let partitions = described["partitions"].as_array().expect("partitions");
+    assert_eq!(partitions.len(), 2, "{described}");
+    for p in partitions {
+        let partition = p["partition"].as_i64().unwrap();
+        assert_eq!(
+            value("kafka_consumergroup_current_offset", partition),
+            p["committed"].as_i64().unwrap(),
+            "{p}"
+        );
+        assert_eq!(value("kafka_consumergroup_lag", partition), p["lag"].as_i64().unwrap(), "{p}");
+        assert_eq!(
+            value("kwire_consumergroup_consumable", partition),
+            p["consumable"].as_i64().unwrap(),
+            "{p}"
+        );
+        assert_eq!(value("kwire_consumergroup_lost", partition), p["lost"].as_i64().unwrap(), "{p}");
+    }
+    let up = samples
+        .iter()
+        .find(|(n, l, _)| n == "kwire_consumergroup_up" && l.get("consumergroup") == Some(&group));
+    assert_eq!(up.map(|s| s.2 as i64), Some(1));
+}
+
+#[test]
+fn a_store_the_exporter_cannot_list_is_refused_up_front() {
+    let Some(cluster) = support::cluster() else { return };
+    let refused = Command::new(env!("CARGO_BIN_EXE_kwire"))
+        .args(["exporter", "--listen", "127.0.0.1:0", "--store", "spark:/nonexistent/checkpoint"])
+        .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--store spark:"), "{}", stderr(&refused));
 }

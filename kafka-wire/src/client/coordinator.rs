@@ -40,6 +40,63 @@ impl Client {
         }
     }
 
+    /// Finds the coordinators of all `groups` not cached yet with one FindCoordinator carrying
+    /// them all as CoordinatorKeys (v4+, Kafka 3.0+), and caches the answers. Best effort: a
+    /// group whose key answered an error, or every group but the first when the broker is older
+    /// than v4 (one key per request), stays uncached, so [`coordinator`](Self::coordinator)
+    /// finds it alone with its retries. Returns how many groups it cached.
+    pub async fn find_coordinators(&self, groups: &[String]) -> usize {
+        let wanted: Vec<&String> = groups
+            .iter()
+            .filter(|g| validate_group(g).is_ok() && self.cached_coordinator(g).is_none())
+            .collect();
+        let Some(first) = wanted.first() else { return 0 };
+        let answer = self
+            .send_any_built(|version| {
+                if version >= 4 {
+                    FindCoordinatorRequest {
+                        key: None,
+                        key_type: Some(find_coordinator::KEY_TYPE_GROUP),
+                        coordinator_keys: Some(wanted.iter().map(|g| (*g).clone()).collect()),
+                        tagged_fields: crate::protocol::TaggedFields::default(),
+                    }
+                } else {
+                    FindCoordinatorRequest::for_group(first, version)
+                }
+            })
+            .await;
+        let Ok((_, response)) = answer else { return 0 };
+        let found: Vec<(String, BrokerRef)> = match response.coordinators {
+            Some(list) => list
+                .into_iter()
+                .filter(|c| c.error_code.is_ok())
+                .map(|c| {
+                    (c.key, BrokerRef { node_id: Some(c.node_id), addr: format!("{}:{}", c.host, c.port) })
+                })
+                .collect(),
+            None if response.error_code.unwrap_or_default().is_ok() => vec![(
+                (*first).clone(),
+                BrokerRef {
+                    node_id: response.node_id,
+                    addr: format!(
+                        "{}:{}",
+                        response.host.as_deref().unwrap_or_default(),
+                        response.port.unwrap_or(-1)
+                    ),
+                },
+            )],
+            None => Vec::new(),
+        };
+        let mut cached = 0;
+        for (group, broker) in found {
+            if wanted.iter().any(|g| **g == group) {
+                self.remember_coordinator(&group, broker);
+                cached += 1;
+            }
+        }
+        cached
+    }
+
     /// One FindCoordinator round (or the cached answer), without retries.
     async fn find_coordinator_once(&self, group: &str) -> Result<BrokerRef, ClientError> {
         if let Some(found) = self.cached_coordinator(group) {

@@ -227,15 +227,18 @@ impl Client {
 
     /// The committed offsets of many groups (every topic each has offsets for): one OffsetFetch
     /// per coordinator carrying all of its groups (OffsetFetch v8+, Kafka 3.0+; older
-    /// coordinators get one request per group). Coordinators are found per group once and then
-    /// cached, and forgotten for a group that failed. One result per group: a group whose
-    /// coordinator could not be found or answered an error fails alone.
+    /// coordinators get one request per group). The coordinators not cached yet are found with
+    /// one batched FindCoordinator ([`find_coordinators`](Self::find_coordinators)), any group
+    /// that left uncached alone; they stay cached, and are forgotten for a group that failed.
+    /// One result per group: a group whose coordinator could not be found or answered an error
+    /// fails alone.
     pub async fn committed_offsets_of_groups(
         &self,
         groups: &[String],
         timeout: Duration,
     ) -> BTreeMap<String, Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError>> {
         let mut out = BTreeMap::new();
+        self.find_coordinators(groups).await;
         let found =
             join_all(groups.iter().map(|g| async move { (g.clone(), self.coordinator(g).await) })).await;
         let mut by_coordinator: BTreeMap<String, (BrokerRef, Vec<String>)> = BTreeMap::new();

@@ -16,6 +16,7 @@ mod deadline;
 mod error;
 mod fetch;
 mod fetch_session;
+mod group_members;
 mod groups;
 mod kafka_release;
 mod metadata;
@@ -51,7 +52,7 @@ pub use groups::{
 pub use kafka_vocab::Isolation;
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use negotiate::BrokerVersions;
-pub use offsets::{ListedOffset, LogRange, OffsetQuery};
+pub use offsets::{ListedOffset, LogBounds, LogRange, OffsetQuery};
 pub use partitioner::partition_for_key;
 pub use produce::{Acks, ProduceOptions, ProduceRecord, Produced, ProducedByKey};
 pub use producer::{DeliveryFuture, Producer, ProducerConfig, RecordMetadata};

@@ -64,6 +64,15 @@ pub struct LogRange {
     pub leader: Option<i32>,
 }
 
+/// A partition's log start and high watermark, read without the last stable offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogBounds {
+    /// The first offset still stored (inclusive).
+    pub log_start: i64,
+    /// One past the last record replicated to all in-sync replicas (exclusive).
+    pub high_watermark: i64,
+}
+
 impl Client {
     /// Asks each partition's leader for `query`, one ListOffsets request per leader broker,
     /// in parallel; one result per partition.
@@ -163,6 +172,40 @@ impl Client {
                 })
             });
             out.insert(tp, range);
+        }
+        out
+    }
+}
+
+impl Client {
+    /// Log start and high watermark of each partition: two ListOffsets per leader (earliest and
+    /// latest), all of its partitions of every topic in each. That is the fewest ListOffsets can
+    /// do: a leader refuses a partition named twice in one request (INVALID_REQUEST), so the two
+    /// queries cannot share one; the last stable offset would be a third, because the isolation
+    /// level belongs to the whole request ([`log_ranges`](Self::log_ranges) asks it).
+    pub async fn log_bounds(
+        &self,
+        partitions: &[TopicPartition],
+        timeout: Duration,
+    ) -> PartitionResults<LogBounds> {
+        let (earliest, latest) = tokio::join!(
+            self.list_offsets(partitions, OffsetQuery::Earliest, Isolation::ReadUncommitted, timeout),
+            self.list_offsets(partitions, OffsetQuery::Latest, Isolation::ReadUncommitted, timeout),
+        );
+        let mut out = BTreeMap::new();
+        for (tp, start) in earliest {
+            let end = latest.get(&tp).cloned().unwrap_or_else(|| missing(&tp));
+            let bounds = start.and_then(|start| {
+                let end = end?;
+                match (start.offset, end.offset) {
+                    (Some(log_start), Some(high_watermark)) => Ok(LogBounds { log_start, high_watermark }),
+                    _ => Err(ClientError::Protocol {
+                        broker: super::error::BrokerRef { node_id: None, addr: "leader".to_owned() },
+                        message: format!("no earliest or latest offset for {tp}"),
+                    }),
+                }
+            });
+            out.insert(tp, bounds);
         }
         out
     }
