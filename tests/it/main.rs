@@ -34,6 +34,7 @@ mod client_security;
 mod client_throttle;
 mod client_versions;
 mod proxy_clients;
+mod proxy_confluent_kafka;
 mod proxy_leader_change;
 mod proxy_pcap;
 mod secured_interop;
