@@ -33,18 +33,19 @@ fn a_leader_change_under_a_producer_names_the_new_leader_at_a_proxy_listener() {
     create_topic(&cluster, &topic, 1, 3);
     let (leader, replicas) = leader_and_replicas(&cluster, &topic);
     let proxy = KwireProxy::start(&cluster, &[]);
-    let records = 4000;
-    let producer = Command::new(repo_root().join("scripts/cluster"))
+    // 30 s of writing: time for two Java tools to run under load while it goes on.
+    let records = 6000;
+    let mut producer = Command::new(repo_root().join("scripts/cluster"))
         .args(["tool", "org.apache.kafka.tools.ProducerPerformance", "--topic", &topic])
-        .args(["--num-records", &records.to_string(), "--record-size", "20", "--throughput", "250"])
+        .args(["--num-records", &records.to_string(), "--record-size", "20", "--throughput", "200"])
         .args(["--producer-props", &format!("bootstrap.servers={}", proxy.bootstrap), "acks=all"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("ProducerPerformance starts");
-    // Let the producer connect and write for a while, then make another replica the preferred
-    // leader and elect it.
-    std::thread::sleep(Duration::from_secs(6));
+    // Once the producer writes through the proxy, make another replica the preferred leader
+    // and elect it.
+    proxy.wait_for_api("Produce", Duration::from_secs(90));
     let new_leader = *replicas.iter().find(|r| **r != leader).expect("another replica");
     let mut order = vec![new_leader];
     order.extend(replicas.iter().filter(|r| **r != new_leader));
@@ -76,6 +77,10 @@ fn a_leader_change_under_a_producer_names_the_new_leader_at_a_proxy_listener() {
             "--partition",
             "0",
         ],
+    );
+    assert!(
+        producer.try_wait().is_ok_and(|s| s.is_none()),
+        "the producer finished before the leader moved: nothing to observe"
     );
     let produced = producer.wait_with_output().expect("ProducerPerformance ran");
     assert!(produced.status.success(), "{}{}", stdout(&produced), stderr(&produced));

@@ -127,6 +127,17 @@ impl KwireProxy {
             .collect()
     }
 
+    /// Waits until the proxy has printed a pair of the API named `api` (`Produce`; it flushes
+    /// whenever its queue runs empty); panics after `timeout`.
+    pub fn wait_for_api(&self, api: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let needle = format!("\"api\":\"{api}\",");
+        while !std::fs::read_to_string(&self.stdout).is_ok_and(|t| t.contains(&needle)) {
+            assert!(Instant::now() < deadline, "no {api} pair through the proxy within {timeout:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// SIGTERM, wait for the exit, and read what it printed.
     pub fn stop(mut self) -> ProxyRun {
         let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
