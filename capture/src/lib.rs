@@ -10,8 +10,9 @@
 //! - Pairing: [`Pairer`] matches each response to its request by correlation id, so the
 //!   response can be decoded with the request's API and version.
 //! - [`CaptureDecoder`] ties these together: packets in, [`Event`]s out.
-//! - The proxy's pure parts: [`rewrite`] replaces broker endpoints in Metadata,
-//!   FindCoordinator and DescribeCluster responses; [`PcapngWriter`] writes a conversation as
+//! - The proxy's pure parts: [`rewrite`] replaces the broker endpoints in every response whose
+//!   schema carries them (Metadata, FindCoordinator, DescribeCluster, the KIP-951 new-leader
+//!   endpoints of Produce and Fetch, ShareFetch, DescribeQuorum, ...); [`PcapngWriter`] writes a conversation as
 //!   synthesised TCP/IP packets.
 //!
 //! Nothing here opens a socket or reads a clock: time is an argument (nanoseconds since the
@@ -38,7 +39,7 @@
 
 mod capture_reader;
 mod conversation;
-mod describe_cluster;
+mod endpoint_splice;
 mod frame_splitter;
 pub mod ip;
 pub mod link;
@@ -49,6 +50,8 @@ mod pcapng_writer;
 mod reassembly;
 mod request_peek;
 pub mod rewrite;
+#[cfg(test)]
+mod rewrite_tests;
 pub mod tcp;
 
 pub use capture_reader::{CaptureError, CaptureReader, Packet};

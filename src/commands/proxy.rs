@@ -349,7 +349,8 @@ impl Side<'_> {
                     Ok(mut exchange) => {
                         let api = exchange.request.summary.api;
                         let version = exchange.request.summary.version;
-                        if let Some(response) = exchange.response.as_mut().filter(|_| carries_endpoints(api))
+                        if let Some(response) =
+                            exchange.response.as_mut().filter(|_| carries_endpoints(api, version))
                         {
                             let shared = self.shared;
                             let mut map = |host: &str, port: i32| {
@@ -367,7 +368,7 @@ impl Side<'_> {
                                 }
                                 Ok(None) => {}
                                 Err(e) => {
-                                    let text = format!("{api} v{version} response forwarded unchanged (its brokers are not rewritten): {e}");
+                                    let text = format!("{api} v{version} response forwarded unchanged (its broker endpoints are not rewritten): {e}");
                                     let _ = items.send(Item::Note(Arc::clone(self.names), at, text)).await;
                                 }
                             }

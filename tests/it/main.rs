@@ -38,6 +38,8 @@ mod client_throttle;
 mod client_transactions;
 mod client_versions;
 mod proxy_clients;
+mod proxy_confluent_kafka;
+mod proxy_leader_change;
 mod proxy_pcap;
 mod secured_interop;
 mod secured_matrix;

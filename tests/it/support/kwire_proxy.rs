@@ -127,6 +127,30 @@ impl KwireProxy {
             .collect()
     }
 
+    /// Waits until the proxy's output (one JSON document per line, flushed whenever its queue
+    /// runs empty) contains `needle`; panics after `timeout`.
+    pub fn wait_for_output(&self, needle: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while !std::fs::read_to_string(&self.stdout).is_ok_and(|t| t.contains(needle)) {
+            assert!(Instant::now() < deadline, "no `{needle}` in the proxy's output within {timeout:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Every listener opened so far: its port and the upstream broker it stands for.
+    pub fn listeners(&self) -> Vec<(u16, String)> {
+        self.stderr_lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|l| l.strip_prefix("kwire proxy: listening on "))
+            .filter_map(|l| {
+                let (local, upstream) = l.split_once(" for ")?;
+                Some((local.rsplit_once(':')?.1.parse().ok()?, upstream.to_owned()))
+            })
+            .collect()
+    }
+
     /// SIGTERM, wait for the exit, and read what it printed.
     pub fn stop(mut self) -> ProxyRun {
         let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
