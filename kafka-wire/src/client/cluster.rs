@@ -100,6 +100,24 @@ pub(crate) struct BrokerConnection {
     pub renew_at: StdMutex<Option<std::time::Instant>>,
 }
 
+/// Closes a connection whose re-authentication was dropped before it settled: its parked
+/// requests must not wait for a renewal nobody finishes.
+struct AbandonedRenewal<'a> {
+    connection: &'a Connection,
+    settled: bool,
+}
+
+impl Drop for AbandonedRenewal<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.connection.fail(ClientError::ConnectionClosed {
+                broker: self.connection.broker().clone(),
+                reason: "its SASL re-authentication was interrupted".to_owned(),
+            });
+        }
+    }
+}
+
 /// What to do with a slot's connection before a request uses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Renewal {
@@ -185,6 +203,8 @@ pub struct Client {
     connections_opened: AtomicU64,
     /// In-place SASL re-authentications that succeeded, over all connections.
     reauthentications: AtomicU64,
+    /// Re-authentications the broker left unanswered, whose connection was replaced.
+    reauthentications_abandoned: AtomicU64,
 }
 
 impl Client {
@@ -208,6 +228,7 @@ impl Client {
             fetch_sessions: StdMutex::default(),
             connections_opened: AtomicU64::new(0),
             reauthentications: AtomicU64::new(0),
+            reauthentications_abandoned: AtomicU64::new(0),
         };
         client.any_bootstrap_connection().await?;
         Ok(client)
@@ -274,6 +295,13 @@ impl Client {
         self.reauthentications.load(Ordering::Relaxed)
     }
 
+    /// Re-authentications a broker left unanswered within the connect timeout, whose connection
+    /// was replaced by a freshly authenticated one (each is one more in
+    /// [`connections_opened`](Self::connections_opened)).
+    pub fn reauthentications_abandoned(&self) -> u64 {
+        self.reauthentications_abandoned.load(Ordering::Relaxed)
+    }
+
     /// Requests sent to `addr` so far (for tests and diagnostics).
     pub fn requests_sent_to(&self, addr: &str) -> u64 {
         lock(&self.requests).get(addr).copied().unwrap_or(0)
@@ -302,10 +330,11 @@ impl Client {
             let renew_at = *lock(&conn.renew_at);
             match renewal(conn.connection.is_closed(), renew_at, std::time::Instant::now()) {
                 Renewal::Use => return Ok(Arc::clone(conn)),
+                // The slot stays locked meanwhile: no one opens a second connection.
                 Renewal::Reauthenticate => {
-                    // The slot stays locked meanwhile: no one opens a second connection.
-                    self.reauthenticate(conn).await?;
-                    return Ok(Arc::clone(conn));
+                    if self.reauthenticate(conn).await? {
+                        return Ok(Arc::clone(conn));
+                    }
                 }
                 Renewal::Reopen => {}
             }
@@ -332,18 +361,37 @@ impl Client {
     /// SaslHandshake and SaslAuthenticate again, while other callers' requests wait their turn
     /// (see [`Connection::begin_reauthentication`]). A refusal closes the connection and is
     /// returned as the authentication error it is; kwire does not reconnect around it.
-    async fn reauthenticate(&self, conn: &BrokerConnection) -> Result<(), ClientError> {
+    ///
+    /// A broker that does not answer the renewal within the connect timeout (seen now and then
+    /// on Kafka 4.1: the last SaslAuthenticate of a renewal left unanswered) gets `Ok(false)`:
+    /// the connection is closed, the requests parked on it fail with a retriable error, and the
+    /// caller opens a freshly authenticated one. Cancel-safe: dropped half-way, the connection
+    /// is closed rather than left holding requests back.
+    async fn reauthenticate(&self, conn: &BrokerConnection) -> Result<bool, ClientError> {
         conn.connection.begin_reauthentication()?;
-        match self.authenticate(&conn.connection, &conn.versions).await {
-            Ok(renew_at) => {
+        let mut guard = AbandonedRenewal { connection: &conn.connection, settled: false };
+        let timeout = self.config.connect_timeout;
+        let outcome =
+            tokio::time::timeout(timeout, self.authenticate(&conn.connection, &conn.versions)).await;
+        guard.settled = true;
+        match outcome {
+            Ok(Ok(renew_at)) => {
                 *lock(&conn.renew_at) = renew_at;
                 conn.connection.end_reauthentication();
                 self.reauthentications.fetch_add(1, Ordering::Relaxed);
-                Ok(())
+                Ok(true)
             }
-            Err(e) => {
+            Ok(Err(e)) => {
                 conn.connection.fail(e.clone());
                 Err(e)
+            }
+            Err(_) => {
+                self.reauthentications_abandoned.fetch_add(1, Ordering::Relaxed);
+                conn.connection.fail(ClientError::ConnectionClosed {
+                    broker: conn.connection.broker().clone(),
+                    reason: format!("no answer to the SASL re-authentication within {timeout:?}"),
+                });
+                Ok(false)
             }
         }
     }
