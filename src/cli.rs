@@ -204,6 +204,10 @@ pub struct ConsumeArgs {
     pub count: Option<u64>,
     #[arg(long, value_parser = IsolationParser, default_value_t = Isolation::ReadUncommitted)]
     pub isolation: Isolation,
+    /// Keep waiting for new records once the end is reached (like `kcat -C` without `-e`),
+    /// until Ctrl-C or SIGTERM (exit 0) or --count records.
+    #[arg(long)]
+    pub follow: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

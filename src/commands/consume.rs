@@ -4,7 +4,15 @@
 //! Each partition is read in chunks of offsets sized to about [`CHUNK_BYTES`] of records, so
 //! memory does not grow with the partition; the next chunk is fetched while the current one
 //! is printed.
+//!
+//! Without `--follow` it reads up to each partition's end as listed when it starts. With it,
+//! it goes on in rounds until a signal or `--count`: list the ends, read what is new up to them;
+//! a round with nothing new waits [`FOLLOW_POLL`] (an idle topic costs one ListOffsets per
+//! leader per round).
+//! Each batch is printed (and flushed) whole before the next fetch, so a signal never cuts a
+//! line.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
@@ -13,6 +21,7 @@ use kafka_wire::client::{
 };
 use serde_json::json;
 
+use super::stop_signal::wait_for_stop;
 use super::Context;
 use crate::cli::{ConsumeArgs, ConsumeFrom, Format};
 use crate::exit::{Exit, Failure};
@@ -23,8 +32,20 @@ use crate::output::{emit, escape_text, json_safe, Progress};
 const CHUNK_BYTES: usize = 16 << 20;
 /// Offsets in a partition's first chunk.
 const FIRST_CHUNK: i64 = 16_384;
+/// How long `--follow` waits after a round that found nothing new.
+const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
+    if !args.follow {
+        return consume(ctx, args).await;
+    }
+    tokio::select! {
+        done = consume(ctx, args) => done,
+        () = wait_for_stop() => Ok(()),
+    }
+}
+
+async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
     let timeout = ctx.global.timeout;
     let mut partitions = ctx.partitions_of(&client, std::slice::from_ref(&args.topic)).await?;
@@ -50,6 +71,8 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
     // A count gives a goal to report progress against; without one there is nothing to show.
     let progress = args.count.map(|_| Progress::new());
     let total = args.count.unwrap_or(0);
+    // Where each partition's reading goes on with --follow.
+    let mut positions = BTreeMap::new();
     for tp in partitions {
         if remaining == 0 {
             break;
@@ -76,6 +99,7 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
                 .unwrap_or(end),
         };
         let until = end.min(from.saturating_add(i64::try_from(remaining).unwrap_or(i64::MAX)));
+        positions.insert(tp.clone(), from.max(0));
         if from >= until {
             continue;
         }
@@ -97,16 +121,39 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
                     options,
                 ));
             }
-            let mut text = String::new();
-            for record in part.records.iter().take(usize::try_from(remaining).unwrap_or(usize::MAX)) {
-                text.push_str(&render(&tp, record, ctx.format()));
-                text.push('\n');
-                remaining = remaining.saturating_sub(1);
+            remaining = print_batch(&tp, &part.records, remaining, ctx.format());
+            positions.insert(tp.clone(), reached);
+            if let Some(progress) = &progress {
+                progress.say(&format!("{} of {total} records", total - remaining));
             }
-            match ctx.format() {
-                Format::Json => emit(&json_safe(&text)),
-                Format::Text => emit(&escape_text(&text)),
+        }
+    }
+    if !args.follow {
+        return Ok(());
+    }
+    let options = FetchOptions { isolation, timeout, ..FetchOptions::default() };
+    let followed: Vec<TopicPartition> = positions.keys().cloned().collect();
+    while remaining > 0 {
+        let goal = i64::try_from(remaining).unwrap_or(i64::MAX);
+        // Each round reads up to the ends listed now: a range ending at the log's end completes
+        // with the response that reaches it, so a quiet partition never holds up the others.
+        let ends = client.list_offsets(&followed, OffsetQuery::Latest, isolation, timeout).await;
+        let mut ranges = Vec::new();
+        for (tp, end) in ends {
+            let end = end.map_err(|e| Failure::client(&tp, &e))?.offset.unwrap_or(0);
+            let from = positions.get(&tp).copied().unwrap_or(end);
+            if end > from {
+                ranges.push(FetchRange::new(tp, from, end.min(from.saturating_add(goal))));
             }
+        }
+        if ranges.is_empty() {
+            tokio::time::sleep(FOLLOW_POLL).await;
+            continue;
+        }
+        for (tp, result) in client.fetch_range(&ranges, &options).await {
+            let part = result.map_err(|e| Failure::client(&tp, &e))?;
+            remaining = print_batch(&tp, &part.records, remaining, ctx.format());
+            positions.insert(tp, part.next_offset);
             if let Some(progress) = &progress {
                 progress.say(&format!("{} of {total} records", total - remaining));
             }
@@ -162,6 +209,23 @@ fn chunk_offsets(part: &FetchedPartition, offsets: i64) -> i64 {
     let bytes: usize = part.records.iter().map(|r| 1 + data(r.key.as_ref()) + data(r.value.as_ref())).sum();
     let per_offset = bytes / usize::try_from(offsets.max(1)).unwrap_or(1);
     i64::try_from(CHUNK_BYTES / per_offset.max(1)).unwrap_or(FIRST_CHUNK).clamp(1024, 1 << 22)
+}
+
+/// Prints up to `remaining` of `records` in one write; returns how many may still be printed.
+fn print_batch(tp: &TopicPartition, records: &[FetchedRecord], mut remaining: u64, format: Format) -> u64 {
+    let mut text = String::new();
+    for record in records.iter().take(usize::try_from(remaining).unwrap_or(usize::MAX)) {
+        text.push_str(&render(tp, record, format));
+        text.push('\n');
+        remaining = remaining.saturating_sub(1);
+    }
+    if !text.is_empty() {
+        match format {
+            Format::Json => emit(&json_safe(&text)),
+            Format::Text => emit(&escape_text(&text)),
+        }
+    }
+    remaining
 }
 
 fn render(tp: &TopicPartition, r: &FetchedRecord, format: Format) -> String {

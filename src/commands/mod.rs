@@ -18,6 +18,7 @@ pub(crate) mod plan;
 mod produce;
 mod proxy;
 pub(crate) mod reset;
+mod stop_signal;
 mod time_lag;
 mod topic;
 mod watch;

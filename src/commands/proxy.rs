@@ -24,6 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use crate::cli::ProxyArgs;
+use crate::commands::stop_signal::wait_for_stop;
 use crate::commands::Context;
 use crate::exchange_output::{parse_api_filter, Filters, Place, Renderer};
 use crate::exit::{Exit, Failure};
@@ -130,21 +131,6 @@ pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
     }
     drop(printer);
     Ok(())
-}
-
-/// Ctrl-C or SIGTERM.
-async fn wait_for_stop() {
-    #[cfg(unix)]
-    {
-        if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// `host:port` or `[v6]:port`.

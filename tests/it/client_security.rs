@@ -476,9 +476,10 @@ fn trace_shows_sasl_exchanges_with_their_tokens_redacted() {
 }
 
 /// A client on the re-authentication listener (`connections.max.reauth.ms=10000`): for 40 s it
-/// produces one record a second and reads everything back, across several session lifetimes.
+/// produces one record a second and reads everything back, across several session lifetimes,
+/// renewing each session in place (KIP-368) on the connections it opened in the first second.
 #[test]
-fn a_client_outlives_four_sasl_session_lifetimes_without_an_error_or_a_missed_record() {
+fn a_client_outlives_four_sasl_session_lifetimes_on_the_same_connections_without_a_missed_record() {
     let Some(cluster) = support::cluster() else { return };
     let Some(_) = secured::setups() else { return };
     let (Some(bootstrap), Some(file)) = (var("KWIRE_BOOTSTRAP_REAUTH"), var("KWIRE_CONFIG_SASL_PLAINTEXT"))
@@ -514,6 +515,7 @@ fn a_client_outlives_four_sasl_session_lifetimes_without_an_error_or_a_missed_re
         let started = Instant::now();
         let mut produced = 0i64;
         let mut read = 0i64;
+        let mut opened_by_first_round = None;
         while started.elapsed() < Duration::from_secs(40) {
             let record = ProduceRecord::new(None, Some(format!("r{produced}").into_bytes().into()));
             let options = ProduceOptions { acks: Acks::All, ..ProduceOptions::default() };
@@ -541,9 +543,17 @@ fn a_client_outlives_four_sasl_session_lifetimes_without_an_error_or_a_missed_re
                 .expect("an answer for the partition")
                 .unwrap_or_else(|e| panic!("fetch after {:?}: {e}", started.elapsed()));
             read += fetched.records.len() as i64;
+            opened_by_first_round.get_or_insert(client.connections_opened());
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
         assert_eq!(read, produced, "every record produced was read back");
+        assert_eq!(
+            opened_by_first_round.map(|n| n + client.reauthentications_abandoned()),
+            Some(client.connections_opened()),
+            "no new connection after the first round but for a renewal the broker left unanswered"
+        );
+        // 40 s at 10 s lifetimes, renewed at 8.5 s: the leader's connection alone renews four times.
+        assert!(client.reauthentications() >= 4, "{} re-authentications", client.reauthentications());
     });
     let lifetimes = lifetimes.lock().unwrap();
     // The listener granted sessions with a lifetime (KIP-368), and kwire renewed them.

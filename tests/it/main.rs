@@ -43,5 +43,6 @@ mod proxy_leader_change;
 mod proxy_pcap;
 mod secured_interop;
 mod secured_matrix;
+mod secured_reauth;
 mod spark_batch_loop_crash;
 mod spark_store;

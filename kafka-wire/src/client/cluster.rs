@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 use super::address::parse_bootstrap;
-use super::connection::{Connection, PendingResponse};
+use super::connection::{Connection, Lane, PendingResponse};
 use super::error::{BrokerRef, ClientError};
 use super::metadata::ClusterMetadata;
 use super::negotiate::BrokerVersions;
@@ -95,9 +95,57 @@ pub(crate) struct BrokerConnection {
     pub connection: Connection,
     /// What the broker answered to ApiVersions (or the legacy table).
     pub versions: BrokerVersions,
-    /// When the SASL session must be renewed (KIP-368 session lifetime): from then on the
-    /// connection is retired and the next request opens a freshly authenticated one.
-    pub renew_at: Option<std::time::Instant>,
+    /// When the SASL session must be renewed (KIP-368 session lifetime): the first request
+    /// from then on re-authenticates this connection in place (see [`renewal`]).
+    pub renew_at: StdMutex<Option<std::time::Instant>>,
+}
+
+/// Closes a connection whose re-authentication was dropped before it settled: its parked
+/// requests must not wait for a renewal nobody finishes.
+struct AbandonedRenewal<'a> {
+    connection: &'a Connection,
+    settled: bool,
+}
+
+impl Drop for AbandonedRenewal<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.connection.fail(ClientError::ConnectionClosed {
+                broker: self.connection.broker().clone(),
+                reason: "its SASL re-authentication was interrupted".to_owned(),
+            });
+        }
+    }
+}
+
+/// What to do with a slot's connection before a request uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Renewal {
+    /// Use it as it is.
+    Use,
+    /// Its SASL session is due for renewal: re-authenticate it in place first (KIP-368), on
+    /// the same socket, keeping its fetch session and the requests in flight.
+    Reauthenticate,
+    /// It no longer takes requests (it died or was retired): open a new one.
+    Reopen,
+}
+
+/// The decision for a connection that is `closed` or not, whose session is to be renewed at
+/// `renew_at` (`None`: never), at `now`. A session the broker already let expire is still
+/// renewed in place: Kafka brokers take a SaslHandshake on an expired session and close the
+/// connection only on any other request.
+pub(crate) fn renewal(
+    closed: bool,
+    renew_at: Option<std::time::Instant>,
+    now: std::time::Instant,
+) -> Renewal {
+    if closed {
+        Renewal::Reopen
+    } else if renew_at.is_some_and(|at| now >= at) {
+        Renewal::Reauthenticate
+    } else {
+        Renewal::Use
+    }
 }
 
 type ConnectionSlot = Arc<Mutex<Option<Arc<BrokerConnection>>>>;
@@ -151,6 +199,12 @@ pub struct Client {
     /// Incremental fetch sessions (KIP-227) by broker address; taken out while a Fetch to that
     /// broker is in flight, so two concurrent fetches never share an epoch.
     fetch_sessions: StdMutex<HashMap<String, super::fetch_session::FetchSession>>,
+    /// Broker connections opened (TCP, and TLS), over all brokers.
+    connections_opened: AtomicU64,
+    /// In-place SASL re-authentications that succeeded, over all connections.
+    reauthentications: AtomicU64,
+    /// Re-authentications the broker left unanswered, whose connection was replaced.
+    reauthentications_abandoned: AtomicU64,
 }
 
 impl Client {
@@ -172,6 +226,9 @@ impl Client {
             throttled_until: StdMutex::default(),
             throttle_waited_ms: AtomicU64::new(0),
             fetch_sessions: StdMutex::default(),
+            connections_opened: AtomicU64::new(0),
+            reauthentications: AtomicU64::new(0),
+            reauthentications_abandoned: AtomicU64::new(0),
         };
         client.any_bootstrap_connection().await?;
         Ok(client)
@@ -227,6 +284,24 @@ impl Client {
         }
     }
 
+    /// Broker connections this client opened so far (TCP, with its TLS handshake and SASL
+    /// authentication), over all brokers: for tests and diagnostics.
+    pub fn connections_opened(&self) -> u64 {
+        self.connections_opened.load(Ordering::Relaxed)
+    }
+
+    /// SASL sessions this client renewed in place on a live connection (KIP-368) so far.
+    pub fn reauthentications(&self) -> u64 {
+        self.reauthentications.load(Ordering::Relaxed)
+    }
+
+    /// Re-authentications a broker left unanswered within the connect timeout, whose connection
+    /// was replaced by a freshly authenticated one (each is one more in
+    /// [`connections_opened`](Self::connections_opened)).
+    pub fn reauthentications_abandoned(&self) -> u64 {
+        self.reauthentications_abandoned.load(Ordering::Relaxed)
+    }
+
     /// Requests sent to `addr` so far (for tests and diagnostics).
     pub fn requests_sent_to(&self, addr: &str) -> u64 {
         lock(&self.requests).get(addr).copied().unwrap_or(0)
@@ -252,13 +327,16 @@ impl Client {
         let slot = Arc::clone(lock(&self.connections).entry(broker.addr.clone()).or_default());
         let mut slot = slot.lock().await;
         if let Some(conn) = slot.as_ref() {
-            let renew = conn.renew_at.is_some_and(|at| std::time::Instant::now() >= at);
-            if renew {
-                // Requests in flight on it finish; new ones go to a re-authenticated connection.
-                conn.connection.retire();
-            }
-            if !conn.connection.is_closed() {
-                return Ok(Arc::clone(conn));
+            let renew_at = *lock(&conn.renew_at);
+            match renewal(conn.connection.is_closed(), renew_at, std::time::Instant::now()) {
+                Renewal::Use => return Ok(Arc::clone(conn)),
+                // The slot stays locked meanwhile: no one opens a second connection.
+                Renewal::Reauthenticate => {
+                    if self.reauthenticate(conn).await? {
+                        return Ok(Arc::clone(conn));
+                    }
+                }
+                Renewal::Reopen => {}
             }
         }
         *slot = None;
@@ -270,12 +348,52 @@ impl Client {
     /// Opens, negotiates and (with SASL) authenticates a connection to `broker`.
     async fn open(&self, broker: &BrokerRef) -> Result<BrokerConnection, ClientError> {
         let (connection, versions) = self.open_negotiated(broker).await?;
+        self.connections_opened.fetch_add(1, Ordering::Relaxed);
         let renew_at = if self.config.security_protocol.uses_sasl() {
             self.authenticate(&connection, &versions).await?
         } else {
             None
         };
-        Ok(BrokerConnection { connection, versions, renew_at })
+        Ok(BrokerConnection { connection, versions, renew_at: StdMutex::new(renew_at) })
+    }
+
+    /// Renews `conn`'s SASL session on the same socket (KIP-368), as Kafka's Java client does:
+    /// SaslHandshake and SaslAuthenticate again, while other callers' requests wait their turn
+    /// (see [`Connection::begin_reauthentication`]). A refusal closes the connection and is
+    /// returned as the authentication error it is; kwire does not reconnect around it.
+    ///
+    /// A broker that does not answer the renewal within the connect timeout (seen now and then
+    /// on Kafka 4.1: the last SaslAuthenticate of a renewal left unanswered) gets `Ok(false)`:
+    /// the connection is closed, the requests parked on it fail with a retriable error, and the
+    /// caller opens a freshly authenticated one. Cancel-safe: dropped half-way, the connection
+    /// is closed rather than left holding requests back.
+    async fn reauthenticate(&self, conn: &BrokerConnection) -> Result<bool, ClientError> {
+        conn.connection.begin_reauthentication()?;
+        let mut guard = AbandonedRenewal { connection: &conn.connection, settled: false };
+        let timeout = self.config.connect_timeout;
+        let outcome =
+            tokio::time::timeout(timeout, self.authenticate(&conn.connection, &conn.versions)).await;
+        guard.settled = true;
+        match outcome {
+            Ok(Ok(renew_at)) => {
+                *lock(&conn.renew_at) = renew_at;
+                conn.connection.end_reauthentication();
+                self.reauthentications.fetch_add(1, Ordering::Relaxed);
+                Ok(true)
+            }
+            Ok(Err(e)) => {
+                conn.connection.fail(e.clone());
+                Err(e)
+            }
+            Err(_) => {
+                self.reauthentications_abandoned.fetch_add(1, Ordering::Relaxed);
+                conn.connection.fail(ClientError::ConnectionClosed {
+                    broker: conn.connection.broker().clone(),
+                    reason: format!("no answer to the SASL re-authentication within {timeout:?}"),
+                });
+                Ok(false)
+            }
+        }
     }
 
     async fn open_negotiated(&self, broker: &BrokerRef) -> Result<(Connection, BrokerVersions), ClientError> {
@@ -399,6 +517,24 @@ impl Client {
         self.wait_out_throttle(&connection.broker().addr).await;
         let pending = self.submit_on(connection, request, version)?;
         self.finish::<R>(connection.broker(), version, pending).await
+    }
+
+    /// A SaslHandshake round trip of a connection's (re-)authentication: written even while
+    /// the connection holds other requests back for it.
+    pub(crate) async fn authentication_round_trip<R: Request + std::fmt::Debug>(
+        &self,
+        connection: &Connection,
+        request: &R,
+        version: i16,
+    ) -> Result<R::Response, ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
+        let broker = connection.broker();
+        let pending = connection.submit_in(Lane::Authentication, R::SPEC.key, |correlation_id| {
+            self.outgoing_frame(broker, request, version, correlation_id)
+        })?;
+        self.finish::<R>(broker, version, pending).await
     }
 
     /// Queues `request` on `connection` before returning (see [`Connection::submit`]): the
@@ -615,4 +751,28 @@ pub(crate) fn retire_on_decode_error<T>(
         conn.connection.retire();
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::{renewal, Renewal};
+
+    #[test]
+    fn a_live_connection_is_reauthenticated_in_place_once_its_renewal_time_has_come() {
+        let now = Instant::now();
+        let later = now + Duration::from_secs(1);
+        assert_eq!(renewal(false, None, now), Renewal::Use, "no session lifetime: never renewed");
+        assert_eq!(renewal(false, Some(later), now), Renewal::Use);
+        assert_eq!(renewal(false, Some(now), now), Renewal::Reauthenticate);
+        assert_eq!(renewal(false, Some(now), later), Renewal::Reauthenticate, "even past expiry");
+    }
+
+    #[test]
+    fn a_closed_connection_is_replaced_whatever_its_session() {
+        let now = Instant::now();
+        assert_eq!(renewal(true, None, now), Renewal::Reopen);
+        assert_eq!(renewal(true, Some(now), now), Renewal::Reopen);
+    }
 }

@@ -16,6 +16,13 @@
 //!
 //! Correlation ids are the connection's: it hands one to the caller's frame encoder, and no
 //! two requests in flight on one connection share one.
+//!
+//! Re-authentication (KIP-368) happens in place: between
+//! [`begin_reauthentication`](Connection::begin_reauthentication) and
+//! [`end_reauthentication`](Connection::end_reauthentication) the frames other callers submit
+//! are parked, in order, and only the SASL frames ([`Lane::Authentication`]) reach the socket:
+//! a broker that is re-authenticating a connection refuses any other request on it. Requests
+//! queued before stay ahead of the handshake; the broker answers them first.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
@@ -44,11 +51,24 @@ enum State {
     Closed(ClientError),
 }
 
+/// Which frames a request's frame may overtake while the connection re-authenticates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// An ordinary request: parked while the connection re-authenticates.
+    Normal,
+    /// A SaslHandshake or SaslAuthenticate frame of the connection's (re-)authentication: written
+    /// at once.
+    Authentication,
+}
+
 /// What both tasks and the callers share, behind one lock.
 #[derive(Debug)]
 struct Shared {
     state: State,
     waiters: HashMap<i32, oneshot::Sender<Result<Bytes, ClientError>>>,
+    /// `Some` while the connection re-authenticates: the ordinary frames submitted meanwhile,
+    /// in submission order, written when it ends.
+    parked: Option<Vec<Outgoing>>,
 }
 
 impl Shared {
@@ -61,6 +81,8 @@ impl Shared {
         for (_, waiter) in self.waiters.drain() {
             let _ = waiter.send(Err(cause.clone()));
         }
+        // Parked frames are never written; their waiters just got the cause.
+        self.parked = None;
         self.state = State::Closed(cause);
     }
 
@@ -78,6 +100,7 @@ impl Shared {
 }
 
 /// A whole frame for the writer task.
+#[derive(Debug)]
 struct Outgoing {
     api: ApiKey,
     frame: Vec<u8>,
@@ -144,7 +167,8 @@ impl Connection {
     ) -> Result<Self, ClientError> {
         let stream = transport.connect(&broker, timeout).await?;
         let (read_half, write_half) = tokio::io::split(stream);
-        let shared = Arc::new(Mutex::new(Shared { state: State::Open, waiters: HashMap::new() }));
+        let shared =
+            Arc::new(Mutex::new(Shared { state: State::Open, waiters: HashMap::new(), parked: None }));
         let bytes_received = Arc::new(AtomicU64::new(0));
         let (outgoing, queue) = mpsc::unbounded_channel();
         let reader = tokio::spawn(read_task(
@@ -187,6 +211,37 @@ impl Connection {
         }
     }
 
+    /// Starts an in-place re-authentication: from now until
+    /// [`end_reauthentication`](Self::end_reauthentication), only [`Lane::Authentication`]
+    /// frames are written; the others wait, in order. Fails with the connection's refusal if
+    /// it no longer takes requests.
+    pub(crate) fn begin_reauthentication(&self) -> Result<(), ClientError> {
+        let mut shared = lock(&self.shared);
+        if let Some(refusal) = shared.refusal(&self.broker) {
+            return Err(refusal);
+        }
+        shared.parked.get_or_insert_with(Vec::new);
+        Ok(())
+    }
+
+    /// Ends a re-authentication that succeeded: the frames parked meanwhile are written, in
+    /// the order they were submitted. (One that failed closes the connection instead, see
+    /// [`fail`](Self::fail).)
+    pub(crate) fn end_reauthentication(&self) {
+        let mut shared = lock(&self.shared);
+        for outgoing in shared.parked.take().unwrap_or_default() {
+            // A writer that stopped has closed the connection, failing the parked waiters.
+            if self.outgoing.send(outgoing).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// Closes the connection with `cause`: every request in flight or parked fails with it.
+    pub(crate) fn fail(&self, cause: ClientError) {
+        lock(&self.shared).close(cause);
+    }
+
     /// Bytes received from the broker so far.
     pub fn bytes_received(&self) -> u64 {
         self.bytes_received.load(Ordering::Relaxed)
@@ -203,6 +258,7 @@ impl Connection {
     /// whose header carries it. Cancel-safe: dropping the returned future at any point leaves
     /// the connection usable. (The producer submits and waits in two steps to keep several
     /// batches in order; see [`submit`](Self::submit).)
+    #[cfg(test)]
     pub async fn round_trip(
         &self,
         api: ApiKey,
@@ -212,12 +268,34 @@ impl Connection {
         self.submit(api, encode)?.wait(timeout).await
     }
 
+    /// [`round_trip`](Self::round_trip) in `lane` (see [`submit_in`](Self::submit_in)).
+    pub(crate) async fn round_trip_in(
+        &self,
+        lane: Lane,
+        api: ApiKey,
+        encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
+        timeout: Duration,
+    ) -> Result<Response, ClientError> {
+        self.submit_in(lane, api, encode)?.wait(timeout).await
+    }
+
     /// Queues one request now, before returning, and hands back the wait for its response:
     /// requests submitted one after another from one task are written in that order, which is
     /// what keeps an idempotent producer's batches in sequence order with several in flight.
     /// Dropping the [`PendingResponse`] forgets the waiter; the frame is still written whole.
     pub fn submit(
         &self,
+        api: ApiKey,
+        encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
+    ) -> Result<PendingResponse, ClientError> {
+        self.submit_in(Lane::Normal, api, encode)
+    }
+
+    /// [`submit`](Self::submit) in `lane`: an [`Lane::Authentication`] frame is written even
+    /// while the connection re-authenticates.
+    pub(crate) fn submit_in(
+        &self,
+        lane: Lane,
         api: ApiKey,
         encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
     ) -> Result<PendingResponse, ClientError> {
@@ -233,7 +311,7 @@ impl Connection {
         }
         // Forgets the waiter if the response is never waited for to the end.
         let waiter = WaiterGuard { shared: Arc::clone(&self.shared), correlation_id };
-        self.queue(Outgoing { api, frame, written: None })?;
+        self.queue(lane, Outgoing { api, frame, written: None })?;
         Ok(PendingResponse { api, broker: self.broker.clone(), correlation_id, rx, _waiter: waiter })
     }
 
@@ -251,7 +329,7 @@ impl Connection {
             return Err(refusal);
         }
         let (tx, rx) = oneshot::channel();
-        self.queue(Outgoing { api, frame, written: Some(tx) })?;
+        self.queue(Lane::Normal, Outgoing { api, frame, written: Some(tx) })?;
         if rx.await.is_ok() {
             return Ok(correlation_id);
         }
@@ -261,9 +339,18 @@ impl Connection {
         }))
     }
 
-    fn queue(&self, outgoing: Outgoing) -> Result<(), ClientError> {
-        self.outgoing.send(outgoing).map_err(|_| {
-            lock(&self.shared).refusal(&self.broker).unwrap_or_else(|| ClientError::ConnectionClosed {
+    /// Hands `outgoing` to the writer, or parks it while the connection re-authenticates. The
+    /// lock is held while sending, so parked frames released by `end_reauthentication` keep
+    /// their place ahead of later ones.
+    fn queue(&self, lane: Lane, outgoing: Outgoing) -> Result<(), ClientError> {
+        let mut shared = lock(&self.shared);
+        if let (Lane::Normal, Some(parked)) = (lane, shared.parked.as_mut()) {
+            parked.push(outgoing);
+            return Ok(());
+        }
+        let sent = self.outgoing.send(outgoing);
+        sent.map_err(|_| {
+            shared.refusal(&self.broker).unwrap_or_else(|| ClientError::ConnectionClosed {
                 broker: self.broker.clone(),
                 reason: "the connection's writer stopped".to_owned(),
             })
@@ -439,7 +526,7 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::{TcpListener, TcpStream};
 
-    use super::{Connection, State, Transport};
+    use super::{Connection, Lane, State, Transport};
     use crate::client::error::{BrokerRef, ClientError};
     use crate::client::sync::lock;
     use crate::protocol::ApiKey;
@@ -608,5 +695,61 @@ mod tests {
         let id = connection.send_only(METADATA, |id| Ok(frame(id, 3))).await.expect("written");
         assert_eq!(read_request(&mut socket).await, (id, vec![0, 1, 2]));
         assert!(lock(&connection.shared).waiters.is_empty());
+    }
+
+    #[tokio::test]
+    async fn requests_submitted_during_a_reauthentication_wait_for_it_and_keep_their_order() {
+        let (connection, mut socket) = connected().await;
+        connection.begin_reauthentication().expect("an open connection re-authenticates");
+        let timeout = Duration::from_secs(10);
+        let first = connection.submit(METADATA, |id| Ok(frame(id, 1))).expect("parked");
+        let second = connection.submit(METADATA, |id| Ok(frame(id, 2))).expect("parked");
+        let handshake = connection
+            .submit_in(Lane::Authentication, METADATA, |id| Ok(frame(id, 3)))
+            .expect("the authentication frame goes out");
+        // Only the authentication frame is on the socket while the session is renewed.
+        let (id, payload) = read_request(&mut socket).await;
+        assert_eq!(payload.len(), 3, "the first frame the broker sees is the handshake");
+        answer(&mut socket, id, b"hs").await;
+        assert_eq!(&handshake.wait(timeout).await.expect("answered").frame[4..], b"hs");
+        connection.end_reauthentication();
+        let (a, payload_a) = read_request(&mut socket).await;
+        let (b, payload_b) = read_request(&mut socket).await;
+        assert_eq!((payload_a.len(), payload_b.len()), (1, 2), "parked frames keep their order");
+        answer(&mut socket, a, b"a").await;
+        answer(&mut socket, b, b"b").await;
+        assert_eq!(&first.wait(timeout).await.expect("first").frame[4..], b"a");
+        assert_eq!(&second.wait(timeout).await.expect("second").frame[4..], b"b");
+        assert!(!connection.is_closed(), "the same connection serves on");
+    }
+
+    #[tokio::test]
+    async fn a_failed_reauthentication_fails_the_parked_requests_with_its_cause_and_writes_none() {
+        let (connection, mut socket) = connected().await;
+        connection.begin_reauthentication().expect("begins");
+        let parked = connection.submit(METADATA, |id| Ok(frame(id, 1))).expect("parked");
+        let cause = ClientError::Authentication {
+            broker: connection.broker().clone(),
+            mechanism: "SCRAM-SHA-512",
+            user: "alice".to_owned(),
+            message: "re-authentication refused".to_owned(),
+        };
+        connection.fail(cause.clone());
+        let error = parked.wait(Duration::from_secs(10)).await.expect_err("never sent");
+        assert_eq!(error.to_string(), cause.to_string());
+        assert!(connection.is_closed());
+        drop(connection);
+        let mut rest = Vec::new();
+        socket.read_to_end(&mut rest).await.expect("the socket closes");
+        assert!(rest.is_empty(), "the parked frame was never written: {rest:?}");
+    }
+
+    #[tokio::test]
+    async fn a_closed_connection_cannot_begin_a_reauthentication() {
+        let (connection, socket) = connected().await;
+        drop(socket);
+        let _ = connection.round_trip(METADATA, |id| Ok(frame(id, 1)), Duration::from_secs(10)).await;
+        assert!(connection.is_closed());
+        assert!(connection.begin_reauthentication().is_err());
     }
 }

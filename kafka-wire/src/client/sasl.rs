@@ -1,7 +1,7 @@
-//! SASL authentication of a new connection: SaslHandshake v1 picks the mechanism, then
-//! SaslAuthenticate (v0–v2) carries its tokens. Runs once per connection, after ApiVersions
-//! and before any other request; the broker's session lifetime (KIP-368) says when the
-//! connection must be replaced by a freshly authenticated one.
+//! SASL authentication of a connection: SaslHandshake v1 picks the mechanism, then
+//! SaslAuthenticate (v0–v2) carries its tokens. Runs after ApiVersions and before any other
+//! request, and again on the same connection whenever the session lifetime the broker granted
+//! (KIP-368, SaslAuthenticate v1+) is due for renewal (see `Client::reauthenticate`).
 //!
 //! `--trace` sees every SaslAuthenticate frame with its `auth_bytes` replaced by `<redacted>`:
 //! the tokens carry the PLAIN password, SCRAM proofs (enough for an offline dictionary attack)
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::cluster::Client;
-use super::connection::Connection;
+use super::connection::{Connection, Lane};
 use super::error::ClientError;
 use super::negotiate::BrokerVersions;
 use super::oauth_token::read_token;
@@ -65,7 +65,7 @@ impl Client {
         let authenticate_version = versions.choose(&sasl_authenticate::SPEC, broker)?;
         let started = Instant::now();
         let handshake = SaslHandshakeRequest { mechanism: sasl.mechanism.name().to_owned() };
-        let response = self.round_trip(connection, &handshake, handshake_version).await?;
+        let response = self.authentication_round_trip(connection, &handshake, handshake_version).await?;
         if response.error_code == ErrorCode::UNSUPPORTED_SASL_MECHANISM {
             return Err(ClientError::SaslMechanismNotEnabled {
                 broker: broker.clone(),
@@ -196,7 +196,8 @@ impl Exchange<'_> {
         let client_id = Some(self.client.config().client_id.as_str());
         let response = self
             .connection
-            .round_trip(
+            .round_trip_in(
+                Lane::Authentication,
                 api,
                 |correlation_id| {
                     let frame = encode_request(request, version, correlation_id, client_id)
