@@ -16,7 +16,7 @@
 //! registration listeners, a Streams instance's `user_endpoint`, ACL hosts) must reach the
 //! cluster as sent.
 //!
-//! The rewrite is one pass over the bytes ([`crate::endpoint_splice`]): no value is decoded,
+//! The rewrite is one pass over the bytes (`endpoint_splice`): no value is decoded,
 //! nothing is allocated unless an endpoint changes, and every other byte (tagged fields kwire
 //! does not know included) is forwarded as it came.
 
