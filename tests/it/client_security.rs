@@ -573,3 +573,19 @@ fn a_client_outlives_four_sasl_session_lifetimes_on_the_same_connections_without
     // at 8.5 s) is at least four authentications of the leader's connection.
     assert!(authentications.load(Ordering::Relaxed) >= 2 * 4, "{lifetimes:?}");
 }
+
+/// The SCRAM_ONLY listener enables SCRAM-SHA-512 alone: a PLAIN client is told which mechanism
+/// is missing and which the broker offers, exit 9, at once; SCRAM-SHA-512 on it works.
+#[test]
+fn a_mechanism_the_listener_does_not_enable_is_refused_with_the_brokers_list_and_exit_9() {
+    let Some(setups) = secured::setups() else { return };
+    let Some(bootstrap) = support::required_var("KWIRE_BOOTSTRAP_SCRAM_ONLY") else { return };
+    let plain = setup_named(&setups, "SASL_PLAINTEXT/PLAIN").java_config.to_string_lossy().into_owned();
+    let (out, took) = kwire_secured(&["-b", &bootstrap, "--command-config", &plain, "metadata"]);
+    assert_fails(&out, SECURITY, &["SASL mechanism PLAIN is not enabled", "it enables: SCRAM-SHA-512"]);
+    assert!(took < Duration::from_secs(10), "refused in {took:?}");
+    let scram =
+        setup_named(&setups, "SASL_PLAINTEXT/SCRAM-SHA-512").java_config.to_string_lossy().into_owned();
+    let (out, _) = kwire_secured(&["-b", &bootstrap, "--command-config", &scram, "metadata"]);
+    assert!(out.status.success(), "SCRAM-SHA-512 on the SCRAM_ONLY listener: {}", stderr(&out));
+}
