@@ -172,7 +172,11 @@ fn a_broker_certificate_from_another_ca_is_untrusted_with_exit_9() {
         &format!("ssl.ca.location={other_ca}"),
         "metadata",
     ]);
-    assert_fails(&out, SECURITY, &["untrusted certificate", "ssl.ca.location"]);
+    assert_fails(
+        &out,
+        SECURITY,
+        &["untrusted certificate", "ssl.ca.location", "subject CN=localhost", "issued by CN=kwire test CA"],
+    );
     // Without any CA setting the bundled public roots do not know the test CA either.
     let (out, _) = kwire_secured(&["-b", &ssl.bootstrap, "-X", "security.protocol=SSL", "metadata"]);
     assert_fails(&out, SECURITY, &["untrusted certificate"]);
@@ -198,7 +202,7 @@ fn a_broker_certificate_for_another_host_names_the_hosts_it_is_for() {
     );
     let config = ssl.java_config.to_string_lossy().into_owned();
     let (out, _) = kwire_secured(&["-b", &addr, "--command-config", &config, "metadata"]);
-    assert_fails(&out, SECURITY, &["wrong host", &format!("`{host}`"), "localhost"]);
+    assert_fails(&out, SECURITY, &["wrong host", &format!("`{host}`"), "localhost", "subject CN=localhost"]);
     // ssl.endpoint.identification.algorithm= turns the host check off, with a warning.
     let (out, _) = kwire_secured(&[
         "-b",
@@ -325,7 +329,11 @@ fn an_expired_broker_certificate_is_refused_saying_it_expired() {
         &format!("ssl.ca.location={ca}"),
         "metadata",
     ]);
-    assert_fails(&out, SECURITY, &["certificate has expired", "1577923200"]);
+    assert_fails(
+        &out,
+        SECURITY,
+        &["has expired", "1577923200", "subject CN=localhost", "issued by CN=kwire-test-ca"],
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -564,4 +572,20 @@ fn a_client_outlives_four_sasl_session_lifetimes_on_the_same_connections_without
     // SCRAM takes two SaslAuthenticate rounds per authentication; 40 s at 10 s lifetimes (renewed
     // at 8.5 s) is at least four authentications of the leader's connection.
     assert!(authentications.load(Ordering::Relaxed) >= 2 * 4, "{lifetimes:?}");
+}
+
+/// The SCRAM_ONLY listener enables SCRAM-SHA-512 alone: a PLAIN client is told which mechanism
+/// is missing and which the broker offers, exit 9, at once; SCRAM-SHA-512 on it works.
+#[test]
+fn a_mechanism_the_listener_does_not_enable_is_refused_with_the_brokers_list_and_exit_9() {
+    let Some(setups) = secured::setups() else { return };
+    let Some(bootstrap) = support::required_var("KWIRE_BOOTSTRAP_SCRAM_ONLY") else { return };
+    let plain = setup_named(&setups, "SASL_PLAINTEXT/PLAIN").java_config.to_string_lossy().into_owned();
+    let (out, took) = kwire_secured(&["-b", &bootstrap, "--command-config", &plain, "metadata"]);
+    assert_fails(&out, SECURITY, &["SASL mechanism PLAIN is not enabled", "it enables: SCRAM-SHA-512"]);
+    assert!(took < Duration::from_secs(10), "refused in {took:?}");
+    let scram =
+        setup_named(&setups, "SASL_PLAINTEXT/SCRAM-SHA-512").java_config.to_string_lossy().into_owned();
+    let (out, _) = kwire_secured(&["-b", &bootstrap, "--command-config", &scram, "metadata"]);
+    assert!(out.status.success(), "SCRAM-SHA-512 on the SCRAM_ONLY listener: {}", stderr(&out));
 }

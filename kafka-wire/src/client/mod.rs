@@ -9,6 +9,8 @@
 mod accumulator;
 mod address;
 mod admin;
+#[cfg(feature = "tls")]
+mod certificate_names;
 mod cluster;
 mod connection;
 mod coordinator;

@@ -13,10 +13,11 @@ use tokio_rustls::rustls::crypto::ring;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use tokio_rustls::rustls::{
-    self, AlertDescription, CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore,
+    self, AlertDescription, CertificateError, ClientConfig, DigitallySignedStruct, OtherError, RootCertStore,
     SignatureScheme,
 };
 
+use super::certificate_names::{certificate_names, CertificateNames};
 use super::error::{BrokerRef, ClientError};
 use super::security::TlsConfig;
 
@@ -55,11 +56,10 @@ pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<ClientConfig>, Client
     let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
         .build()
         .map_err(|e| config_error(format!("TLS trust anchors: {e}")))?;
-    let builder = if tls.verify_hostname {
-        builder.with_webpki_verifier(verifier)
-    } else {
-        builder.dangerous().with_custom_certificate_verifier(Arc::new(AnyHostname { inner: verifier }))
-    };
+    let builder = builder.dangerous().with_custom_certificate_verifier(Arc::new(NamingVerifier {
+        inner: verifier,
+        verify_hostname: tls.verify_hostname,
+    }));
     let config = match (&tls.client_cert_file, &tls.client_key_file) {
         (Some(cert), Some(key)) => {
             let certs = read_certificates(cert, "ssl.certificate.location")?;
@@ -128,30 +128,25 @@ pub(crate) fn explain(e: &std::io::Error, host: &str) -> String {
         };
     };
     match tls {
-        rustls::Error::InvalidCertificate(cert) => match cert {
-            CertificateError::UnknownIssuer => "the broker's certificate is not signed by a trusted CA \
-                 (untrusted certificate): set ssl.ca.location to the CA bundle that signed it"
-                .to_owned(),
-            CertificateError::ExpiredContext { time, not_after } => format!(
-                "the broker's certificate has expired ({} days ago, at {} s since the epoch)",
-                time.as_secs().saturating_sub(not_after.as_secs()) / 86_400,
-                not_after.as_secs()
-            ),
-            CertificateError::Expired => "the broker's certificate has expired".to_owned(),
-            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
-                "the broker's certificate is not valid yet (check the clock)".to_owned()
-            }
-            CertificateError::NotValidForNameContext { presented, .. } => format!(
-                "the broker's certificate is not valid for host `{host}` (wrong host): it names {}; \
-                 connect by one of those names, or set ssl.endpoint.identification.algorithm= to skip the check",
-                presented.join(", ")
-            ),
-            CertificateError::NotValidForName => format!(
-                "the broker's certificate is not valid for host `{host}` (wrong host); connect by a name it \
-                 lists, or set ssl.endpoint.identification.algorithm= to skip the check"
-            ),
-            other => format!("the broker's certificate was refused: {other:?}"),
-        },
+        rustls::Error::InvalidCertificate(cert) => {
+            let (cause, names) = match cert {
+                CertificateError::Other(OtherError(inner)) => {
+                    match inner.downcast_ref::<RefusedCertificate>() {
+                        Some(refused) => (&refused.cause, refused.names.as_ref()),
+                        None => (cert, None),
+                    }
+                }
+                other => (other, None),
+            };
+            let who = match names {
+                Some(names) => format!(
+                    "the broker's certificate (subject {}, issued by {})",
+                    names.subject, names.issuer
+                ),
+                None => "the broker's certificate".to_owned(),
+            };
+            explain_certificate(cause, &who, host)
+        }
         rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => {
             "the broker answered without TLS — is this a PLAINTEXT listener? (security.protocol)".to_owned()
         }
@@ -169,14 +164,65 @@ pub(crate) fn explain(e: &std::io::Error, host: &str) -> String {
     }
 }
 
-/// The WebPKI check without the host name part (`ssl.endpoint.identification.algorithm=`):
-/// the chain must still lead to a trusted CA and be in date.
-#[derive(Debug)]
-struct AnyHostname {
-    inner: Arc<WebPkiServerVerifier>,
+/// Why `who` (the broker's certificate, with its names when known) was refused.
+fn explain_certificate(cause: &CertificateError, who: &str, host: &str) -> String {
+    match cause {
+        CertificateError::UnknownIssuer => format!(
+            "{who} is not signed by a trusted CA (untrusted certificate): set ssl.ca.location to the CA \
+             bundle that signed it"
+        ),
+        CertificateError::ExpiredContext { time, not_after } => format!(
+            "{who} has expired ({} days ago, at {} s since the epoch)",
+            time.as_secs().saturating_sub(not_after.as_secs()) / 86_400,
+            not_after.as_secs()
+        ),
+        CertificateError::Expired => format!("{who} has expired"),
+        CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+            format!("{who} is not valid yet (check the clock)")
+        }
+        CertificateError::NotValidForNameContext { presented, .. } => format!(
+            "{who} is not valid for host `{host}` (wrong host): it names {}; connect by one of those \
+             names, or set ssl.endpoint.identification.algorithm= to skip the check",
+            presented.join(", ")
+        ),
+        CertificateError::NotValidForName => format!(
+            "{who} is not valid for host `{host}` (wrong host); connect by a name it lists, or set \
+             ssl.endpoint.identification.algorithm= to skip the check"
+        ),
+        other => format!("{who} was refused: {other:?}"),
+    }
 }
 
-impl ServerCertVerifier for AnyHostname {
+/// A certificate refusal with the names of the certificate refused (rustls' errors carry the
+/// reason, not the certificate).
+#[derive(Debug)]
+struct RefusedCertificate {
+    cause: CertificateError,
+    names: Option<CertificateNames>,
+}
+
+impl std::fmt::Display for RefusedCertificate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.cause)?;
+        if let Some(names) = &self.names {
+            write!(f, " (subject {}, issued by {})", names.subject, names.issuer)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RefusedCertificate {}
+
+/// The WebPKI check, whose refusals name the certificate refused; with `verify_hostname` off
+/// (`ssl.endpoint.identification.algorithm=`) without the host name part: the chain must still
+/// lead to a trusted CA and be in date.
+#[derive(Debug)]
+struct NamingVerifier {
+    inner: Arc<WebPkiServerVerifier>,
+    verify_hostname: bool,
+}
+
+impl ServerCertVerifier for NamingVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -188,7 +234,12 @@ impl ServerCertVerifier for AnyHostname {
         match self.inner.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
+            )) if !self.verify_hostname => Ok(ServerCertVerified::assertion()),
+            Err(rustls::Error::InvalidCertificate(cause)) => {
+                Err(rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(
+                    RefusedCertificate { cause, names: certificate_names(end_entity) },
+                )))))
+            }
             other => other,
         }
     }
@@ -213,5 +264,40 @@ impl ServerCertVerifier for AnyHostname {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.inner.supported_verify_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(cause: CertificateError, names: Option<CertificateNames>) -> std::io::Error {
+        let error = rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(
+            RefusedCertificate { cause, names },
+        ))));
+        std::io::Error::new(std::io::ErrorKind::InvalidData, error)
+    }
+
+    #[test]
+    fn a_refused_certificate_is_explained_with_its_subject_and_issuer_when_known() {
+        let names = CertificateNames { subject: "CN=broker1".to_owned(), issuer: "CN=Other CA".to_owned() };
+        let message = explain(&refused(CertificateError::UnknownIssuer, Some(names)), "127.0.0.1");
+        assert!(
+            message.starts_with(
+                "the broker's certificate (subject CN=broker1, issued by CN=Other CA) is not signed by a trusted CA"
+            ),
+            "{message}"
+        );
+        let message = explain(&refused(CertificateError::NotValidForName, None), "10.0.0.1");
+        assert!(
+            message.starts_with("the broker's certificate is not valid for host `10.0.0.1`"),
+            "{message}"
+        );
+        // An error rustls made without the verifier's names is explained the same way.
+        let bare = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(CertificateError::Expired),
+        );
+        assert_eq!(explain(&bare, "h"), "the broker's certificate has expired");
     }
 }
