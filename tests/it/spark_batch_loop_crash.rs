@@ -47,6 +47,8 @@ fn spark_env() -> Option<BTreeMap<String, String>> {
         eprintln!("note: Spark not installed; skipping (run scripts/spark install)");
         return None;
     }
+    // The example plans and commits with the Python package: built from this checkout.
+    support::build_python_package();
     Some(
         support::stdout(&env)
             .lines()

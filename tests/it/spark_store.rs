@@ -51,16 +51,7 @@ impl Spark {
         let python = &vars["KWIRE_SPARK_PYTHON"];
         // examples/pyspark/batch_loop.py plans and commits with the Python package: built from
         // this checkout (so it is the code under test), imported from python/.
-        let build = Command::new(support::repo_root().join("scripts/python-test"))
-            .arg("--build-only")
-            .output()
-            .expect("scripts/python-test runs");
-        assert!(
-            build.status.success(),
-            "building the Python package failed (scripts/python-test --build-only):\n{}{}",
-            support::stdout(&build),
-            stderr(&build)
-        );
+        support::build_python_package();
         let log = std::env::temp_dir().join(unique("kwire-spark-session")).with_extension("log");
         let mut child = Command::new(python)
             .arg(support::repo_root().join("tests/it/spark/queries.py"))

@@ -124,6 +124,27 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Builds the Python package from this checkout once per test run (`scripts/python-test
+/// --build-only`), for the Spark tests whose driver (examples/pyspark/batch_loop.py) imports it
+/// from python/: every caller waits for the one build, so no two builds race in its virtualenv.
+pub fn build_python_package() {
+    static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let build = Command::new(repo_root().join("scripts/python-test"))
+            .arg("--build-only")
+            .output()
+            .map_err(|e| format!("scripts/python-test does not run: {e}"))?;
+        if build.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{}{}", stdout(&build), stderr(&build)))
+        }
+    });
+    if let Err(output) = built {
+        panic!("building the Python package failed (scripts/python-test --build-only):\n{output}");
+    }
+}
+
 /// Runs the `kwire` binary with `args` against `cluster`.
 pub fn kwire(cluster: &Cluster, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kwire"))
