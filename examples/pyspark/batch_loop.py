@@ -20,8 +20,9 @@ package installed into that Python (`pip install ./python`, or PYTHONPATH=python
   scripts/spark run examples/pyspark/batch_loop.py --topic events --group job \
       --store file:/var/lib/job/offsets.json --output /data/events --max-per-partition 10000
 
-Per round it prints one JSON line on stderr: records, and the milliseconds of kwire's plan,
-Spark's read + write, and kwire's commit.
+Per round it prints two JSON lines on stderr: before the commit, the offsets it is about to
+store (`committing`: [topic, partition, until] per partition), and after it, records and the
+milliseconds of kwire's plan, Spark's read + write, and kwire's commit.
 """
 
 from __future__ import annotations
@@ -74,7 +75,11 @@ def read_and_write(spark: Any, opts: argparse.Namespace, batch: kwire.Plan) -> N
 
 def commit(batch: kwire.Plan) -> None:
     """Stores `until` of every partition of the batch in one write (a store that takes only
-    some raises kwire.PartialWrite, naming each partition)."""
+    some raises kwire.PartialWrite, naming each partition). First says on stderr what it is
+    about to store (one JSON line), so the log shows every commit attempted, even one a crash
+    cut short."""
+    print(json.dumps({"committing": [[r["topic"], r["partition"], r["until"]] for r in batch.ranges]}),
+          file=sys.stderr, flush=True)
     batch.commit()
 
 

@@ -1,7 +1,7 @@
 //! Seed 004 on real PySpark: `examples/pyspark/batch_loop.py` consumes a 6-partition topic
 //! under a live producer while its driver (the Python process and the JVM it started, one
-//! process group) is killed with SIGKILL at random moments, then restarted. Every commit the
-//! loop makes goes through a wrapper that records its offsets before kwire runs, so the test sees
+//! process group) is killed with SIGKILL at random moments, then restarted. The loop says each
+//! commit's offsets on stderr before it stores them (a `committing` line), so the test sees
 //! each commit, including one killed half-way.
 //!
 //! The kill moments come from a seed printed at the start; `KWIRE_SPARK_KILL_SEED=N` replays
@@ -182,18 +182,20 @@ fn tail(log: &Path) -> String {
     lines[lines.len().saturating_sub(40)..].join("\n")
 }
 
-/// The offsets of each commit the loop attempted, in order: `commit ... T:P=O ...` lines the
-/// wrapper wrote before running kwire (a line cut by a kill has no newline and is skipped).
+/// The offsets of each commit the loop attempted, in order: the `{"committing": [[topic,
+/// partition, until], ...]}` lines the loop printed before storing them (a line cut by a kill
+/// does not parse and is skipped).
 fn attempted_commits(log: &Path, topic: &str) -> Vec<BTreeMap<i32, i64>> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
-    let complete = text.rsplit_once('\n').map_or("", |(done, _)| done);
-    let prefix = format!("{topic}:");
-    complete
-        .lines()
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(&line[line.find("{\"committing\"")?..]).ok())
         .map(|line| {
-            line.split(' ')
-                .filter_map(|arg| arg.strip_prefix(&prefix)?.split_once('='))
-                .map(|(p, o)| (p.parse().unwrap(), o.parse().unwrap()))
+            line["committing"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|r| r[0].as_str() == Some(topic))
+                .filter_map(|r| Some((i32::try_from(r[1].as_i64()?).ok()?, r[2].as_i64()?)))
                 .collect()
         })
         .collect()
@@ -261,20 +263,8 @@ fn seed_004_a_batch_loop_driver_killed_at_random_moments_skips_nothing_and_never
     let topic = unique("spark-crash-loop");
     let dir = std::env::temp_dir().join(unique("kwire-spark-crash"));
     std::fs::create_dir_all(&dir).unwrap();
-    let (output, log, commits) = (dir.join("out"), dir.join("driver.log"), dir.join("commits.log"));
+    let (output, log) = (dir.join("out"), dir.join("driver.log"));
     let store = format!("file:{}", dir.join("offsets.json").display());
-    // The loop's kwire: records a commit's arguments, then is kwire (same process, same group).
-    let wrapper = dir.join("kwire");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\nif [ \"$1\" = commit ]; then printf '%s\\n' \"$*\" >>'{}'; fi\nexec '{}' \"$@\"\n",
-            commits.display(),
-            env!("CARGO_BIN_EXE_kwire")
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let args: Vec<String> = [
         "--topic",
         &topic,
@@ -288,8 +278,6 @@ fn seed_004_a_batch_loop_driver_killed_at_random_moments_skips_nothing_and_never
         "1000",
         "--bootstrap",
         &cluster.bootstrap,
-        "--kwire",
-        &wrapper.display().to_string(),
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -330,7 +318,7 @@ fn seed_004_a_batch_loop_driver_killed_at_random_moments_skips_nothing_and_never
         // The store after the kill: one of the commits attempted, never behind the last snapshot.
         let now = stored(&cluster, &store);
         assert!(
-            attempted_commits(&commits, &topic).contains(&now),
+            attempted_commits(&log, &topic).contains(&now),
             "the stored offsets {now:?} are no commit the loop made"
         );
         if let Some(last) = snapshots.last() {
@@ -356,7 +344,7 @@ fn seed_004_a_batch_loop_driver_killed_at_random_moments_skips_nothing_and_never
 
     // Every commit names every partition (seed 004 kept only the last one's), and no commit
     // moves a partition back.
-    let attempts = attempted_commits(&commits, &topic);
+    let attempts = attempted_commits(&log, &topic);
     for (i, pair) in attempts.windows(2).enumerate() {
         assert_not_behind(&pair[1], &pair[0], &format!("commit {}", i + 1));
     }
