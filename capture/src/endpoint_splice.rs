@@ -299,7 +299,7 @@ impl<'a> Splice<'a> {
                 self.fields(fields, path, map)
             }
             FieldType::Array(element) => {
-                let len = self.length(false, min_size(element, self.flexible), path)?;
+                let len = self.length(false, element.min_size(self.flexible), path)?;
                 let count = self.present(len, nullable, path)?;
                 match element {
                     FieldType::Struct(_)
@@ -313,7 +313,7 @@ impl<'a> Splice<'a> {
                         Ok(())
                     }
                     // Fixed-size elements: the count was checked against the bytes left.
-                    fixed => self.skip(count * min_size(fixed, self.flexible), path),
+                    fixed => self.skip(count * fixed.min_size(self.flexible), path),
                 }
             }
         }
@@ -384,20 +384,6 @@ impl<'a> Splice<'a> {
             self.skip(size, path)?;
         }
         Ok(())
-    }
-}
-
-/// The fewest bytes one element of type `ty` can take.
-fn min_size(ty: &FieldType, flexible: bool) -> usize {
-    match ty {
-        FieldType::Bool | FieldType::Int8 | FieldType::Struct(_) => 1,
-        FieldType::Int16 | FieldType::Uint16 => 2,
-        FieldType::Int32 | FieldType::Uint32 => 4,
-        FieldType::Int64 | FieldType::Float64 => 8,
-        FieldType::Uuid => 16,
-        _ if flexible => 1,
-        FieldType::String => 2,
-        FieldType::Bytes | FieldType::Records | FieldType::Array(_) => 4,
     }
 }
 

@@ -179,20 +179,6 @@ fn read_tags(
     Ok(())
 }
 
-/// The fewest bytes one element of type `ty` can take, for the element-count check.
-fn min_size(ty: &FieldType, flexible: bool) -> usize {
-    match ty {
-        FieldType::Bool | FieldType::Int8 | FieldType::Struct(_) => 1,
-        FieldType::Int16 | FieldType::Uint16 => 2,
-        FieldType::Int32 | FieldType::Uint32 => 4,
-        FieldType::Int64 | FieldType::Float64 => 8,
-        FieldType::Uuid => 16,
-        _ if flexible => 1,
-        FieldType::String => 2,
-        FieldType::Bytes | FieldType::Records | FieldType::Array(_) => 4,
-    }
-}
-
 fn unexpected_null(d: &Decoder, f: &Field) -> DecodeError {
     d.error(DecodeErrorKind::UnexpectedNull, f.path)
 }
@@ -246,7 +232,7 @@ fn read_field(
             }
         }
         FieldType::Array(element) => {
-            let min = min_size(element, d.is_flexible());
+            let min = element.min_size(d.is_flexible());
             match d.nullable_array(path, min, |d| read_field(d, f, element, false, version, records))? {
                 Some(items) => Value::Array(items),
                 None if nullable => Value::Null,

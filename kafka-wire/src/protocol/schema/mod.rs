@@ -79,6 +79,25 @@ pub enum FieldType {
     Array(&'static FieldType),
 }
 
+impl FieldType {
+    /// The fewest bytes one value of this type takes on the wire (`flexible`: in a flexible
+    /// version, where lengths and counts are varints of at least one byte) — the bound an
+    /// element count is checked against before anything is allocated. Exact for fixed-size
+    /// types.
+    pub const fn min_size(&self, flexible: bool) -> usize {
+        match self {
+            FieldType::Bool | FieldType::Int8 | FieldType::Struct(_) => 1,
+            FieldType::Int16 | FieldType::Uint16 => 2,
+            FieldType::Int32 | FieldType::Uint32 => 4,
+            FieldType::Int64 | FieldType::Float64 => 8,
+            FieldType::Uuid => 16,
+            _ if flexible => 1,
+            FieldType::String => 2,
+            FieldType::Bytes | FieldType::Records | FieldType::Array(_) => 4,
+        }
+    }
+}
+
 /// One field of a message or struct.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Field {
