@@ -22,31 +22,10 @@ use kwire_stores::FileStore;
 use kwire_stream::ZkStore;
 use offset_store::OffsetStore;
 
-use support::{cluster, create_topic, tp, unique, Cluster};
+use support::{cluster, create_topic, tp, unique, Cluster, Rng};
 
 const PARTITIONS: i32 = 4;
 const KILLS: u32 = 21;
-
-/// xorshift64*: random kill moments without a dependency; the seed is printed.
-struct Rng(u64);
-
-impl Rng {
-    fn new() -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64);
-        let seed = nanos | 1;
-        eprintln!("crash test seed {seed}");
-        Self(seed)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
-    }
-}
 
 struct Run {
     cluster: Cluster,
@@ -271,7 +250,7 @@ async fn crash_run(cluster: Cluster, store: &str, restart_zookeeper: bool) {
     let stop = Arc::new(AtomicBool::new(false));
     let production = tokio::spawn(producer(client.clone(), topic.clone(), stop.clone()));
 
-    let mut rng = Rng::new();
+    let mut rng = Rng::new("crash test");
     let mut kills = 0;
     let mut zookeeper_down_ms = 0;
     while kills < KILLS {

@@ -12,32 +12,11 @@ use std::time::{Duration, Instant};
 
 use kafka_wire::client::{Client, FetchOptions, FetchRange, Isolation};
 
-use support::{cluster, create_topic, produce, tp, unique, values, Cluster};
+use support::{cluster, create_topic, produce, tp, unique, values, Cluster, Rng};
 
 const PARTITIONS: i32 = 4;
 const PER_PARTITION: usize = 2_500;
 const KILLS: u32 = 10;
-
-/// xorshift64*: random kill moments without a dependency; the seed is printed.
-struct Rng(u64);
-
-impl Rng {
-    fn new() -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64);
-        let seed = nanos | 1;
-        eprintln!("exactly-once crash test seed {seed}");
-        Self(seed)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
-    }
-}
 
 fn spawn(cluster: &Cluster, input: &str, output: &str, group: &str, txn_id: &str, drain: bool) -> Child {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kwire-stream-pipe"));
@@ -88,7 +67,7 @@ async fn sigkilled_ten_times_the_pipe_outputs_every_input_record_exactly_once_wi
         }
     }
 
-    let mut rng = Rng::new();
+    let mut rng = Rng::new("exactly-once crash test");
     for kill in 0..KILLS {
         let mut child = spawn(&cluster, &input, &output, &group, &txn_id, false);
         tokio::time::sleep(Duration::from_millis(300 + rng.below(1_500))).await;

@@ -111,3 +111,26 @@ pub fn values(prefix: &str, partition: i32, start: usize, count: usize) -> Vec<S
 pub fn tp(topic: &str, partition: i32) -> TopicPartition {
     TopicPartition::new(topic, partition)
 }
+
+/// xorshift64*: random kill moments without a dependency; the seed is printed, named after the
+/// test (`what`), so a failing run can be told apart.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(what: &str) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64);
+        let seed = nanos | 1;
+        eprintln!("{what} seed {seed}");
+        Self(seed)
+    }
+
+    /// A number in `[0, n)` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
+    }
+}
