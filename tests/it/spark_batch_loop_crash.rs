@@ -32,31 +32,6 @@ const FIRST_ROUND_TIMEOUT: Duration = Duration::from_secs(180);
 /// How long the last run, not killed, may take to read what is left.
 const LAST_RUN_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// `scripts/spark env`'s variables, or `None` (after a note) when Spark is not installed and
-/// nothing requires it.
-fn spark_env() -> Option<BTreeMap<String, String>> {
-    let env = Command::new(support::repo_root().join("scripts/spark"))
-        .arg("env")
-        .output()
-        .expect("scripts/spark runs");
-    if !env.status.success() {
-        let required = ["CI", "KWIRE_REQUIRE_CLUSTER"]
-            .iter()
-            .any(|v| std::env::var(v).is_ok_and(|s| !s.is_empty() && s != "false"));
-        assert!(!required, "Spark is not installed, and CI requires it (run scripts/spark install)");
-        eprintln!("note: Spark not installed; skipping (run scripts/spark install)");
-        return None;
-    }
-    // The example plans and commits with the Python package: built from this checkout.
-    support::build_python_package();
-    Some(
-        support::stdout(&env)
-            .lines()
-            .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
-            .collect(),
-    )
-}
-
 /// xorshift64*: the kill moments, reproducible from the printed seed.
 struct Rng(u64);
 
@@ -246,7 +221,7 @@ fn output_records(output: &Path) -> Vec<(i32, i64, String)> {
 #[test]
 fn seed_004_a_batch_loop_driver_killed_at_random_moments_skips_nothing_and_never_goes_back() {
     let Some(cluster) = support::cluster() else { return };
-    let Some(spark) = spark_env() else { return };
+    let Some(spark) = support::spark_env() else { return };
     let started = Instant::now();
     let seed =
         std::env::var("KWIRE_SPARK_KILL_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {

@@ -32,26 +32,8 @@ struct Spark {
 
 impl Spark {
     fn start(cluster: &Cluster) -> Option<Spark> {
-        let env = Command::new(support::repo_root().join("scripts/spark"))
-            .arg("env")
-            .output()
-            .expect("scripts/spark runs");
-        if !env.status.success() {
-            let required = ["CI", "KWIRE_REQUIRE_CLUSTER"]
-                .iter()
-                .any(|v| std::env::var(v).is_ok_and(|s| !s.is_empty() && s != "false"));
-            assert!(!required, "Spark is not installed, and CI requires it (run scripts/spark install)");
-            eprintln!("note: Spark not installed; skipping (run scripts/spark install)");
-            return None;
-        }
-        let vars: BTreeMap<String, String> = support::stdout(&env)
-            .lines()
-            .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
-            .collect();
+        let vars = support::spark_env()?;
         let python = &vars["KWIRE_SPARK_PYTHON"];
-        // examples/pyspark/batch_loop.py plans and commits with the Python package: built from
-        // this checkout (so it is the code under test), imported from python/.
-        support::build_python_package();
         let log = std::env::temp_dir().join(unique("kwire-spark-session")).with_extension("log");
         let mut child = Command::new(python)
             .arg(support::repo_root().join("tests/it/spark/queries.py"))

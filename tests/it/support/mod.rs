@@ -124,10 +124,30 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `scripts/spark env`'s variables (`KWIRE_SPARK_PYTHON`, `KWIRE_SPARK_JARS`, ...) for the
+/// real-Spark tests, or `None` (after a note) when Spark is not installed and nothing requires
+/// it. Also builds the Python package their driver (examples/pyspark/batch_loop.py) imports.
+pub fn spark_env() -> Option<std::collections::BTreeMap<String, String>> {
+    let env =
+        Command::new(repo_root().join("scripts/spark")).arg("env").output().expect("scripts/spark runs");
+    if !env.status.success() {
+        assert!(!required(), "Spark is not installed, and CI requires it (run scripts/spark install)");
+        eprintln!("note: Spark not installed; skipping (run scripts/spark install)");
+        return None;
+    }
+    build_python_package();
+    Some(
+        stdout(&env)
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
+            .collect(),
+    )
+}
+
 /// Builds the Python package from this checkout once per test run (`scripts/python-test
-/// --build-only`), for the Spark tests whose driver (examples/pyspark/batch_loop.py) imports it
-/// from python/: every caller waits for the one build, so no two builds race in its virtualenv.
-pub fn build_python_package() {
+/// --build-only`), so it is the code under test, imported from python/: every caller waits for
+/// the one build, so no two builds race in its virtualenv.
+fn build_python_package() {
     static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let built = BUILT.get_or_init(|| {
         let build = Command::new(repo_root().join("scripts/python-test"))
