@@ -31,6 +31,28 @@ fn spawn(cluster: &Cluster, input: &str, output: &str, group: &str, txn_id: &str
     command.spawn().expect("the pipe starts")
 }
 
+/// Waits until no transaction is open on `topic` (last stable offset = high watermark on every
+/// partition): EndTxn is answered once the coordinator has decided, and the commit markers
+/// reach the partitions after that, so a read_committed read right after a commit can stop
+/// short of its records.
+async fn wait_for_markers(client: &Client, topic: &str) {
+    let partitions: Vec<_> = (0..PARTITIONS).map(|p| tp(topic, p)).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ranges = client.log_ranges(&partitions, Duration::from_secs(10)).await;
+        let open: Vec<_> = ranges
+            .iter()
+            .filter(|(_, r)| !r.as_ref().is_ok_and(|r| r.last_stable == r.high_watermark))
+            .map(|(tp, r)| format!("{tp}: {r:?}"))
+            .collect();
+        if open.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "transactions still open on {topic} after 30 s: {open:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Every value of `topic` read at `isolation`, per partition in offset order.
 async fn read_all(client: &Client, topic: &str, isolation: Isolation) -> BTreeMap<i32, Vec<String>> {
     let options = FetchOptions { isolation, ..FetchOptions::default() };
@@ -91,6 +113,7 @@ async fn sigkilled_ten_times_the_pipe_outputs_every_input_record_exactly_once_wi
     };
     assert!(status.success(), "the last pipe failed: {status}");
 
+    wait_for_markers(&client, &output).await;
     let committed = read_all(&client, &output, Isolation::ReadCommitted).await;
     for p in 0..PARTITIONS {
         assert_eq!(
