@@ -11,15 +11,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_wire::client::{
-    Client, ClientConfig, ClientError, FetchOptions, FetchRange, NewTopic, ProduceRecord, Producer,
-    ProducerConfig, TopicPartition,
+    Client, ClientConfig, ClientError, FetchOptions, FetchRange, ProduceRecord, Producer, ProducerConfig,
+    TopicPartition,
 };
 use kafka_wire::protocol::records::Compression;
 
 use crate::support;
 use crate::support::proxy::{Fault, Proxy};
 
-const TIMEOUT: Duration = Duration::from_secs(60);
 /// Records of the idempotent run through cut connections (the 200,000).
 const IDEMPOTENT_RECORDS: usize = 200_000;
 /// Records of the run without idempotence: enough for cuts to land after appends.
@@ -28,27 +27,6 @@ const PLAIN_RECORDS: usize = 50_000;
 const BUFFER_LIMIT: usize = 8 * 1024 * 1024;
 /// Per partition, (key, value) text in offset order.
 type ReadBack = BTreeMap<i32, Vec<(String, String)>>;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
-async fn new_topic(client: &Client, prefix: &str, partitions: i32) -> String {
-    let topic = support::unique(prefix);
-    let created = client.create_topics(&[NewTopic::new(&topic, partitions, 1)], TIMEOUT).await;
-    created[&topic].as_ref().unwrap();
-    // The producer asks for the partition count right away: wait until metadata has it.
-    for _ in 0..50 {
-        let m = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
-        if m.topic(&topic).is_some_and(|t| {
-            t.partitions.len() == partitions as usize && t.partitions.iter().all(|p| p.leader.is_some())
-        }) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    topic
-}
 
 /// Every record of `topic`, per partition in offset order, as (key, value) text.
 async fn read_back(client: &Client, topic: &str, partitions: i32) -> BTreeMap<i32, Vec<(String, String)>> {
@@ -110,9 +88,9 @@ fn duplicates(read: &BTreeMap<i32, Vec<(String, String)>>) -> usize {
 #[test]
 fn records_from_every_codec_are_read_back_by_the_java_consumer_and_kcat() {
     let Some(cluster) = support::cluster() else { return };
-    runtime().block_on(async {
+    support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
-        let topic = new_topic(&client, "producer-codecs", 3).await;
+        let topic = support::new_topic_with_leaders(&client, "producer-codecs", 3).await;
         let codecs =
             [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd];
         let mut expected = Vec::new();
@@ -218,10 +196,10 @@ fn produce_through_cuts(
     idempotence: bool,
     count: usize,
 ) -> (ReadBack, Vec<Result<(), ClientError>>, usize) {
-    let rt = runtime();
+    let rt = support::multi_thread_runtime();
     let (client, proxies) = rt.block_on(client_through_proxies(cluster));
     let direct = rt.block_on(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap())).unwrap();
-    let topic = rt.block_on(new_topic(&direct, "producer-cuts", 3));
+    let topic = rt.block_on(support::new_topic_with_leaders(&direct, "producer-cuts", 3));
     let stop = AtomicBool::new(false);
     let (results, read) = std::thread::scope(|s| {
         s.spawn(|| keep_cutting(&proxies, &stop));
@@ -276,9 +254,9 @@ fn without_idempotence_the_same_cuts_append_records_twice() {
 #[test]
 fn a_full_buffer_makes_send_wait_while_no_broker_answers_and_memory_stays_under_the_limit() {
     let Some(cluster) = support::cluster() else { return };
-    runtime().block_on(async {
+    support::multi_thread_runtime().block_on(async {
         let (client, proxies) = client_through_proxies(&cluster).await;
-        let topic = new_topic(&client, "producer-full", 3).await;
+        let topic = support::new_topic_with_leaders(&client, "producer-full", 3).await;
         let config = ProducerConfig {
             buffer_memory: BUFFER_LIMIT,
             delivery_timeout: Duration::from_secs(20),

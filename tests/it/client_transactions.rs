@@ -10,33 +10,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_wire::client::{
-    Client, ClientConfig, ClientError, NewTopic, OffsetToCommit, ProduceRecord, Producer, ProducerConfig,
+    Client, ClientConfig, ClientError, OffsetToCommit, ProduceRecord, Producer, ProducerConfig,
     TopicPartition, TransactionError,
 };
 
 use crate::support;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
-async fn new_topic(client: &Client, prefix: &str, partitions: i32) -> String {
-    let topic = support::unique(prefix);
-    let created = client.create_topics(&[NewTopic::new(&topic, partitions, 1)], TIMEOUT).await;
-    created[&topic].as_ref().unwrap();
-    for _ in 0..50 {
-        let m = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
-        if m.topic(&topic).is_some_and(|t| {
-            t.partitions.len() == partitions as usize && t.partitions.iter().all(|p| p.leader.is_some())
-        }) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    topic
-}
 
 fn transactional(client: &Arc<Client>, id: &str) -> Producer {
     let config = ProducerConfig { transactional_id: Some(id.to_owned()), ..ProducerConfig::default() };
@@ -109,9 +89,9 @@ fn kcat_read(cluster: &support::Cluster, topic: &str, isolation: &str) -> Option
 #[test]
 fn a_committed_transaction_is_read_with_read_committed_and_an_aborted_one_is_not() {
     let Some(cluster) = support::cluster() else { return };
-    runtime().block_on(async {
+    support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
-        let topic = new_topic(&client, "txn-commit-abort", 3).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-commit-abort", 3).await;
         let producer = transactional(&client, &support::unique("txn-commit-abort"));
         producer.init_transactions().await.unwrap();
 
@@ -152,9 +132,9 @@ fn a_committed_transaction_is_read_with_read_committed_and_an_aborted_one_is_not
 #[test]
 fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits() {
     let Some(cluster) = support::cluster() else { return };
-    runtime().block_on(async {
+    support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
-        let topic = new_topic(&client, "txn-offsets", 2).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-offsets", 2).await;
         let group = support::unique("txn-offsets-group");
         let producer = transactional(&client, &support::unique("txn-offsets"));
         producer.init_transactions().await.unwrap();
@@ -189,9 +169,9 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits() {
 #[test]
 fn a_zombie_producer_is_fenced_when_a_second_one_inits_with_the_same_transactional_id() {
     let Some(cluster) = support::cluster() else { return };
-    runtime().block_on(async {
+    support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
-        let topic = new_topic(&client, "txn-zombie", 2).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-zombie", 2).await;
         let id = support::unique("txn-zombie");
         let zombie = transactional(&client, &id);
         zombie.init_transactions().await.unwrap();
@@ -234,9 +214,9 @@ fn a_zombie_producer_is_fenced_when_a_second_one_inits_with_the_same_transaction
 #[test]
 fn sending_outside_a_transaction_is_refused_before_anything_is_sent() {
     let Some(cluster) = support::cluster() else { return };
-    runtime().block_on(async {
+    support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
-        let topic = new_topic(&client, "txn-outside", 1).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-outside", 1).await;
         let producer = transactional(&client, &support::unique("txn-outside"));
         let record = || ProduceRecord::new(None, Some(Bytes::from_static(b"v")));
         let before_init = producer.send(&topic, record()).await.unwrap_err();

@@ -389,3 +389,32 @@ impl Drop for ConsoleConsumer {
         self.terminate();
     }
 }
+
+/// A two-worker runtime for the library-client tests whose producer runs tasks of its own.
+pub fn multi_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+/// A new topic (`prefix`, unique; replication 1) once metadata shows every partition with a
+/// leader: a producer asks for the partition count right away.
+pub async fn new_topic_with_leaders(
+    client: &kafka_wire::client::Client,
+    prefix: &str,
+    partitions: i32,
+) -> String {
+    let topic = unique(prefix);
+    let timeout = Duration::from_secs(60);
+    let created =
+        client.create_topics(&[kafka_wire::client::NewTopic::new(&topic, partitions, 1)], timeout).await;
+    created[&topic].as_ref().unwrap();
+    for _ in 0..50 {
+        let m = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
+        if m.topic(&topic).is_some_and(|t| {
+            t.partitions.len() == partitions as usize && t.partitions.iter().all(|p| p.leader.is_some())
+        }) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    topic
+}
