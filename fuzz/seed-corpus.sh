@@ -23,6 +23,22 @@ declare -A key
 while read -r name k; do key[$name]=$k; done < <(sed -nE 's/^ *[A-Z_]+ = ([0-9]+), "([A-Za-z]+)";$/\2 \1/p' "$api_rs")
 
 hex2() { printf '%02x' "$1"; }
+
+# endpoint_rewrite reads byte 0 as an index into its table of the APIs whose responses carry
+# broker endpoints (`APIS` in fuzz_targets/endpoint_rewrite.rs: keep the two in the same order),
+# byte 1 as the version, then the response frame (header and body).
+declare -A endpoint_index=([Produce]=0 [Fetch]=1 [Metadata]=2 [FindCoordinator]=3 [Vote]=4
+    [BeginQuorumEpoch]=5 [EndQuorumEpoch]=6 [DescribeQuorum]=7 [FetchSnapshot]=8
+    [DescribeCluster]=9 [ShareFetch]=10 [ShareAcknowledge]=11 [UpdateRaftVoter]=12)
+e=0
+# endpoint_seed NAME API VERSION FRAME_HEX: one endpoint_rewrite input, if API carries endpoints.
+endpoint_seed() {
+    local index=${endpoint_index[$2]:-}
+    [ -n "$index" ] || return 0
+    mkdir -p "$corpus/endpoint_rewrite"
+    echo "$(hex2 "$index")$(hex2 "$3")$4" | xxd -r -p > "$corpus/endpoint_rewrite/$1"
+    e=$((e + 1))
+}
 n=0
 for file in "$testdata"/kafka-*-bodies.txt; do
     release=$(basename "$file" -bodies.txt)
@@ -42,6 +58,10 @@ for file in "$testdata"/kafka-*-bodies.txt; do
         echo "$prefix$hex" | xxd -r -p > "$base"
         echo "$prefix$header$hex" | xxd -r -p > "$base-header"
         echo "$prefix${header}00$hex" | xxd -r -p > "$base-flexheader"
+        if [ "$dir" = response ]; then
+            endpoint_seed "$release-$api-v$version-$i-header" "$api" "$version" "$header$hex"
+            endpoint_seed "$release-$api-v$version-$i-flexheader" "$api" "$version" "${header}00$hex"
+        fi
         mkdir -p "$corpus/schema_$dir"
         cp "$base" "$base-header" "$base-flexheader" "$corpus/schema_$dir/"
         n=$((n + 6))
@@ -66,9 +86,10 @@ while read -r api dir version hex; do
     else
         echo "0000$(printf '%08x' $((${#hex} / 2)))$hex" | xxd -r -p > "$corpus/frame/captured-$c"
         echo "$prefix$hex" | xxd -r -p > "$corpus/$dir/captured-$api-v$version-$c-header"
+        endpoint_seed "captured-$api-v$version-$c" "$api" "$version" "$hex"
     fi
 done < "$testdata/captured-4.1.1.txt"
-echo "seed-corpus: $c captured frames"
+echo "seed-corpus: $c captured frames; $e endpoint_rewrite inputs from both"
 
 # Record sets written by Kafka's MemoryRecordsBuilder (lines `set <name> <hex>`), where present:
 # into record_set (byte 0 = 3: CRCs checked, legacy nesting 1), record_batch and record_batch_view
