@@ -14,7 +14,11 @@
 //! or partitions; `kwire_exporter_refresh_requests{api}` shows what the last refresh sent. A scrape
 //! only renders the last snapshot, so it never waits on the cluster; a snapshot older than
 //! `--stale-after` intervals is not served as current: the group series are left out and
-//! `kwire_exporter_stale` is 1.
+//! `kwire_exporter_stale` is 1. Within a fresh snapshot, what one refresh could not read is left
+//! out too, never carried over from an earlier refresh: the series of a group whose offsets
+//! could not be read (`kwire_consumergroup_up` 0) and of a partition whose log bounds could not
+//! be read, its leader being down (`kwire_topic_partition_up` 0). Prometheus marks a series
+//! that disappears from a scrape stale.
 //!
 //! Names and labels follow kafka_exporter (danielqsj) where it has the number
 //! (`kafka_consumergroup_current_offset`, `kafka_consumergroup_lag`,
@@ -206,6 +210,21 @@ async fn refresh(
     let metric = |s: &mut String, name: &str, kind: &str, help: &str| {
         let _ = writeln!(s, "# TYPE {name} {kind}\n# HELP {name} {help}");
     };
+    metric(
+        &mut s,
+        "kwire_topic_partition_up",
+        "gauge",
+        "1 when the partition's log bounds were read in the last refresh (0: its series are left out).",
+    );
+    for tp in &partitions {
+        let _ = writeln!(
+            s,
+            "kwire_topic_partition_up{{topic=\"{}\",partition=\"{}\"}} {}",
+            label(&tp.topic),
+            tp.partition,
+            u8::from(views.contains_key(tp))
+        );
+    }
     metric(&mut s, "kafka_topic_partition_current_offset", "gauge", "High watermark of the partition.");
     for (tp, v) in &views {
         let _ = writeln!(
