@@ -110,7 +110,7 @@ impl Scrape {
                         ));
                     }
                     Some(got) if got as i64 != want => {
-                        out.push(format!("{tp}: {name} {got}, expected {want}"))
+                        out.push(format!("{tp}: {name} {got}, expected {want}"));
                     }
                     _ => {}
                 }
