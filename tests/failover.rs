@@ -6,12 +6,10 @@
 //!
 //! Stopping a broker disturbs every test using the cluster, so this is its own test binary
 //! rather than a module of `tests/it`: cargo runs test binaries one after another, so no other
-//! integration test sees the broker go away (inside one binary, tests run in parallel). One
-//! test function, behind a lock, with one stop (~16 s, controlled shutdown) and one start
-//! (~11 s); the broker is restarted by a guard even when the test fails.
-//!
-//! `exporter_stale` is the second such test (the exporter's scrapes while the broker is down);
-//! both take [`BROKER_STOPS`], so they stop brokers one after the other.
+//! integration test sees the broker go away (inside one binary, tests run in parallel). Each
+//! test function takes one lock, stops one broker (~16 s, controlled shutdown) and starts it
+//! again (~11 s); the broker is restarted by a guard even when the test fails. This file's
+//! test reads offsets; `exporter_stale`'s scrapes `kwire exporter`.
 
 #[path = "it/support/mod.rs"]
 mod support;
