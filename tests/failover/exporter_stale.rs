@@ -331,4 +331,20 @@ fn exporter_scrapes_answer_and_mark_unrefreshed_series_stale_while_the_coordinat
     drop(scrapes);
     let healthz = exporter.get("/healthz");
     assert_eq!(healthz.0, "HTTP/1.1 200 OK", "{healthz:?}");
+
+    // The next test of this binary stops a broker too: leave every replica of the replicated
+    // topic in sync again, so that stop can move leadership at once.
+    rt.block_on(async {
+        let client = Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let metadata = client.refresh_metadata(std::slice::from_ref(&replicated)).await.unwrap();
+            let partitions = &metadata.topic(&replicated).unwrap().partitions;
+            if partitions.iter().all(|p| p.isr.as_slice().len() == 3) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "replicas not back in sync: {partitions:?}");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    });
 }
