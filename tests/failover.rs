@@ -6,12 +6,16 @@
 //!
 //! Stopping a broker disturbs every test using the cluster, so this is its own test binary
 //! rather than a module of `tests/it`: cargo runs test binaries one after another, so no other
-//! integration test sees the broker go away (inside one binary, tests run in parallel). One
-//! test function, behind a lock, with one stop (~16 s, controlled shutdown) and one start
-//! (~11 s); the broker is restarted by a guard even when the test fails.
+//! integration test sees the broker go away (inside one binary, tests run in parallel). Each
+//! test function takes one lock, stops one broker (~16 s, controlled shutdown) and starts it
+//! again (~11 s); the broker is restarted by a guard even when the test fails. This file's
+//! test reads offsets; `exporter_stale`'s scrapes `kwire exporter`.
 
 #[path = "it/support/mod.rs"]
 mod support;
+
+#[path = "failover/exporter_stale.rs"]
+mod exporter_stale;
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -24,8 +28,8 @@ use kafka_wire::client::{
     TopicPartition,
 };
 
-/// Tests that stop brokers take this lock (there is one such test today; the lock keeps a
-/// second one from overlapping it).
+/// Tests that stop brokers take this lock: tests of one binary run in parallel, and two
+/// stops at once would take two of the three replicas away.
 static BROKER_STOPS: Mutex<()> = Mutex::new(());
 
 /// The deadline each call gets; leadership moves within a few seconds of a controlled

@@ -14,80 +14,48 @@
 //! or partitions; `kwire_exporter_refresh_requests{api}` shows what the last refresh sent. A scrape
 //! only renders the last snapshot, so it never waits on the cluster; a snapshot older than
 //! `--stale-after` intervals is not served as current: the group series are left out and
-//! `kwire_exporter_stale` is 1.
+//! `kwire_exporter_stale` is 1. Within a fresh snapshot, what one refresh could not read is left
+//! out too, never carried over from an earlier refresh: the series of a group whose offsets
+//! could not be read (`kwire_consumergroup_up` 0) and of a partition whose log bounds could not
+//! be read, its leader being down (`kwire_topic_partition_up` 0). Prometheus marks a series
+//! that disappears from a scrape stale.
 //!
-//! Names and labels follow kafka_exporter (danielqsj) where it has the number
-//! (`kafka_consumergroup_current_offset`, `kafka_consumergroup_lag`,
-//! `kafka_topic_partition_current_offset`, `kafka_topic_partition_oldest_offset`, labels
-//! `consumergroup`, `topic`, `partition`); kwire's own are `kwire_consumergroup_consumable`,
-//! `kwire_consumergroup_lost`, `kwire_consumergroup_lag_seconds` and the state set
-//! `kwire_consumergroup_health`; `kafka_consumergroup_members` is kafka_exporter's too.
+//! The snapshot keeps numbers, not text, and a scrape renders it in chunks straight onto the
+//! connection (`exporter_snapshot`); the health window keeps one committed offset per group
+//! partition per refresh (`exporter_tracks`).
 //!
 //! `--store zk[:CONNECT]` adds the groups of a ZooKeeper offset store (read at each refresh, one
 //! read per group), `--store file:PATH` the group of a kwire offset file: the same series with a `store` label naming it, measured against the same
 //! log bounds; the cluster's own groups carry no `store` label, as in kafka_exporter.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kafka_wire::client::{Client, FetchOptions, FetchRange, TopicPartition};
-use offset_engine::{
-    evaluate_health, lag, time_lag_of_record, Health, HealthConfig, HealthFacts, Isolation, Lag, LogView,
-    Offset, Sample,
-};
+use offset_engine::{lag, time_lag_of_record, Isolation, LogView, Offset};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::exporter_requests::RequestCounts;
+use super::exporter_snapshot::{push_label, GroupSnap, PartitionSnap, RowSnap, Series, Snapshot};
 use super::exporter_stores::{FileSource, Source, ZkSource};
+use super::exporter_tracks::Tracks;
 use super::Context;
 use crate::cli::ExporterArgs;
 use crate::exit::{Exit, Failure};
 
-/// What the last successful refresh saw, rendered.
-#[derive(Debug, Default)]
-struct Snapshot {
-    /// The group and topic series, OpenMetrics text without `# EOF`.
-    series: String,
-    refreshed_at: Option<Instant>,
-    refreshed_at_ms: i64,
-    duration: Duration,
-    groups: usize,
-    /// Groups whose offsets could not be read (their series are left out; `kwire_consumergroup_up` is 0).
-    group_errors: usize,
-    partitions: usize,
-    /// Requests the refresh sent, by API.
-    requests: BTreeMap<String, u64>,
-}
-
 /// Shared between the refresh loop and the HTTP side.
 #[derive(Debug, Default)]
 struct State {
-    snapshot: Snapshot,
+    snapshot: Arc<Snapshot>,
     refreshes: u64,
     refresh_errors: u64,
     last_error: Option<String>,
     scrapes: u64,
-    /// How long rendering the previous scrape took.
+    /// How long rendering and sending the previous scrape took.
     scrape_duration: Duration,
-}
-
-/// OpenMetrics label value escaping: backslash, double quote, newline.
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
-}
-
-/// The per-partition numbers of one group.
-struct Row {
-    /// The non-Kafka store the group is kept in (its `store` label); `None` for the cluster's.
-    store: Option<String>,
-    group: String,
-    tp: TopicPartition,
-    committed: i64,
-    view: LogView,
-    lag: Lag,
 }
 
 /// Timestamps of the records at `(partition, offset)`: one `fetch_range` per round, each round
@@ -122,8 +90,6 @@ async fn timestamps_at(
     out
 }
 
-type Tracks = BTreeMap<(String, TopicPartition), VecDeque<Sample>>;
-
 /// One group's committed offsets (next offset to read, by partition), or why they could not be read.
 pub(super) type StoredResult = Result<BTreeMap<TopicPartition, i64>, String>;
 
@@ -134,7 +100,6 @@ async fn refresh(
     filter: Option<&regex::Regex>,
     timeout: Duration,
     tracks: &mut Tracks,
-    window: usize,
 ) -> Result<Snapshot, String> {
     let started = Instant::now();
     let listed = client.list_groups().await.map_err(|e| e.to_string())?;
@@ -176,166 +141,83 @@ async fn refresh(
         .into_iter()
         .filter_map(|(tp, r)| r.ok().map(|r| (tp, LogView::new(r.log_start, r.high_watermark))))
         .collect();
-    let failed = sources.iter().filter(|(_, _, r)| r.is_err()).count();
+    // Every row's partition shares the one `TopicPartition` (and topic string) of `partitions`.
+    let index: BTreeMap<&TopicPartition, u32> =
+        partitions.iter().enumerate().map(|(i, tp)| (tp, u32::try_from(i).unwrap_or(u32::MAX))).collect();
     let mut rows = Vec::new();
+    let mut groups = Vec::with_capacity(sources.len());
     for (store, group, offsets) in &sources {
+        let g = u32::try_from(groups.len()).map_err(|_| "more than 4 billion groups".to_owned())?;
+        groups.push(GroupSnap {
+            store: store.clone(),
+            group: group.clone(),
+            up: offsets.is_ok(),
+            members: if store.is_none() {
+                members.get(group).and_then(|m| m.as_ref().ok().copied())
+            } else {
+                None
+            },
+        });
         let Ok(offsets) = offsets else { continue };
-        for (tp, &c) in offsets {
-            let Some(view) = views.get(tp) else { continue };
-            let l = lag(Some(Offset(c)), view, Isolation::ReadUncommitted);
-            rows.push(Row {
-                store: store.clone(),
-                group: group.clone(),
-                tp: tp.clone(),
-                committed: c,
-                view: *view,
-                lag: l,
-            });
+        for (tp, &committed) in offsets {
+            let Some(&p) = index.get(tp) else { continue };
+            if views.contains_key(tp) {
+                rows.push(RowSnap { group: g, partition: p, committed, lag_ms: None, health: None });
+            }
         }
     }
     let mut wanted: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
     for r in &rows {
-        if r.lag.consumable().is_some_and(|c| c > 0) {
-            wanted.entry(r.tp.clone()).or_default().insert(r.committed.max(r.view.log_start.0));
+        let tp = &partitions[r.partition as usize];
+        let view = &views[tp];
+        if lag(Some(Offset(r.committed)), view, Isolation::ReadUncommitted)
+            .consumable()
+            .is_some_and(|c| c > 0)
+        {
+            wanted.entry(tp.clone()).or_default().insert(r.committed.max(view.log_start.0));
         }
     }
     let stamps = timestamps_at(client, &wanted, timeout).await;
     let now = crate::time::now_ms();
-
-    let mut s = String::new();
-    let metric = |s: &mut String, name: &str, kind: &str, help: &str| {
-        let _ = writeln!(s, "# TYPE {name} {kind}\n# HELP {name} {help}");
-    };
-    metric(&mut s, "kafka_topic_partition_current_offset", "gauge", "High watermark of the partition.");
-    for (tp, v) in &views {
-        let _ = writeln!(
-            s,
-            "kafka_topic_partition_current_offset{{topic=\"{}\",partition=\"{}\"}} {}",
-            label(&tp.topic),
-            tp.partition,
-            v.high_watermark.0
-        );
-    }
-    metric(&mut s, "kafka_topic_partition_oldest_offset", "gauge", "Log start offset of the partition.");
-    for (tp, v) in &views {
-        let _ = writeln!(
-            s,
-            "kafka_topic_partition_oldest_offset{{topic=\"{}\",partition=\"{}\"}} {}",
-            label(&tp.topic),
-            tp.partition,
-            v.log_start.0
-        );
-    }
-    let store_label = |store: &Option<String>| {
-        store.as_ref().map_or_else(String::new, |s| format!(",store=\"{}\"", label(s)))
-    };
-    let labels = |r: &Row| {
-        format!(
-            "consumergroup=\"{}\",topic=\"{}\",partition=\"{}\"{}",
-            label(&r.group),
-            label(&r.tp.topic),
-            r.tp.partition,
-            store_label(&r.store)
-        )
-    };
-    let per_row = |s: &mut String, name: &str, value: &dyn Fn(&Row) -> Option<String>| {
-        for r in &rows {
-            if let Some(v) = value(r) {
-                let _ = writeln!(s, "{name}{{{}}} {v}", labels(r));
-            }
-        }
-    };
-    metric(
-        &mut s,
-        "kwire_consumergroup_up",
-        "gauge",
-        "1 when the group's offsets were read in the last refresh.",
-    );
-    for (store, group, result) in &sources {
-        let _ = writeln!(
-            s,
-            "kwire_consumergroup_up{{consumergroup=\"{}\"{}}} {}",
-            label(group),
-            store_label(store),
-            u8::from(result.is_ok())
-        );
-    }
-    metric(&mut s, "kafka_consumergroup_members", "gauge", "Members of the group.");
-    for (group, count) in &members {
-        if let Ok(count) = count {
-            let _ = writeln!(s, "kafka_consumergroup_members{{consumergroup=\"{}\"}} {count}", label(group));
-        }
-    }
-    metric(&mut s, "kafka_consumergroup_current_offset", "gauge", "Committed offset of the group.");
-    per_row(&mut s, "kafka_consumergroup_current_offset", &|r| Some(r.committed.to_string()));
-    metric(&mut s, "kafka_consumergroup_lag", "gauge", "High watermark minus committed offset.");
-    per_row(&mut s, "kafka_consumergroup_lag", &|r| r.lag.lag().map(|l| l.to_string()));
-    metric(&mut s, "kwire_consumergroup_consumable", "gauge", "Records still in the log to be read.");
-    per_row(&mut s, "kwire_consumergroup_consumable", &|r| r.lag.consumable().map(|c| c.to_string()));
-    metric(&mut s, "kwire_consumergroup_lost", "gauge", "Records deleted before the group read them.");
-    per_row(&mut s, "kwire_consumergroup_lost", &|r| r.lag.lost().map(|l| l.to_string()));
-    metric(
-        &mut s,
-        "kwire_consumergroup_lag_seconds",
-        "gauge",
-        "Age of the first unconsumed record (0 caught up).",
-    );
-    per_row(&mut s, "kwire_consumergroup_lag_seconds", &|r| {
-        let at = r.committed.max(r.view.log_start.0);
-        let ts = stamps.get(&(r.tp.clone(), at)).copied();
-        time_lag_of_record(now, r.lag.consumable(), false, ts)
-            .ms()
-            .map(|ms| format!("{:.3}", ms as f64 / 1000.0))
-    });
-    metric(&mut s, "kwire_consumergroup_health", "stateset", "Health over the window of refreshes.");
-    let mut seen = BTreeSet::new();
-    for r in &rows {
+    tracks.begin(now, &views);
+    let mut key: Option<(u32, Arc<str>)> = None;
+    for r in &mut rows {
+        let tp = &partitions[r.partition as usize];
+        let view = &views[tp];
+        let l = lag(Some(Offset(r.committed)), view, Isolation::ReadUncommitted);
+        let at = r.committed.max(view.log_start.0);
+        let ts = stamps.get(&(tp.clone(), at)).copied();
+        r.lag_ms = time_lag_of_record(now, l.consumable(), false, ts).ms();
         // A group id may be in Kafka and in a store: the store is part of the key.
-        let key = (format!("{}\0{}", r.store.as_deref().unwrap_or_default(), r.group), r.tp.clone());
-        let track = tracks.entry(key.clone()).or_default();
-        track.push_back(Sample { at_ms: now, end: r.view.high_watermark.0, committed: Some(r.committed) });
-        while track.len() > window {
-            track.pop_front();
-        }
-        seen.insert(key);
-        let samples: Vec<Sample> = track.iter().copied().collect();
-        let facts = HealthFacts {
-            log_start: r.view.log_start.0,
-            anomaly: r.lag.lag().is_some_and(|l| l < 0),
-            last_commit_ms: None,
+        let group_key = match &key {
+            Some((g, k)) if *g == r.group => k.clone(),
+            _ => {
+                let g = &groups[r.group as usize];
+                let k: Arc<str> = format!("{}\0{}", g.store.as_deref().unwrap_or_default(), g.group).into();
+                key = Some((r.group, k.clone()));
+                k
+            }
         };
-        let Some(health) = evaluate_health(&samples, facts, now, HealthConfig::default()) else { continue };
-        for state in Health::ALL {
-            let _ = writeln!(
-                s,
-                "kwire_consumergroup_health{{{},kwire_consumergroup_health=\"{}\"}} {}",
-                labels(r),
-                state.as_str(),
-                u8::from(state == health)
-            );
-        }
+        r.health = tracks.health(&group_key, tp, r.committed, view, l.lag().is_some_and(|x| x < 0));
     }
-    tracks.retain(|k, _| seen.contains(k));
+    tracks.finish();
+    let partitions =
+        partitions.into_iter().map(|tp| PartitionSnap { view: views.get(&tp).copied(), tp }).collect();
     Ok(Snapshot {
-        series: s,
+        partitions,
+        groups,
+        rows,
         refreshed_at: Some(Instant::now()),
         refreshed_at_ms: now,
         duration: started.elapsed(),
-        groups: sources.len(),
-        group_errors: failed,
-        partitions: rows.len(),
         requests: BTreeMap::new(),
     })
 }
 
-/// The whole `/metrics` body at a scrape.
-fn render(state: &State, requests: &BTreeMap<String, u64>, stale_after: Duration) -> String {
+/// The exporter's own series and `# EOF`, which end the `/metrics` body after the group series.
+fn trailer(state: &State, requests: &BTreeMap<String, u64>, stale: bool) -> String {
     let snap = &state.snapshot;
-    let stale = snap.refreshed_at.is_none_or(|at| at.elapsed() > stale_after);
     let mut s = String::new();
-    if !stale {
-        s.push_str(&snap.series);
-    }
     let _ = write!(
         s,
         "# TYPE kwire_exporter_stale gauge\n# HELP kwire_exporter_stale 1 when the last refresh is older than --stale-after intervals (group series left out).\nkwire_exporter_stale {}\n\
@@ -351,9 +233,9 @@ fn render(state: &State, requests: &BTreeMap<String, u64>, stale_after: Duration
         u8::from(stale),
         snap.refreshed_at_ms as f64 / 1000.0,
         snap.duration.as_secs_f64(),
-        snap.groups,
-        snap.group_errors,
-        snap.partitions,
+        snap.groups.len(),
+        snap.group_errors(),
+        snap.rows.len(),
         state.refreshes,
         state.refresh_errors,
         state.scrapes,
@@ -363,17 +245,26 @@ fn render(state: &State, requests: &BTreeMap<String, u64>, stale_after: Duration
         "# TYPE kwire_exporter_refresh_requests gauge\n# HELP kwire_exporter_refresh_requests Requests the last refresh sent, by API.\n",
     );
     for (api, n) in &snap.requests {
-        let _ = writeln!(s, "kwire_exporter_refresh_requests{{api=\"{}\"}} {n}", label(api));
+        s.push_str("kwire_exporter_refresh_requests{api=\"");
+        push_label(&mut s, api);
+        let _ = writeln!(s, "\"}} {n}");
     }
     s.push_str(
         "# TYPE kwire_exporter_requests counter\n# HELP kwire_exporter_requests Requests sent since the exporter started, by API.\n",
     );
     for (api, n) in requests {
-        let _ = writeln!(s, "kwire_exporter_requests_total{{api=\"{}\"}} {n}", label(api));
+        s.push_str("kwire_exporter_requests_total{api=\"");
+        push_label(&mut s, api);
+        let _ = writeln!(s, "\"}} {n}");
     }
     s.push_str("# EOF\n");
     s
 }
+
+/// Bytes of series rendered before they are written to the connection.
+const CHUNK: usize = 64 * 1024;
+/// How long a scrape's body may take to send.
+const SEND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Answers one HTTP/1.x request and closes the connection.
 async fn serve(
@@ -398,34 +289,47 @@ async fn serve(
     }
     let request = String::from_utf8_lossy(&buf);
     let path = request.lines().next().and_then(|l| l.split(' ').nth(1)).unwrap_or("");
-    let (status, kind, body) = {
-        let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match path.split('?').next().unwrap_or("") {
-            "/metrics" => {
-                let started = Instant::now();
-                state.scrapes += 1;
-                let body = render(&state, &requests.now(), stale_after);
-                state.scrape_duration = started.elapsed();
-                ("200 OK", "application/openmetrics-text; version=1.0.0; charset=utf-8", body)
+    let route = path.split('?').next().unwrap_or("");
+    if route == "/metrics" {
+        let started = Instant::now();
+        let (mut series, trailer) = {
+            let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            state.scrapes += 1;
+            let stale = state.snapshot.refreshed_at.is_none_or(|at| at.elapsed() > stale_after);
+            (Series::new(state.snapshot.clone(), stale), trailer(&state, &requests.now(), stale))
+        };
+        // No Content-Length: the body is rendered while it is sent and ends when the
+        // connection closes (a response may be delimited so, RFC 9112 6.3).
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\nConnection: close\r\n\r\n";
+        let sent = async {
+            stream.write_all(head.as_bytes()).await?;
+            let mut chunk = String::with_capacity(CHUNK + 4096);
+            while series.fill(&mut chunk, CHUNK) {
+                stream.write_all(chunk.as_bytes()).await?;
+                chunk.clear();
             }
-            "/healthz" => {
-                let fresh = state.snapshot.refreshed_at.is_some_and(|at| at.elapsed() <= stale_after);
-                if fresh {
-                    ("200 OK", "text/plain; charset=utf-8", "ok\n".to_owned())
-                } else {
-                    let why = state.last_error.clone().unwrap_or_else(|| "no refresh yet".to_owned());
-                    ("503 Service Unavailable", "text/plain; charset=utf-8", format!("stale: {why}\n"))
-                }
-            }
-            _ => (
-                "404 Not Found",
-                "text/plain; charset=utf-8",
-                "not found: try /metrics or /healthz\n".to_owned(),
-            ),
+            stream.write_all(trailer.as_bytes()).await?;
+            stream.shutdown().await
+        };
+        // A client that stops reading does not keep the snapshot (or the task) forever.
+        let _ = tokio::time::timeout(SEND_TIMEOUT, sent).await;
+        state.lock().unwrap_or_else(std::sync::PoisonError::into_inner).scrape_duration = started.elapsed();
+        return;
+    }
+    let (status, body) = if route == "/healthz" {
+        let state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let fresh = state.snapshot.refreshed_at.is_some_and(|at| at.elapsed() <= stale_after);
+        if fresh {
+            ("200 OK", "ok\n".to_owned())
+        } else {
+            let why = state.last_error.clone().unwrap_or_else(|| "no refresh yet".to_owned());
+            ("503 Service Unavailable", format!("stale: {why}\n"))
         }
+    } else {
+        ("404 Not Found", "not found: try /metrics or /healthz\n".to_owned())
     };
     let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     let _ = stream.write_all(head.as_bytes()).await;
@@ -497,7 +401,7 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
         let (state, timeout, interval, window, requests) =
             (state.clone(), ctx.global.timeout, args.interval, args.window as usize, requests.clone());
         tokio::spawn(async move {
-            let mut tracks = Tracks::new();
+            let mut tracks = Tracks::new(window);
             loop {
                 let next = tokio::time::Instant::now() + interval;
                 // A refresh may not outlive the data it would replace.
@@ -505,7 +409,7 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
                 let before = requests.now();
                 let result = tokio::time::timeout(
                     bound,
-                    refresh(&client, &store_sources, filter.as_ref(), timeout, &mut tracks, window),
+                    refresh(&client, &store_sources, filter.as_ref(), timeout, &mut tracks),
                 )
                 .await
                 .unwrap_or_else(|_| Err(format!("refresh took longer than {bound:?}")));
@@ -514,7 +418,7 @@ pub async fn run(ctx: &Context, args: &ExporterArgs) -> Result<(), Failure> {
                     match result {
                         Ok(mut snapshot) => {
                             snapshot.requests = requests.since(&before);
-                            s.snapshot = snapshot;
+                            s.snapshot = Arc::new(snapshot);
                             s.refreshes += 1;
                             s.last_error = None;
                         }

@@ -2,64 +2,19 @@
 //! --describe`, and the body is valid OpenMetrics for the reference parser (Python's
 //! `prometheus_client`, installed by scripts/test into target/py-test).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::support::exporter::{regex_escape, samples_of, Exporter};
 use crate::support::{self, create_topic, kafka_tool, kwire, produce_with_kafka, stderr, stdout, unique};
 
-/// The exporter, killed when dropped.
-struct Exporter {
-    child: Child,
-    addr: String,
-}
-
-impl Exporter {
-    fn start(cluster: &support::Cluster, group_regex: &str) -> Self {
-        Self::start_with(cluster, group_regex, &[])
-    }
-
-    fn start_with(cluster: &support::Cluster, group_regex: &str, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kwire"))
-            .args(["exporter", "--listen", "127.0.0.1:0", "--interval", "1s", "--group", group_regex])
-            .args(extra)
-            .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split('/').next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .to_owned();
-        Self { child, addr }
-    }
-
-    /// `(status line, body)` of a GET.
-    fn get(&self, path: &str) -> (String, String) {
-        let mut stream = TcpStream::connect(&self.addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        write!(stream, "GET {path} HTTP/1.1\r\nHost: {}\r\n\r\n", self.addr).unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-        (head.lines().next().unwrap_or_default().to_owned(), body.to_owned())
-    }
-}
-
-impl Drop for Exporter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The exporter for the groups `group_regex` matches, refreshing every second.
+fn start(cluster: &support::Cluster, group_regex: &str) -> Exporter {
+    Exporter::start_with(cluster, group_regex, &[])
 }
 
 /// The Python with `prometheus_client` (scripts/test installs it), or `None` outside CI.
@@ -122,7 +77,7 @@ fn a_scrape_equals_kafka_consumer_groups_and_parses_as_openmetrics() {
         kwire(&cluster, &["commit", "--group", &group, &format!("{topic}:0=10"), &format!("{topic}:1=3")]);
     assert!(out.status.success(), "{}", stderr(&out));
 
-    let exporter = Exporter::start(&cluster, &format!("^{}$", regex_escape(&group)));
+    let exporter = start(&cluster, &format!("^{}$", regex_escape(&group)));
     let deadline = Instant::now() + Duration::from_secs(60);
     let body = loop {
         let (status, body) = exporter.get("/metrics");
@@ -181,34 +136,6 @@ fn a_scrape_equals_kafka_consumer_groups_and_parses_as_openmetrics() {
     }
 }
 
-/// The group ids the tests make are `[a-z0-9-]`; escape anything else for the regex.
-fn regex_escape(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| if c.is_ascii_alphanumeric() || c == '-' { vec![c] } else { vec!['\\', c] })
-        .collect()
-}
-
-/// `name{labels} value` lines of an OpenMetrics body as `(name, labels, value)`; the label
-/// values the tests make hold no `,` `"` or `}`.
-fn samples_of(body: &str) -> Vec<(String, std::collections::BTreeMap<String, String>, f64)> {
-    body.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .filter_map(|l| {
-            let (series, value) = l.rsplit_once(' ')?;
-            let (name, labels) = match series.split_once('{') {
-                Some((name, rest)) => (name, rest.trim_end_matches('}')),
-                None => (series, ""),
-            };
-            let labels = labels
-                .split(',')
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| (k.to_owned(), v.trim_matches('"').to_owned()))
-                .collect();
-            Some((name.to_owned(), labels, value.parse().ok()?))
-        })
-        .collect()
-}
-
 /// The groups of the cost test.
 const GROUPS: usize = 200;
 
@@ -244,7 +171,7 @@ fn a_refresh_of_200_groups_costs_requests_per_broker_not_per_group_and_equals_ka
         assert!(Instant::now() < deadline, "the live member never joined: {}", stderr(&out));
         std::thread::sleep(Duration::from_millis(500));
     }
-    let exporter = Exporter::start(&cluster, &format!("^{}-", regex_escape(&prefix)));
+    let exporter = start(&cluster, &format!("^{}-", regex_escape(&prefix)));
     let deadline = Instant::now() + Duration::from_secs(120);
     let samples = loop {
         let (status, body) = exporter.get("/metrics");

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod exporter;
 pub mod java;
 pub mod kwire_proxy;
 pub mod proxy;
