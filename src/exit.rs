@@ -122,16 +122,20 @@ threshold passed), 3 UNKNOWN (the group could not be checked: the line says why)
 pub struct Failure {
     pub exit: Exit,
     pub message: String,
+    /// The JSON document the command emitted before it failed, for an embedding
+    /// ([`crate::api`]): a partial answer (exit 10) keeps every authorized row. `None` on the
+    /// command line, where the document was printed.
+    pub document: Option<serde_json::Value>,
 }
 
 impl Failure {
     pub fn new(exit: Exit, message: impl Into<String>) -> Self {
-        Self { exit, message: message.into() }
+        Self { exit, message: message.into(), document: None }
     }
 
     /// Only an exit code: the command already said everything on stdout (`group check`).
     pub fn exit_only(exit: Exit) -> Self {
-        Self { exit, message: String::new() }
+        Self { exit, message: String::new(), document: None }
     }
 }
 

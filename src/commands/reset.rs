@@ -16,7 +16,8 @@ use offset_engine::{
 use offset_store::StoredOffset;
 use serde_json::json;
 
-use super::group::{partition_rows, PartitionRow};
+use super::group::{partition_rows_or_refused, PartitionRow};
+use super::not_authorized;
 use super::written::WriteReport;
 use super::Context;
 use crate::cli::{CommitArgs, Format, ResetArgs, ResetTo};
@@ -27,7 +28,7 @@ use crate::store;
 pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
     let isolation = args.isolation;
-    let rows = partition_rows(ctx, &client, &args.store, &args.group, Some(&args.topics), isolation).await?;
+    let rows = writable_rows(ctx, &client, &args.store, &args.group, &args.topics, isolation).await?;
     let now = crate::time::now_ms();
     let (target, lookups, file) = match &args.to {
         ResetTo::Earliest => (ResetTarget::Earliest, None, None),
@@ -165,6 +166,24 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
     failure.map_or(Ok(()), Err)
 }
 
+/// The rows of every partition of `topics` a write covers; NOT_AUTHORIZED naming every topic
+/// and partition an ACL refused, before anything is planned or written (a write that skipped
+/// them would look complete).
+async fn writable_rows(
+    ctx: &Context,
+    client: &std::sync::Arc<kafka_wire::client::Client>,
+    store: &crate::store::StoreSpec,
+    group: &str,
+    topics: &[String],
+    isolation: offset_engine::Isolation,
+) -> Result<Vec<PartitionRow>, Failure> {
+    let rows = partition_rows_or_refused(ctx, client, store, group, Some(topics), isolation).await?;
+    if !rows.refused.is_empty() {
+        return Err(not_authorized::nothing_written(&rows.refused));
+    }
+    Ok(rows.rows)
+}
+
 /// A row of a `--to file:CSV` that names no partition the reset covers.
 #[derive(Debug)]
 struct SkippedRow {
@@ -237,12 +256,12 @@ pub async fn commit(ctx: &Context, args: &CommitArgs) -> Result<(), Failure> {
     let mut topics: Vec<String> = args.offsets.iter().map(|(tp, _)| tp.topic.to_string()).collect();
     topics.sort();
     topics.dedup();
-    let rows = partition_rows(
+    let rows = writable_rows(
         ctx,
         &client,
         &args.store,
         &args.group,
-        Some(&topics),
+        &topics,
         offset_engine::Isolation::ReadUncommitted,
     )
     .await?;
