@@ -144,10 +144,10 @@ impl Session {
             .block_on(commands::plan::compute(&self.ctx, &args))
             .map_err(|f| self.ctx.explain(f))?;
         let failed = planned.failures().next().is_some();
-        let failure = if !refused.is_empty() {
-            Some(self.ctx.explain(commands::plan::not_authorized(&planned, &refused)))
-        } else {
+        let failure = if refused.is_empty() {
             failed.then(commands::plan::anomaly_failure)
+        } else {
+            Some(self.ctx.explain(commands::plan::not_authorized(&planned, &refused)))
         };
         Ok(Planned {
             document: commands::plan::json(&args, &planned, &refused, self.ctx.principal()),
