@@ -1,7 +1,7 @@
 //! The restricted user (may describe and read `kwire-restricted-topic` and group
 //! `kwire-restricted-group` only) asking for its topic and a forbidden one at once: the reading
 //! commands show every authorized row and each refused topic as its own row, then exit 10; a
-//! reset over both writes nothing.
+//! reset over both writes nothing, nor one over a topic it may describe but not read.
 
 use std::process::{Command, Output};
 
@@ -217,6 +217,43 @@ fn the_restricted_user_describing_planning_and_resetting_its_group_over_a_forbid
     assert_partial(&out, &forbidden);
     assert!(stderr(&out).contains("nothing written"), "{}", stderr(&out));
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert_eq!(stored(&cluster, RESTRICTED_GROUP, &both), before, "the refused reset wrote offsets");
+
+    // A topic it may describe but not read: the coordinator would commit the other topic's
+    // offsets and refuse this one's; kwire finds it first and writes nothing.
+    let describe_only = unique("kwire-describe-only");
+    create_topic(&cluster, &describe_only, 1, 1);
+    support::kafka_tool(
+        "org.apache.kafka.tools.AclCommand",
+        &[
+            "--bootstrap-server",
+            &cluster.bootstrap,
+            "--add",
+            "--allow-principal",
+            "User:restricted",
+            "--operation",
+            "Describe",
+            "--topic",
+            &describe_only,
+        ],
+    );
+    let out = as_restricted(
+        &restricted,
+        &[
+            "reset",
+            "--group",
+            RESTRICTED_GROUP,
+            "--topic",
+            RESTRICTED_TOPIC,
+            "--topic",
+            &describe_only,
+            "--to",
+            "latest",
+            "--execute",
+        ],
+    );
+    assert_partial(&out, &describe_only);
+    assert!(stderr(&out).contains("nothing written"), "{}", stderr(&out));
     assert_eq!(stored(&cluster, RESTRICTED_GROUP, &both), before, "the refused reset wrote offsets");
 
     // Its own topic alone it may reset (the ACLs allow it: the refusal above was the other topic).
