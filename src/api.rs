@@ -1,6 +1,7 @@
 //! The CLI's operations for an embedding (the Python package, `python/`): each call runs the same
 //! command as `kwire ... --format json` and returns the document that command prints, or its
-//! [`Failure`] with the exit code the command would have ended with. Arguments are read by the
+//! [`Failure`] with the exit code the command would have ended with (a partial answer's
+//! document, exit 10, is the failure's [`Failure::document`]). Arguments are read by the
 //! command line's own parsers (a store spec, `--at`, a policy name mean here what they mean
 //! there), and names are checked by Kafka's rules before anything connects.
 
@@ -47,7 +48,9 @@ pub struct Planned {
     pub spark: Option<Value>,
     /// `until` of every planned range: what committing the batch stores.
     pub ending: Vec<(String, i32, i64)>,
-    /// Exit 3: an anomaly met a `fail` policy; the document says which.
+    /// Exit 10: an ACL refused some topics or partitions (the document has a row with an `error`
+    /// for each, and plans the others); else exit 3: an anomaly met a `fail` policy (the document
+    /// says which).
     pub failure: Option<Failure>,
 }
 
@@ -136,20 +139,25 @@ impl Session {
         argv.extend(options.topics.iter().map(|t| format!("--topic={t}")));
         let Command::Plan(args) = parse(argv)? else { return Err(wrong_command()) };
         let _turn = self.one_at_a_time.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let planned = self
+        let commands::plan::Computed { plan: planned, refused } = self
             .runtime
             .block_on(commands::plan::compute(&self.ctx, &args))
             .map_err(|f| self.ctx.explain(f))?;
         let failed = planned.failures().next().is_some();
+        let failure = if refused.is_empty() {
+            failed.then(commands::plan::anomaly_failure)
+        } else {
+            Some(self.ctx.explain(commands::plan::not_authorized(&planned, &refused)))
+        };
         Ok(Planned {
-            document: commands::plan::json(&args, &planned),
-            spark: (!failed).then(|| commands::plan::spark_json(&planned)),
+            document: commands::plan::json(&args, &planned, &refused, self.ctx.principal()),
+            spark: failure.is_none().then(|| commands::plan::spark_json(&planned)),
             ending: planned
                 .ending_offsets()
                 .into_iter()
                 .map(|(tp, until)| (tp.topic.to_string(), tp.partition, until.0))
                 .collect(),
-            failure: failed.then(commands::plan::anomaly_failure),
+            failure,
         })
     }
 
@@ -180,10 +188,15 @@ impl Session {
         run: impl std::future::Future<Output = Result<(), Failure>>,
     ) -> Result<Value, Failure> {
         let _turn = self.one_at_a_time.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.runtime.block_on(run).map_err(|f| self.ctx.explain(f))?;
-        self.ctx
-            .take_json()
-            .ok_or_else(|| Failure::new(Exit::CLUSTER, "the command finished without a JSON document"))
+        let result = self.runtime.block_on(run);
+        // Taken either way: a failed command's document (a partial answer) goes with its
+        // failure, and none is left for the next command.
+        let document = self.ctx.take_json();
+        match result {
+            Ok(()) => document
+                .ok_or_else(|| Failure::new(Exit::CLUSTER, "the command finished without a JSON document")),
+            Err(f) => Err(Failure { document, ..self.ctx.explain(f) }),
+        }
     }
 }
 

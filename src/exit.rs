@@ -41,7 +41,7 @@ exit_codes! {
     PARTIAL = 7, "partial", "partly written: the store took some partitions and refused others (each listed as written or refused; what was written stays written and was read back)";
     UNSUPPORTED = 8, "unsupported", "the broker is too old for what was asked: `... not supported by this broker (needs Kafka X.Y)` names the first release that has it (see \"Kafka versions\")";
     SECURITY = 9, "security", "the connection's security failed: an untrusted, expired or wrong-host certificate, TLS against a plaintext listener or the reverse, a client certificate the listener wants, wrong credentials, a SASL mechanism the broker does not enable (the message lists its mechanisms); nothing was written";
-    NOT_AUTHORIZED = 10, "not_authorized", "an ACL refused the request (TOPIC/GROUP/CLUSTER/TRANSACTIONAL_ID_AUTHORIZATION_FAILED): the message names the resource and the principal used";
+    NOT_AUTHORIZED = 10, "not_authorized", "an ACL refused the request (TOPIC/GROUP/CLUSTER/TRANSACTIONAL_ID_AUTHORIZATION_FAILED): the message names the resource and the principal used; `offsets`, `group describe` and `plan` first print every authorized row and a `not authorized` row for each refused topic or partition, a write writes nothing";
 }
 
 impl Exit {
@@ -122,16 +122,20 @@ threshold passed), 3 UNKNOWN (the group could not be checked: the line says why)
 pub struct Failure {
     pub exit: Exit,
     pub message: String,
+    /// The JSON document the command emitted before it failed, for an embedding
+    /// ([`crate::api`]): a partial answer (exit 10) keeps every authorized row. `None` on the
+    /// command line, where the document was printed.
+    pub document: Option<serde_json::Value>,
 }
 
 impl Failure {
     pub fn new(exit: Exit, message: impl Into<String>) -> Self {
-        Self { exit, message: message.into() }
+        Self { exit, message: message.into(), document: None }
     }
 
     /// Only an exit code: the command already said everything on stdout (`group check`).
     pub fn exit_only(exit: Exit) -> Self {
-        Self { exit, message: String::new() }
+        Self { exit, message: String::new(), document: None }
     }
 }
 

@@ -68,7 +68,22 @@ pub fn json_safe(json: &str) -> Cow<'_, str> {
 #[derive(Debug, Default)]
 pub struct Table {
     header: Vec<String>,
-    rows: Vec<Vec<String>>,
+    rows: Vec<Row>,
+}
+
+/// A row's cells, and the note that takes the place of the columns after them (a note is not
+/// counted in any column's width).
+#[derive(Debug, Default)]
+struct Row {
+    cells: Vec<String>,
+    note: Option<String>,
+}
+
+fn escaped(c: String) -> String {
+    match escape(&c) {
+        Cow::Borrowed(_) => c,
+        Cow::Owned(escaped) => escaped,
+    }
 }
 
 impl Table {
@@ -81,38 +96,40 @@ impl Table {
 
     /// Adds a row; each cell is [`escape`]d, so a name cannot break the table or the terminal.
     pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
-        self.rows.push(
-            cells
-                .into_iter()
-                .map(|c| {
-                    let c: String = c.into();
-                    match escape(&c) {
-                        Cow::Borrowed(_) => c,
-                        Cow::Owned(escaped) => escaped,
-                    }
-                })
-                .collect(),
-        );
+        self.rows.push(Row { cells: cells.into_iter().map(|c| escaped(c.into())).collect(), note: None });
+    }
+
+    /// Adds a row of the first columns' `cells` followed by `note` in place of the other
+    /// columns (e.g. why a partition has no numbers); [`escape`]d like any cell.
+    pub fn row_with_note<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>, note: &str) {
+        self.rows.push(Row {
+            cells: cells.into_iter().map(|c| escaped(c.into())).collect(),
+            note: Some(escaped(note.to_owned())),
+        });
     }
 
     pub fn render(&self) -> String {
         let columns = self.header.len();
         let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
         for row in &self.rows {
-            for (i, cell) in row.iter().enumerate().take(columns) {
+            for (i, cell) in row.cells.iter().enumerate().take(columns) {
                 widths[i] = widths[i].max(cell.chars().count());
             }
         }
         let mut out = String::new();
-        for row in std::iter::once(&self.header).chain(&self.rows) {
+        let header = (self.header.as_slice(), None);
+        for (cells, note) in
+            std::iter::once(header).chain(self.rows.iter().map(|r| (&r.cells[..], r.note.as_deref())))
+        {
             let mut line = String::new();
-            for (i, cell) in row.iter().enumerate().take(columns) {
-                if i + 1 == columns {
+            for (i, cell) in cells.iter().enumerate().take(columns) {
+                if i + 1 == columns && note.is_none() {
                     line.push_str(cell);
                 } else {
                     let _ = write!(line, "{cell:<width$}  ", width = widths[i]);
                 }
             }
+            line.push_str(note.unwrap_or_default());
             out.push_str(line.trim_end());
             out.push('\n');
         }
@@ -233,5 +250,16 @@ mod tests {
         let mut t = Table::new(["a", "bb"]);
         t.row(["long", "x"]);
         assert_eq!(t.render(), "a     bb\nlong  x\n");
+    }
+
+    #[test]
+    fn a_note_row_keeps_the_columns_of_the_other_rows() {
+        let mut t = Table::new(["topic", "p", "offset"]);
+        t.row(["a", "0", "7"]);
+        t.row_with_note(["forbidden", "-"], "not authorized (TOPIC_AUTHORIZATION_FAILED)\n");
+        assert_eq!(
+            t.render(),
+            "topic      p  offset\na          0  7\nforbidden  -  not authorized (TOPIC_AUTHORIZATION_FAILED)\\n\n"
+        );
     }
 }

@@ -107,7 +107,8 @@ impl Client {
     }
 
     /// `kwire plan`: the group's next batch. Raises `AnomalyError` (its `.plan` says which
-    /// partitions) when an anomaly met a `fail` policy.
+    /// partitions) when an anomaly met a `fail` policy, `NotAuthorized` (its `.plan` has a row
+    /// with an `error` for each refused topic or partition) when an ACL refused some.
     #[pyo3(signature = (group, topics, store = "kafka", start = "earliest", on_out_of_range = "fail", max_per_partition = None, max_total = None))]
     #[allow(clippy::too_many_arguments)]
     fn plan(

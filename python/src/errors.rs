@@ -47,7 +47,12 @@ pyo3::create_exception!(
 );
 pyo3::create_exception!(kwire, Unsupported, KwireError, "The broker is too old for what was asked (exit 8).");
 pyo3::create_exception!(kwire, SecurityError, KwireError, "The connection's security failed (exit 9).");
-pyo3::create_exception!(kwire, NotAuthorized, KwireError, "An ACL refused the request (exit 10).");
+pyo3::create_exception!(
+    kwire,
+    NotAuthorized,
+    KwireError,
+    "An ACL refused the request (exit 10); `.document` holds a partial answer's authorized rows."
+);
 
 /// Each exit code's exception class.
 fn class_of(py: Python<'_>, exit: Exit) -> Bound<'_, PyType> {
@@ -66,9 +71,24 @@ fn class_of(py: Python<'_>, exit: Exit) -> Bound<'_, PyType> {
     }
 }
 
-/// The exception of a failure, with the CLI's message.
+/// The exception of a failure, with the CLI's message. A `NotAuthorized` always has `.plan`
+/// (`None` here) and `.document`: the partial answer's document (every authorized row, a row with an `error` for
+/// each refused one), or `None` when the call showed nothing.
 pub fn to_py_err(py: Python<'_>, failure: &Failure) -> PyErr {
-    PyErr::from_type(class_of(py, failure.exit), failure.message.clone())
+    let err = PyErr::from_type(class_of(py, failure.exit), failure.message.clone());
+    if failure.exit == Exit::NOT_AUTHORIZED {
+        let document = match &failure.document {
+            Some(doc) => crate::json::to_python(py, doc),
+            None => Ok(py.None()),
+        };
+        // A document that cannot become Python's is left out; the exception still says why.
+        if let Ok(document) = document {
+            let _ = err.value(py).setattr("document", document);
+        }
+        // `Client.plan` sets the plan of the authorized partitions.
+        let _ = err.value(py).setattr("plan", py.None());
+    }
+    err
 }
 
 /// Adds the classes to the module, each with its `kind` and `exit_code`.

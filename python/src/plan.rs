@@ -21,7 +21,7 @@ pub struct Plan {
     /// `kwire plan --format json`'s document.
     #[pyo3(get)]
     document: Py<PyAny>,
-    /// `--format spark`'s document, `None` when an anomaly stopped the plan.
+    /// `--format spark`'s document, `None` when an anomaly or an ACL stopped the plan.
     spark: Option<Py<PyAny>>,
     ending: Vec<(String, i32, i64)>,
     failure: Option<Failure>,
@@ -62,7 +62,7 @@ impl Plan {
         Ok(out)
     }
 
-    /// A key of the Spark document, or the anomaly that stopped the plan.
+    /// A key of the Spark document, or the failure (anomaly, ACL) that stopped the plan.
     fn spark_item(&self, py: Python<'_>, key: &str) -> PyResult<Py<PyAny>> {
         match (&self.spark, &self.failure) {
             (Some(spark), _) => Ok(spark.bind(py).get_item(key)?.unbind()),
@@ -108,7 +108,8 @@ impl Plan {
         self.partitions(py, |e| Ok(!e.get_item("anomaly")?.is_none()))
     }
 
-    /// Whether an anomaly met a `fail` policy (then nothing may be read or committed).
+    /// Whether an anomaly met a `fail` policy or an ACL refused some partitions (then nothing
+    /// may be read or committed).
     #[getter]
     fn failed(&self) -> bool {
         self.failure.is_some()

@@ -58,3 +58,19 @@ def test_a_restricted_user_refused_by_an_acl_raises_not_authorized(topic: str) -
         kwire.Client(bootstrap, config, timeout=20).offsets([topic])
     assert raised.value.kind == "not_authorized" and raised.value.exit_code == 10
     assert "restricted" in str(raised.value)
+
+
+def test_a_partial_answer_raises_not_authorized_with_every_authorized_row_in_its_document(topic: str) -> None:
+    bootstrap, config = listener("RESTRICTED", "SASL_PLAINTEXT")
+    restricted = kwire.Client(bootstrap, config, timeout=20)
+    with pytest.raises(kwire.NotAuthorized) as raised:
+        restricted.offsets(["kwire-restricted-topic", topic])
+    assert raised.value.plan is None
+    document = raised.value.document
+    assert document is not None
+    rows = document["partitions"]
+    refused = [p for p in rows if p["error"] is not None]
+    assert [(p["topic"], p["partition"], p["error"]) for p in refused] == [(topic, None, "TOPIC_AUTHORIZATION_FAILED")]
+    authorized = sorted(p["partition"] for p in rows if p["topic"] == "kwire-restricted-topic")
+    assert authorized == [0, 1, 2]
+    assert all(p["error"] is None and isinstance(p["high_watermark"], int) for p in rows if p["topic"] != topic)

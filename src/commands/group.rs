@@ -10,6 +10,7 @@ use offset_engine::{
 use serde_json::{json, Value};
 use std::time::Duration;
 
+use super::not_authorized::{self, Refusal};
 use super::time_lag::{
     catch_up_state, catch_up_text, first_unconsumed_timestamps, format_ms, sample_of, time_lag_text,
     time_numbers, TimeNumbers,
@@ -83,7 +84,8 @@ impl PartitionRow {
 }
 
 /// Stored offsets of `group` in `store` joined with the live log of every partition of the
-/// topics involved (the stored topics plus `extra_topics`).
+/// topics involved (the stored topics plus `extra_topics`); NOT_AUTHORIZED when an ACL refuses
+/// any of them (naming each), for commands that need them all.
 pub async fn partition_rows(
     ctx: &Context,
     client: &std::sync::Arc<kafka_wire::client::Client>,
@@ -92,16 +94,67 @@ pub async fn partition_rows(
     topics: Option<&[String]>,
     isolation: Isolation,
 ) -> Result<Vec<PartitionRow>, Failure> {
+    let rows = partition_rows_or_refused(ctx, client, store, group, topics, isolation).await?;
+    if !rows.refused.is_empty() {
+        return Err(not_authorized::refused(&rows.refused));
+    }
+    Ok(rows.rows)
+}
+
+/// The rows of [`partition_rows_or_refused`]: the authorized partitions', and what the ACLs
+/// refused.
+pub struct GroupRows {
+    pub rows: Vec<PartitionRow>,
+    /// Sorted; a topic Metadata refused is one entry (with its stored partitions, if any, each
+    /// its own), a partition ListOffsets refused is one entry.
+    pub refused: Vec<Refusal>,
+}
+
+/// [`partition_rows`] keeping the authorized rows when an ACL refuses some topics or
+/// partitions: each refused one is a [`Refusal`] instead of a row.
+///
+/// A group's offsets read from Kafka without named topics cover only the topics the principal
+/// may describe: the coordinator leaves the others out of its answer, so they cannot be listed.
+pub async fn partition_rows_or_refused(
+    ctx: &Context,
+    client: &std::sync::Arc<kafka_wire::client::Client>,
+    store: &StoreSpec,
+    group: &str,
+    topics: Option<&[String]>,
+    isolation: Isolation,
+) -> Result<GroupRows, Failure> {
     let timeout = ctx.global.timeout;
     let stored = store::load(store, ctx.store_access(client), group, topics).await?;
     let mut names: BTreeSet<String> = stored.keys().map(|tp| tp.topic.to_string()).collect();
     names.extend(topics.unwrap_or_default().iter().cloned());
     let names: Vec<String> = names.into_iter().collect();
     let metadata = client.refresh_metadata(&names).await?;
-    let mut partitions: BTreeSet<TopicPartition> = stored.keys().cloned().collect();
+    let mut refused = Vec::new();
+    let mut partitions: BTreeSet<TopicPartition> = BTreeSet::new();
     for name in &names {
-        if let Some(t) = metadata.topic(name) {
-            partitions.extend(t.partitions.iter().map(|p| TopicPartition::new(name.clone(), p.partition)));
+        let stored_here = stored.keys().filter(|tp| *tp.topic == **name);
+        match metadata.topic(name) {
+            // Metadata hides a refused topic's partitions: the stored ones are each refused,
+            // else the topic as a whole.
+            Some(t) if t.error.is_authorization() => {
+                let before = refused.len();
+                refused.extend(stored_here.map(|tp| Refusal {
+                    topic: name.clone(),
+                    partition: Some(tp.partition),
+                    code: t.error,
+                }));
+                if refused.len() == before {
+                    refused.push(Refusal { topic: name.clone(), partition: None, code: t.error });
+                }
+            }
+            t => {
+                partitions.extend(stored_here.cloned());
+                partitions.extend(
+                    t.iter()
+                        .flat_map(|t| &t.partitions)
+                        .map(|p| TopicPartition::new(name.clone(), p.partition)),
+                );
+            }
         }
     }
     let live: Vec<TopicPartition> = partitions
@@ -127,7 +180,13 @@ pub async fn partition_rows(
                 view.topic_id = t.topic_id.and_then(|id| TopicId::from_wire(id.0));
                 LogState::Found(view)
             }
-            (Some(_), Some(Err(e))) => return Err(Failure::client(&tp, e)),
+            (Some(_), Some(Err(e))) => match Refusal::of(&tp.topic, Some(tp.partition), e) {
+                Some(r) => {
+                    refused.push(r);
+                    continue;
+                }
+                None => return Err(Failure::client(&tp, e)),
+            },
         };
         let s = stored.get(&tp).copied();
         rows.push(PartitionRow {
@@ -139,7 +198,8 @@ pub async fn partition_rows(
             tp,
         });
     }
-    Ok(rows)
+    refused.sort();
+    Ok(GroupRows { rows, refused })
 }
 
 fn end_of(log: &LogState, isolation: Isolation) -> Option<i64> {
@@ -157,14 +217,16 @@ pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<
         _ => None,
     };
     let topics = (!args.topics.is_empty()).then_some(args.topics.as_slice());
-    let mut rows = partition_rows(ctx, &client, &args.store, &args.group, topics, isolation).await?;
+    let GroupRows { mut rows, mut refused } =
+        partition_rows_or_refused(ctx, &client, &args.store, &args.group, topics, isolation).await?;
     let gap = args.sample.or((args.time_lag == TimeLagArg::Estimate).then_some(Duration::from_secs(2)));
     let mut earlier: BTreeMap<TopicPartition, Sample> = BTreeMap::new();
     if let Some(gap) = gap {
         let at = crate::time::now_ms();
         earlier.extend(rows.iter().filter_map(|r| sample_of(r, isolation, at).map(|s| (r.tp.clone(), s))));
         tokio::time::sleep(gap).await;
-        rows = partition_rows(ctx, &client, &args.store, &args.group, topics, isolation).await?;
+        GroupRows { rows, refused } =
+            partition_rows_or_refused(ctx, &client, &args.store, &args.group, topics, isolation).await?;
     }
     let timestamps = if args.time_lag == TimeLagArg::Fetch {
         first_unconsumed_timestamps(&client, &rows, isolation, ctx.global.timeout).await
@@ -177,7 +239,8 @@ pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<
     };
     let dead = description.as_ref().is_none_or(|d| d.state == "Dead" && d.members.is_empty())
         && checkpoint.as_ref().is_none_or(|c| c.committed.is_none() && c.pending.is_none());
-    if dead && rows.iter().all(|r| r.committed().is_none()) {
+    // With refusals the group may well have offsets this principal cannot see.
+    if dead && refused.is_empty() && rows.iter().all(|r| r.committed().is_none()) {
         return Err(Failure::new(
             crate::exit::Exit::NOT_FOUND,
             format!("unknown group `{}`: no members and no offsets in the {} store", args.group, args.store),
@@ -217,7 +280,11 @@ pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<
                 TimeLagArg::Estimate => "estimate",
                 TimeLagArg::Off => "off",
             },
-            "partitions": rows.iter().zip(&numbers).map(|(r, n)| {
+            "partitions": ordered(&rows, &refused).into_iter().map(|line| {
+                let (r, n) = match line {
+                    Line::Row(i) => (&rows[i], &numbers[i]),
+                    Line::Refused(r) => return r.json_row(ctx.principal(), REFUSED_ABSENT),
+                };
                 let mut row = row_json(r, isolation, now);
                 if let Some(o) = row.as_object_mut() {
                     o.insert("time_lag_ms".into(), json!(n.time_lag.ms()));
@@ -227,6 +294,7 @@ pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<
                     }));
                     o.insert("catch_up_ms".into(), json!(n.catch_up.and_then(|c| c.ms())));
                     o.insert("catch_up".into(), json!(catch_up_state(n.catch_up)));
+                    o.insert("error".into(), Value::Null);
                 }
                 row
             }).collect::<Vec<_>>(),
@@ -299,7 +367,14 @@ pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<
                 header.push("CATCH_UP");
             }
             let mut t = Table::new(header);
-            for (r, n) in rows.iter().zip(&numbers) {
+            for line in ordered(&rows, &refused) {
+                let (r, n) = match line {
+                    Line::Row(i) => (&rows[i], &numbers[i]),
+                    Line::Refused(r) => {
+                        t.row_with_note([r.topic.clone(), r.partition_cell()], &r.marker(ctx.principal()));
+                        continue;
+                    }
+                };
                 let log_start = match &r.log {
                     LogState::Found(v) => v.log_start.0.to_string(),
                     LogState::PartitionNotFound => "gone".to_owned(),
@@ -337,7 +412,48 @@ pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<
             out!("\ntotals\n{}", tt.render());
         }
     }
+    if !refused.is_empty() {
+        return Err(not_authorized::partial(&refused, rows.len()));
+    }
     Ok(())
+}
+
+/// The fields of an authorized partition's JSON row that a refused one has as null.
+const REFUSED_ABSENT: &[&str] = &[
+    "committed",
+    "log_start",
+    "high_watermark",
+    "last_stable",
+    "end",
+    "lag",
+    "consumable",
+    "lost",
+    "leader_epoch",
+    "commit_age_ms",
+    "log",
+    "time_lag_ms",
+    "time_lag_unknown",
+    "catch_up_ms",
+    "catch_up",
+];
+
+/// One line of a partition listing: a row (by index) or a refusal.
+pub enum Line<'a> {
+    Row(usize),
+    Refused(&'a Refusal),
+}
+
+/// `rows` and `refused` in one order, by topic then partition; a topic refused as a whole comes
+/// first among its topic's lines.
+pub fn ordered<'a>(rows: &[PartitionRow], refused: &'a [Refusal]) -> Vec<Line<'a>> {
+    let mut lines: Vec<(&str, Option<i32>, Line<'a>)> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (&*r.tp.topic, Some(r.tp.partition), Line::Row(i)))
+        .chain(refused.iter().map(|r| (r.topic.as_str(), r.partition, Line::Refused(r))))
+        .collect();
+    lines.sort_by_key(|(topic, partition, _)| (*topic, *partition));
+    lines.into_iter().map(|(_, _, line)| line).collect()
 }
 
 fn member_json(m: &GroupMember) -> Value {

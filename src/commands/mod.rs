@@ -15,6 +15,7 @@ mod exporter_tracks;
 pub(crate) mod group;
 pub(crate) mod metadata;
 mod migrate;
+pub(crate) mod not_authorized;
 pub(crate) mod offsets;
 pub(crate) mod plan;
 mod produce;
@@ -174,27 +175,52 @@ impl Context {
         Ok((config, warnings))
     }
 
-    /// Every partition of `topics`, or a NOT_FOUND failure naming the first unknown topic.
+    /// The principal the brokers check ACLs for (`User:ANONYMOUS` before the settings are read).
+    pub fn principal(&self) -> &str {
+        self.principal.get().map_or("User:ANONYMOUS", String::as_str)
+    }
+
+    /// Every partition of `topics`, or a NOT_FOUND failure naming the first unknown topic, or a
+    /// NOT_AUTHORIZED one naming every topic an ACL hides.
     pub async fn partitions_of(
         &self,
         client: &Client,
         topics: &[String],
     ) -> Result<Vec<TopicPartition>, Failure> {
+        let (partitions, refused) = self.partitions_or_refused(client, topics).await?;
+        if !refused.is_empty() {
+            return Err(not_authorized::refused(&refused));
+        }
+        Ok(partitions)
+    }
+
+    /// Every partition of the `topics` the ACLs let this principal describe, and each topic they
+    /// hide as a [`Refusal`](not_authorized::Refusal) (Metadata gives no partitions for it, so
+    /// the whole topic is one); a NOT_FOUND failure names the first unknown topic.
+    pub async fn partitions_or_refused(
+        &self,
+        client: &Client,
+        topics: &[String],
+    ) -> Result<(Vec<TopicPartition>, Vec<not_authorized::Refusal>), Failure> {
         let metadata = client.refresh_metadata(topics).await?;
         let mut out = Vec::new();
+        let mut refused = Vec::new();
         for name in topics {
             let topic = metadata
                 .topic(name)
                 .filter(|t| t.error != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
                 .ok_or_else(|| Failure::new(Exit::NOT_FOUND, format!("unknown topic `{name}`")))?;
-            // A topic the ACLs hide has no partitions in the answer: refusing is the only way not
-            // to print an empty (and wrong) result for it.
             if topic.error.is_authorization() {
-                return Err(Failure::new(Exit::NOT_AUTHORIZED, format!("topic `{name}`: {}", topic.error)));
+                refused.push(not_authorized::Refusal {
+                    topic: name.clone(),
+                    partition: None,
+                    code: topic.error,
+                });
+                continue;
             }
             out.extend(topic.partitions.iter().map(|p| TopicPartition::new(name.clone(), p.partition)));
         }
-        Ok(out)
+        Ok((out, refused))
     }
 }
 

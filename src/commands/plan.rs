@@ -5,7 +5,8 @@
 use offset_engine::{plan, Limits, Outcome, PartitionInput, PlanRequest, TopicPartition};
 use serde_json::json;
 
-use super::group::partition_rows;
+use super::group::{partition_rows_or_refused, GroupRows};
+use super::not_authorized::{self, Refusal};
 use super::Context;
 use crate::anomaly_json::{action, anomaly, until_reason};
 use crate::cli::{Format, FormatArg, OutOfRangeArg, PlanArgs, StartArg};
@@ -13,20 +14,31 @@ use crate::exit::{Exit, Failure};
 use crate::output::{out, outln, Table};
 
 pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
-    let planned = compute(ctx, args).await?;
+    let Computed { plan: planned, refused } = compute(ctx, args).await?;
     let failed = planned.entries.iter().any(|e| matches!(e.outcome, Outcome::Failed { .. }));
     if ctx.global.format == FormatArg::Spark {
+        if !refused.is_empty() {
+            return Err(spark_not_authorized(&refused));
+        }
         if failed {
             return Err(spark_refusal(&planned));
         }
         crate::output::print_json(&spark_json(&planned));
         return Ok(());
     }
+    let principal = ctx.principal();
     match ctx.format() {
-        Format::Json => ctx.emit_json(json(args, &planned)),
+        Format::Json => ctx.emit_json(json(args, &planned, &refused, principal)),
         Format::Text => {
             let mut t = Table::new(["TOPIC", "PARTITION", "FROM", "UNTIL", "RECORDS", "ACTION", "ANOMALY"]);
-            for e in &planned.entries {
+            for line in lines(&planned, &refused) {
+                let e = match line {
+                    Line::Entry(e) => e,
+                    Line::Refused(r) => {
+                        t.row_with_note([r.topic.clone(), r.partition_cell()], &r.marker(principal));
+                        continue;
+                    }
+                };
                 let range = e.range();
                 t.row([
                     e.tp.topic.to_string(),
@@ -43,10 +55,55 @@ pub async fn run(ctx: &Context, args: &PlanArgs) -> Result<(), Failure> {
             outln!("{} records in the batch", planned.records);
         }
     }
+    if !refused.is_empty() {
+        return Err(not_authorized(&planned, &refused));
+    }
     if failed {
         return Err(anomaly_failure());
     }
     Ok(())
+}
+
+/// A plan and what the ACLs refused: the engine planned only the authorized partitions.
+pub struct Computed {
+    pub plan: offset_engine::Plan,
+    /// Sorted; see [`GroupRows::refused`](super::group::GroupRows::refused).
+    pub refused: Vec<Refusal>,
+}
+
+/// One line of a plan's listing: a planned partition or a refusal, by topic then partition.
+enum Line<'a> {
+    Entry(&'a offset_engine::PlanEntry),
+    Refused(&'a Refusal),
+}
+
+fn lines<'a>(planned: &'a offset_engine::Plan, refused: &'a [Refusal]) -> Vec<Line<'a>> {
+    let mut lines: Vec<(&str, Option<i32>, Line<'a>)> = planned
+        .entries
+        .iter()
+        .map(|e| (&*e.tp.topic, Some(e.tp.partition), Line::Entry(e)))
+        .chain(refused.iter().map(|r| (r.topic.as_str(), r.partition, Line::Refused(r))))
+        .collect();
+    lines.sort_by_key(|(topic, partition, _)| (*topic, *partition));
+    lines.into_iter().map(|(_, _, line)| line).collect()
+}
+
+/// Exit 10 once a plan with refused partitions was shown; says when an anomaly also met a
+/// `fail` policy among the authorized ones.
+pub fn not_authorized(planned: &offset_engine::Plan, refused: &[Refusal]) -> Failure {
+    let mut failure = not_authorized::partial(refused, planned.entries.len());
+    if planned.failures().next().is_some() {
+        failure.message.push_str("; an anomaly also met the `fail` policy (see the plan)");
+    }
+    failure
+}
+
+/// Why `--format spark` printed nothing when an ACL refused a partition (exit 10): a job must
+/// not read a batch without them.
+fn spark_not_authorized(refused: &[Refusal]) -> Failure {
+    let mut failure = not_authorized::refused(refused);
+    failure.message.push_str("; no Spark offsets printed (the batch would miss them)");
+    failure
 }
 
 /// The failure of a plan an anomaly stopped, once the plan itself was shown (exit 3).
@@ -57,11 +114,14 @@ pub fn anomaly_failure() -> Failure {
     )
 }
 
-/// The engine's plan for `args` against the live cluster (nothing printed, nothing written).
-pub async fn compute(ctx: &Context, args: &PlanArgs) -> Result<offset_engine::Plan, Failure> {
+/// The engine's plan for `args` against the live cluster, of the partitions the ACLs let this
+/// principal see, and the refused ones (nothing printed, nothing written).
+pub async fn compute(ctx: &Context, args: &PlanArgs) -> Result<Computed, Failure> {
     let client = ctx.client().await?;
     let isolation = args.isolation;
-    let rows = partition_rows(ctx, &client, &args.store, &args.group, Some(&args.topics), isolation).await?;
+    let GroupRows { rows, refused } =
+        partition_rows_or_refused(ctx, &client, &args.store, &args.group, Some(&args.topics), isolation)
+            .await?;
     let request = PlanRequest {
         start: match args.start {
             StartArg::Earliest => offset_engine::StartPolicy::Earliest,
@@ -86,17 +146,29 @@ pub async fn compute(ctx: &Context, args: &PlanArgs) -> Result<offset_engine::Pl
             .map(|r| PartitionInput::new(TopicPartition::new(&*r.tp.topic, r.tp.partition), r.stored, r.log))
             .collect(),
     };
-    Ok(plan(&request))
+    Ok(Computed { plan: plan(&request), refused })
 }
 
-/// `--format json`: the plan with, per partition, the range, the action and the anomaly.
-pub fn json(args: &PlanArgs, planned: &offset_engine::Plan) -> serde_json::Value {
+/// `--format json`: the plan with, per partition, the range, the action and the anomaly, and
+/// each refused topic or partition as a row with its `error` (null on the planned ones).
+pub fn json(
+    args: &PlanArgs,
+    planned: &offset_engine::Plan,
+    refused: &[Refusal],
+    principal: &str,
+) -> serde_json::Value {
     json!({
         "group": args.group,
         "store": args.store.to_string(),
         "isolation": args.isolation.to_string(),
         "records": planned.records,
-        "partitions": planned.entries.iter().map(|e| {
+        "partitions": lines(planned, refused).into_iter().map(|line| {
+            let e = match line {
+                Line::Entry(e) => e,
+                Line::Refused(r) => return r.json_row(principal, &[
+                    "from", "until", "records", "until_reason", "action", "anomaly", "lag", "consumable", "lost",
+                ]),
+            };
             let range = e.range();
             json!({
                 "topic": &*e.tp.topic,
@@ -110,6 +182,7 @@ pub fn json(args: &PlanArgs, planned: &offset_engine::Plan) -> serde_json::Value
                 "lag": e.lag.lag(),
                 "consumable": e.lag.consumable(),
                 "lost": e.lag.lost(),
+                "error": null,
             })
         }).collect::<Vec<_>>(),
     })

@@ -16,7 +16,8 @@ use offset_engine::{
 use offset_store::StoredOffset;
 use serde_json::json;
 
-use super::group::{partition_rows, PartitionRow};
+use super::group::{partition_rows_or_refused, PartitionRow};
+use super::not_authorized;
 use super::written::WriteReport;
 use super::Context;
 use crate::cli::{CommitArgs, Format, ResetArgs, ResetTo};
@@ -27,7 +28,7 @@ use crate::store;
 pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
     let isolation = args.isolation;
-    let rows = partition_rows(ctx, &client, &args.store, &args.group, Some(&args.topics), isolation).await?;
+    let rows = writable_rows(ctx, &client, &args.store, &args.group, &args.topics, isolation).await?;
     let now = crate::time::now_ms();
     let (target, lookups, file) = match &args.to {
         ResetTo::Earliest => (ResetTarget::Earliest, None, None),
@@ -90,6 +91,10 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
         .collect();
 
     let (report, failure) = if args.execute && errors.is_empty() {
+        let unreadable = unreadable(&client, &args.store, &args.topics).await?;
+        if !unreadable.is_empty() {
+            return Err(not_authorized::nothing_written(&unreadable));
+        }
         let offsets = to_store(&rows, planned.iter().map(|(tp, _, to, _, _)| (tp.clone(), to.0)), now);
         WriteReport::of(
             store::save(&args.store, ctx.store_access(&client), &args.group, &offsets, args.force).await,
@@ -165,6 +170,49 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
     failure.map_or(Ok(()), Err)
 }
 
+/// The rows of every partition of `topics` a write covers; NOT_AUTHORIZED naming every topic
+/// and partition an ACL refused, before anything is planned or written (a write that skipped
+/// them would look complete).
+async fn writable_rows(
+    ctx: &Context,
+    client: &std::sync::Arc<kafka_wire::client::Client>,
+    store: &crate::store::StoreSpec,
+    group: &str,
+    topics: &[String],
+    isolation: offset_engine::Isolation,
+) -> Result<Vec<PartitionRow>, Failure> {
+    let rows = partition_rows_or_refused(ctx, client, store, group, Some(topics), isolation).await?;
+    if !rows.refused.is_empty() {
+        return Err(not_authorized::nothing_written(&rows.refused));
+    }
+    Ok(rows.rows)
+}
+
+/// The `topics` whose offsets Kafka's coordinator would refuse to commit: it takes the
+/// partitions of the topics the principal may READ and refuses the others one by one (a partial
+/// write), so the topics it may describe but not read are found before anything is sent
+/// (KIP-430). Other stores do not check Kafka's ACLs; a broker that does not say (before 2.3)
+/// leaves it to the coordinator.
+async fn unreadable(
+    client: &kafka_wire::client::Client,
+    store: &crate::store::StoreSpec,
+    topics: &[String],
+) -> Result<Vec<not_authorized::Refusal>, Failure> {
+    if *store != crate::store::StoreSpec::Kafka {
+        return Ok(Vec::new());
+    }
+    let operations = client.topic_authorized_operations(topics).await?;
+    Ok(operations
+        .into_iter()
+        .filter(|(_, ops)| ops.is_some_and(|o| !o.allows_read()))
+        .map(|(topic, _)| not_authorized::Refusal {
+            topic,
+            partition: None,
+            code: kafka_wire::protocol::ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        })
+        .collect())
+}
+
 /// A row of a `--to file:CSV` that names no partition the reset covers.
 #[derive(Debug)]
 struct SkippedRow {
@@ -237,12 +285,12 @@ pub async fn commit(ctx: &Context, args: &CommitArgs) -> Result<(), Failure> {
     let mut topics: Vec<String> = args.offsets.iter().map(|(tp, _)| tp.topic.to_string()).collect();
     topics.sort();
     topics.dedup();
-    let rows = partition_rows(
+    let rows = writable_rows(
         ctx,
         &client,
         &args.store,
         &args.group,
-        Some(&topics),
+        &topics,
         offset_engine::Isolation::ReadUncommitted,
     )
     .await?;
@@ -266,6 +314,10 @@ pub async fn commit(ctx: &Context, args: &CommitArgs) -> Result<(), Failure> {
     }
     if !problems.is_empty() {
         return Err(Failure::new(Exit::REFUSED, format!("nothing written: {}", problems.join("; "))));
+    }
+    let unreadable = unreadable(&client, &args.store, &topics).await?;
+    if !unreadable.is_empty() {
+        return Err(not_authorized::nothing_written(&unreadable));
     }
     let offsets = to_store(&rows, args.offsets.iter().cloned(), crate::time::now_ms());
     let (report, failure) = WriteReport::of(

@@ -11,7 +11,7 @@ use tokio::sync::Mutex;
 use super::address::parse_bootstrap;
 use super::connection::{Connection, Lane, PendingResponse};
 use super::error::{BrokerRef, ClientError};
-use super::metadata::ClusterMetadata;
+use super::metadata::{AuthorizedOperations, ClusterMetadata};
 use super::negotiate::BrokerVersions;
 use super::security::{SaslConfig, SecurityProtocol, TlsConfig};
 use super::sync::lock;
@@ -722,6 +722,31 @@ impl Client {
         let snapshot = Arc::new(ClusterMetadata::from_response(response, generation));
         *lock(&self.metadata) = Some(Arc::clone(&snapshot));
         Ok(snapshot)
+    }
+
+    /// What the ACLs let this principal do on each of `topics` (KIP-430: Metadata v8+ with
+    /// `include_topic_authorized_operations`); `None` for a topic the broker says nothing about
+    /// (a broker before Kafka 2.3, a topic it refused or does not have). The cached snapshot is
+    /// not replaced.
+    pub async fn topic_authorized_operations(
+        &self,
+        topics: &[String],
+    ) -> Result<std::collections::BTreeMap<String, Option<AuthorizedOperations>>, ClientError> {
+        validate_topics(topics.iter().map(String::as_str))?;
+        let mut request = MetadataRequest::for_topics(topics);
+        request.include_topic_authorized_operations = Some(true);
+        let (_, response) = self.send_any(&request).await?;
+        let mut out: std::collections::BTreeMap<String, Option<AuthorizedOperations>> =
+            topics.iter().map(|t| (t.clone(), None)).collect();
+        for t in response.topics {
+            let Some(name) = t.name else { continue };
+            // i32::MIN: the broker was not asked, or does not say.
+            let operations = t.topic_authorized_operations.filter(|o| *o != i32::MIN && t.error_code.is_ok());
+            if let Some(slot) = out.get_mut(&name) {
+                *slot = operations.map(AuthorizedOperations);
+            }
+        }
+        Ok(out)
     }
 
     /// What each broker of the cluster supports, by asking each one (brokers can differ in a

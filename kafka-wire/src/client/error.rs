@@ -383,6 +383,17 @@ impl ClientError {
         }
     }
 
+    /// The ACL refusal's code (TOPIC, GROUP, CLUSTER or TRANSACTIONAL_ID
+    /// _AUTHORIZATION_FAILED) when [`is_authorization`](Self::is_authorization), so that a caller
+    /// holding one result per partition can report the refused ones and keep the others.
+    pub fn authorization_code(&self) -> Option<ErrorCode> {
+        match self {
+            Self::Kafka { code, .. } if code.is_authorization() => Some(*code),
+            Self::DeadlineExceeded { last_error, .. } => last_error.authorization_code(),
+            _ => None,
+        }
+    }
+
     /// Whether trying again (possibly on a new connection or after a metadata refresh) can help.
     pub fn is_retriable(&self) -> bool {
         match self {

@@ -65,6 +65,21 @@ pub struct TopicInfo {
     pub partitions: Vec<PartitionInfo>,
 }
 
+/// What the ACLs let this principal do on a topic, as Metadata v8+ says when asked (KIP-430,
+/// Kafka 2.3): Kafka's `AclOperation` codes as a bit set (bit `1 << code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthorizedOperations(pub i32);
+
+impl AuthorizedOperations {
+    /// `AclOperation` READ (code 3): fetch, and commit a group's offsets.
+    pub const READ: i32 = 3;
+
+    /// Whether READ is among them: a coordinator refuses to commit offsets of the topic without.
+    pub fn allows_read(self) -> bool {
+        self.0 & (1 << Self::READ) != 0
+    }
+}
+
 /// One Metadata answer, normalised.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterMetadata {

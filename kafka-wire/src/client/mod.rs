@@ -52,7 +52,7 @@ pub use groups::{
     GroupType, OffsetToCommit,
 };
 pub use kafka_vocab::Isolation;
-pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
+pub use metadata::{AuthorizedOperations, BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use negotiate::BrokerVersions;
 pub use offsets::{ListedOffset, LogBounds, LogRange, OffsetQuery};
 pub use partitioner::partition_for_key;
