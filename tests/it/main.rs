@@ -43,6 +43,7 @@ mod proxy_leader_change;
 mod proxy_pcap;
 mod secured_interop;
 mod secured_matrix;
+mod secured_pkcs12;
 mod secured_reauth;
 mod spark_batch_loop_crash;
 mod spark_store;
