@@ -36,21 +36,21 @@ fn kwire_with(bootstrap: &str, file: &str, args: &[&str], stdin: Option<&str>) -
     child.wait_with_output().expect("kwire binary runs")
 }
 
-fn succeeded(what: &str, out: Output) -> String {
-    assert!(out.status.success(), "{what}: exit {:?}: {}", out.status.code(), stderr(&out));
-    stdout(&out)
+fn succeeded(what: &str, out: &Output) -> String {
+    assert!(out.status.success(), "{what}: exit {:?}: {}", out.status.code(), stderr(out));
+    stdout(out)
 }
 
 /// What `file` sees of `topic`: its high watermarks and every record, in a stable order.
 fn answers(bootstrap: &str, file: &str, topic: &str, records: usize) -> (String, Vec<String>) {
     let offsets = succeeded(
         &format!("offsets via {file}"),
-        kwire_with(bootstrap, file, &["offsets", topic, "--format", "json"], None),
+        &kwire_with(bootstrap, file, &["offsets", topic, "--format", "json"], None),
     );
     let offsets: serde_json::Value = serde_json::from_str(&offsets).expect("offsets JSON");
     let consumed = succeeded(
         &format!("consume via {file}"),
-        kwire_with(bootstrap, file, &["consume", topic, "--count", &records.to_string()], None),
+        &kwire_with(bootstrap, file, &["consume", topic, "--count", &records.to_string()], None),
     );
     let mut lines: Vec<String> = consumed.lines().map(str::to_owned).collect();
     lines.sort();
@@ -72,19 +72,19 @@ fn mtls_with_pkcs12_keystores_and_truststore_answers_what_the_pem_files_answer()
     let records = 30;
     succeeded(
         "topic create",
-        kwire_with(&mtls.bootstrap, &p12, &["topic", "create", &topic, "--partitions", "3"], None),
+        &kwire_with(&mtls.bootstrap, &p12, &["topic", "create", &topic, "--partitions", "3"], None),
     );
-    let lines: String = (0..records).map(|i| format!("k{i},v{i}\n")).collect();
+    let lines: String = (0..records).flat_map(|i| [format!("k{i},v{i}"), "\n".to_owned()]).collect();
     succeeded(
         "produce through the keytool keystore",
-        kwire_with(&mtls.bootstrap, &p12, &["produce", &topic, "--key-separator", ","], Some(&lines)),
+        &kwire_with(&mtls.bootstrap, &p12, &["produce", &topic, "--key-separator", ","], Some(&lines)),
     );
     let expected = answers(&mtls.bootstrap, &pem, &topic, records);
     assert_eq!(expected.1.len(), records, "{:?}", expected.1);
     for file in [&p12, &legacy, &openssl_aes] {
         assert_eq!(answers(&mtls.bootstrap, file, &topic, records), expected, "{file}");
     }
-    succeeded("topic delete", kwire_with(&mtls.bootstrap, &p12, &["topic", "delete", &topic], None));
+    succeeded("topic delete", &kwire_with(&mtls.bootstrap, &p12, &["topic", "delete", &topic], None));
 }
 
 #[test]
@@ -95,10 +95,10 @@ fn ssl_with_a_pkcs12_truststore_answers_what_the_pem_ca_answers() {
     let ssl = setups.iter().find(|s| s.name == "SSL").expect("the SSL set-up");
     let pem = ssl.java_config.to_string_lossy().into_owned();
     let topic = unique("kwire-pkcs12-ssl");
-    succeeded("topic create", kwire_with(&ssl.bootstrap, &p12, &["topic", "create", &topic], None));
-    succeeded("produce", kwire_with(&ssl.bootstrap, &p12, &["produce", &topic], Some("a\nb\nc\n")));
+    succeeded("topic create", &kwire_with(&ssl.bootstrap, &p12, &["topic", "create", &topic], None));
+    succeeded("produce", &kwire_with(&ssl.bootstrap, &p12, &["produce", &topic], Some("a\nb\nc\n")));
     assert_eq!(answers(&ssl.bootstrap, &p12, &topic, 3), answers(&ssl.bootstrap, &pem, &topic, 3));
-    succeeded("topic delete", kwire_with(&ssl.bootstrap, &p12, &["topic", "delete", &topic], None));
+    succeeded("topic delete", &kwire_with(&ssl.bootstrap, &p12, &["topic", "delete", &topic], None));
 }
 
 #[test]
