@@ -27,9 +27,9 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// The set-up's properties file as kwire reads it: the Java file, except for mTLS, whose Java
-/// file holds a PKCS#12 keystore kwire refuses (see `a_pkcs12_keystore_is_refused_...`); there
-/// the librdkafka file names the same certificate in PEM.
+/// The set-up's properties file as kwire reads it: the Java file, except for mTLS, where the
+/// librdkafka file names the same certificate in PEM (the Java file's PKCS#12 keystore is
+/// covered by secured_pkcs12.rs).
 fn kwire_config(setup: &Setup) -> &Path {
     if setup.name == "MTLS" {
         &setup.rdkafka_config
@@ -442,25 +442,6 @@ fn the_restricted_user_is_refused_a_foreign_group_and_topic_naming_the_principal
         RESTRICTED_TOPIC,
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-}
-
-#[test]
-fn a_pkcs12_or_jks_store_is_refused_with_the_command_that_converts_it() {
-    let Some(setups) = secured::setups() else { return };
-    let mtls = setup_named(&setups, "MTLS");
-    let config = mtls.java_config.to_string_lossy().into_owned();
-    let (out, _) = kwire_secured(&["-b", &mtls.bootstrap, "--command-config", &config, "metadata"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("openssl pkcs12 -in"), "{}", stderr(&out));
-    let (out, _) = kwire_secured(&[
-        "-b",
-        &mtls.bootstrap,
-        "-X",
-        "ssl.truststore.location=/etc/kafka/truststore.jks",
-        "metadata",
-    ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("keytool -importkeystore"), "{}", stderr(&out));
 }
 
 #[test]

@@ -45,6 +45,7 @@ mod secured_handshakes;
 mod secured_interop;
 mod secured_matrix;
 mod secured_partial_authz;
+mod secured_pkcs12;
 mod secured_reauth;
 mod spark_batch_loop_crash;
 mod spark_store;

@@ -26,6 +26,8 @@ mod negotiate;
 mod oauth_token;
 mod offsets;
 mod partitioner;
+#[cfg(feature = "pkcs12")]
+mod pkcs12;
 mod produce;
 mod producer;
 mod properties;
@@ -38,6 +40,8 @@ mod sender;
 mod sync;
 #[cfg(feature = "tls")]
 mod tls;
+#[cfg(feature = "tls")]
+mod tls_files;
 mod trace;
 mod transaction;
 mod transaction_error;

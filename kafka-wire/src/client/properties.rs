@@ -3,8 +3,9 @@
 //! user already has for kafka-consumer-groups or kcat configures kwire too.
 //!
 //! A key kwire does not know is a [`ConfigWarning`] naming it, never silently dropped; a key or
-//! value it knows but does not support (GSSAPI, AWS_MSK_IAM, a JKS store) is a [`ConfigError`]
-//! saying so. Any value may be `${env:NAME}` (an environment variable) or `${file:PATH}` (a
+//! value it knows but does not support (GSSAPI, AWS_MSK_IAM, a JCEKS store type) is a
+//! [`ConfigError`] saying so. Store files are read when a client connects (their format, PEM,
+//! PKCS#12 or JKS, comes from their contents then), so a JKS store is refused there. Any value may be `${env:NAME}` (an environment variable) or `${file:PATH}` (a
 //! file's content, trimmed), so passwords need not sit in the file or on the command line.
 
 use std::collections::BTreeMap;
@@ -35,7 +36,7 @@ impl fmt::Display for ConfigWarning {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConfigError {
-    /// A value kwire knows but does not implement (GSSAPI, AWS_MSK_IAM, PKCS#12, ...).
+    /// A value kwire knows but does not implement (GSSAPI, AWS_MSK_IAM, ...).
     Unsupported {
         /// The property's key.
         key: String,
@@ -49,13 +50,6 @@ pub enum ConfigError {
         /// What is wrong with the value.
         reason: String,
     },
-    /// A Java KeyStore file: kwire reads PEM; the `keytool` command converts it.
-    JksStore {
-        /// The property's key (`ssl.truststore.location` or `ssl.keystore.location`).
-        key: String,
-        /// The store's path.
-        path: String,
-    },
 }
 
 impl fmt::Display for ConfigError {
@@ -63,13 +57,6 @@ impl fmt::Display for ConfigError {
         match self {
             Self::Unsupported { key, reason } => write!(f, "{key}: not supported by kwire: {reason}"),
             Self::Invalid { key, reason } => write!(f, "{key}: {reason}"),
-            Self::JksStore { key, path } => write!(
-                f,
-                "{key}: {path} is a JKS store, which kwire cannot read; convert it with \
-                 `keytool -importkeystore -srckeystore {path} -destkeystore store.p12 -deststoretype PKCS12` \
-                 then `openssl pkcs12 -in store.p12 -out store.pem -nodes` and point {key} at store.pem \
-                 (with its .type set to PEM)"
-            ),
         }
     }
 }
@@ -171,8 +158,6 @@ const ALIASES: &[(&str, &str)] =
 /// Keys that only matter to Java or librdkafka internals and change nothing kwire does; they are
 /// accepted with a warning that says so.
 const IGNORED: &[(&str, &str)] = &[
-    ("ssl.truststore.password", "a PEM truststore needs no password"),
-    ("ssl.keystore.password", "a PEM keystore needs no password"),
     (
         "enable.sasl.oauthbearer.unsecure.jwt",
         "kwire makes an unsecured JWS from sasl.oauthbearer.config=principal=...",
@@ -223,20 +208,8 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
     let mut mechanism = None;
     let (mut username, mut password, mut token) = (None, None, None);
     let mut jaas_module = None;
-    // The store format decides first: a JKS or PKCS#12 store is the error to show, whatever
-    // else the file says about it (its passwords).
-    let get = |key: &str| map.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-    let store_type = |key: &str| get(key).map(|t| t.trim().to_ascii_uppercase());
-    check_store(
-        "ssl.truststore.location",
-        get("ssl.truststore.location"),
-        store_type("ssl.truststore.type").as_deref(),
-    )?;
-    check_store(
-        "ssl.keystore.location",
-        get("ssl.keystore.location"),
-        store_type("ssl.keystore.type").as_deref(),
-    )?;
+    // An unencrypted PEM key is all kwire reads; ssl.key.password belongs to a keystore.
+    let separate_pem_key = map.iter().any(|(k, _)| k == "ssl.key.location");
     for (key, raw) in &map {
         let key = key.as_str();
         let value = resolve(key, raw)?;
@@ -313,20 +286,24 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
             "ssl.certificate.location" => config.tls.client_cert_file = Some(PathBuf::from(value)),
             "ssl.key.location" => config.tls.client_key_file = Some(PathBuf::from(value)),
             "ssl.key.password" => {
-                if !value.is_empty() {
+                if separate_pem_key && !value.is_empty() {
                     return Err(unsupported(
                         key,
-                        "encrypted private keys; decrypt it once with `openssl pkey -in KEY -out KEY.pem` \
+                        "encrypted PEM keys; decrypt it once with `openssl pkey -in KEY -out KEY.pem` \
                          and keep the file private",
                     ));
                 }
+                config.tls.key_password = Some(Secret::new(value));
             }
             "ssl.keystore.location" => {
                 config.tls.client_cert_file = Some(PathBuf::from(&value));
                 config.tls.client_key_file = Some(PathBuf::from(value));
             }
-            // Checked with their locations, above.
-            "ssl.keystore.type" | "ssl.truststore.type" => {}
+            "ssl.truststore.password" => config.tls.truststore_password = Some(Secret::new(value)),
+            "ssl.keystore.password" => config.tls.keystore_password = Some(Secret::new(value)),
+            // The file's contents tell its format when it is read; a type kwire reads no file of
+            // is refused now.
+            "ssl.keystore.type" | "ssl.truststore.type" => check_store_type(key, &value)?,
             "ssl.endpoint.identification.algorithm" => match value.to_ascii_lowercase().as_str() {
                 "https" => config.tls.verify_hostname = true,
                 "" | "none" => {
@@ -404,32 +381,16 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
     Ok(warnings)
 }
 
-/// A truststore or keystore must be PEM: JKS gets the `keytool` command, PKCS#12 the
-/// `openssl` one.
-fn check_store(key: &str, path: Option<&str>, store_type: Option<&str>) -> Result<(), ConfigError> {
-    let Some(path) = path else { return Ok(()) };
-    let extension = std::path::Path::new(path)
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    let is_jks = store_type == Some("JKS") || (store_type.is_none() && extension == "jks");
-    let is_p12 = matches!(store_type, Some("PKCS12"))
-        || (store_type.is_none() && (extension == "p12" || extension == "pfx"));
-    if is_jks {
-        return Err(ConfigError::JksStore { key: key.to_owned(), path: path.to_owned() });
-    }
-    if is_p12 {
-        return Err(unsupported(
+/// `ssl.truststore.type` / `ssl.keystore.type`: PEM, PKCS12, or JKS (Java's default type, which
+/// since Java 9 reads PKCS#12 too; a file that really is JKS is refused when it is read, with
+/// the keytool command that converts it). Other types (JCEKS, BCFKS, ...) are refused here.
+fn check_store_type(key: &str, value: &str) -> Result<(), ConfigError> {
+    match value.trim().to_ascii_uppercase().as_str() {
+        "PEM" | "PKCS12" | "JKS" => Ok(()),
+        other => Err(unsupported(
             key,
-            format!(
-                "PKCS#12 stores are not read by kwire (no well-kept pure-Rust reader); convert with \
-                 `openssl pkcs12 -in {path} -out store.pem -nodes` and point {key} at store.pem"
-            ),
-        ));
-    }
-    match store_type {
-        None | Some("PEM") => Ok(()),
-        Some(other) => Err(unsupported(key, format!("store type {other}: kwire reads PEM"))),
+            format!("store type {other}: kwire reads PEM and PKCS12 stores; convert it with `keytool -importkeystore -deststoretype PKCS12`"),
+        )),
     }
 }
 
@@ -529,13 +490,43 @@ mod tests {
     }
 
     #[test]
-    fn a_jks_truststore_gets_the_keytool_command() {
-        let error =
-            apply_properties(&mut config(), [("ssl.truststore.location", "/x/client.truststore.jks")])
-                .unwrap_err();
-        let text = error.to_string();
-        assert!(text.contains("keytool -importkeystore -srckeystore /x/client.truststore.jks"), "{text}");
-        assert!(!text.contains('\n'));
+    fn a_java_pkcs12_mtls_file_sets_both_stores_and_their_passwords() {
+        let mut c = config();
+        let warnings = apply_properties(
+            &mut c,
+            [
+                ("security.protocol", "SSL"),
+                ("ssl.truststore.type", "PKCS12"),
+                ("ssl.truststore.location", "/x/kafka.client.truststore.jks"),
+                ("ssl.truststore.password", "trust-pw"),
+                ("ssl.keystore.type", "pkcs12"),
+                ("ssl.keystore.location", "/x/client.p12"),
+                ("ssl.keystore.password", "store-pw"),
+                ("ssl.key.password", "store-pw"),
+            ],
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(c.tls.ca_file, Some(PathBuf::from("/x/kafka.client.truststore.jks")));
+        assert_eq!(c.tls.truststore_password.as_ref().map(Secret::expose), Some("trust-pw"));
+        assert_eq!(c.tls.client_cert_file, Some(PathBuf::from("/x/client.p12")));
+        assert_eq!(c.tls.client_key_file, c.tls.client_cert_file);
+        assert_eq!(c.tls.keystore_password.as_ref().map(Secret::expose), Some("store-pw"));
+        assert_eq!(c.tls.key_password.as_ref().map(Secret::expose), Some("store-pw"));
+        assert!(!format!("{c:?}").contains("-pw"), "{c:?}");
+    }
+
+    #[test]
+    fn a_store_type_kwire_reads_no_file_of_or_an_encrypted_pem_key_is_refused() {
+        let error = apply_properties(&mut config(), [("ssl.keystore.type", "JCEKS")]).unwrap_err();
+        assert!(matches!(error, ConfigError::Unsupported { .. }), "{error}");
+        assert!(error.to_string().contains("store type JCEKS"), "{error}");
+        let error = apply_properties(
+            &mut config(),
+            [("ssl.key.location", "/x/client.key"), ("ssl.key.password", "pw")],
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("encrypted PEM keys"), "{error}");
     }
 
     #[test]

@@ -84,18 +84,31 @@ impl fmt::Display for Secret {
     }
 }
 
-/// TLS settings, used when [`SecurityProtocol::uses_tls`]. Files are PEM; they are read when a
-/// client connects, so an error names the file.
+/// TLS settings, used when [`SecurityProtocol::uses_tls`]. Files are read when a client
+/// connects, so an error names the file; a file's format (PEM, PKCS#12, or JKS, which is refused
+/// with the keytool command that converts it) comes from its contents, not its name.
 #[derive(Debug, Clone)]
 pub struct TlsConfig {
-    /// CA certificates to trust (`ssl.ca.location`, a PEM truststore); `None` trusts the Mozilla
-    /// root set bundled with kwire (webpki-roots).
+    /// CA certificates to trust: a PEM bundle (`ssl.ca.location`) or a truststore
+    /// (`ssl.truststore.location`): PEM, or PKCS#12 (its trusted certificate entries, with the
+    /// `pkcs12` feature). `None` trusts the Mozilla root set bundled with kwire (webpki-roots).
     pub ca_file: Option<PathBuf>,
-    /// The client certificate chain for mTLS (`ssl.certificate.location`, or a PEM keystore).
+    /// The password of a PKCS#12 truststore in `ca_file` (`ssl.truststore.password`); `None` is
+    /// the empty password. A PEM bundle needs none.
+    pub truststore_password: Option<Secret>,
+    /// The client certificate chain for mTLS (`ssl.certificate.location`), or a keystore holding
+    /// chain and key (`ssl.keystore.location`: PEM, or PKCS#12 with the `pkcs12` feature), then
+    /// also named by `client_key_file`.
     pub client_cert_file: Option<PathBuf>,
-    /// The client's private key for mTLS (`ssl.key.location`, or a PEM keystore), PKCS#8, PKCS#1
-    /// or SEC1, unencrypted.
+    /// The client's private key for mTLS (`ssl.key.location`, or the keystore), PKCS#8, PKCS#1
+    /// or SEC1; a PEM key must be unencrypted.
     pub client_key_file: Option<PathBuf>,
+    /// The password of a PKCS#12 keystore (`ssl.keystore.password`).
+    pub keystore_password: Option<Secret>,
+    /// `ssl.key.password`: for a PKCS#12 keystore its one password (used when
+    /// `keystore_password` is not set, and must not differ from it); a PEM key with a
+    /// password is refused (encrypted PEM keys are not read).
+    pub key_password: Option<Secret>,
     /// Whether the broker's certificate must name the host connected to (Kafka's
     /// `ssl.endpoint.identification.algorithm=https`, the default). Off only when asked.
     pub verify_hostname: bool,
@@ -103,7 +116,15 @@ pub struct TlsConfig {
 
 impl Default for TlsConfig {
     fn default() -> Self {
-        Self { ca_file: None, client_cert_file: None, client_key_file: None, verify_hostname: true }
+        Self {
+            ca_file: None,
+            truststore_password: None,
+            client_cert_file: None,
+            client_key_file: None,
+            keystore_password: None,
+            key_password: None,
+            verify_hostname: true,
+        }
     }
 }
 

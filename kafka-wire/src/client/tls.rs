@@ -2,7 +2,6 @@
 //! [`TlsConfig`], the handshake, and handshake failures turned into errors that say which
 //! certificate problem it was and what to change.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use tokio::net::TcpStream;
@@ -10,8 +9,7 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use tokio_rustls::rustls::client::WebPkiServerVerifier;
 use tokio_rustls::rustls::crypto::ring;
-use tokio_rustls::rustls::pki_types::pem::PemObject;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use tokio_rustls::rustls::{
     self, AlertDescription, CertificateError, ClientConfig, DigitallySignedStruct, OtherError, RootCertStore,
     SignatureScheme,
@@ -20,29 +18,21 @@ use tokio_rustls::rustls::{
 use super::certificate_names::{certificate_names, CertificateNames};
 use super::error::{BrokerRef, ClientError};
 use super::security::TlsConfig;
+use super::tls_files::{ca_certificates, client_identity};
 
 fn config_error(message: String) -> ClientError {
     ClientError::SecurityConfig { message }
 }
 
-fn read_certificates(path: &Path, setting: &str) -> Result<Vec<CertificateDer<'static>>, ClientError> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
-        .map_err(|e| config_error(format!("{setting} {}: {e}", path.display())))?;
-    if certs.is_empty() {
-        return Err(config_error(format!("{setting} {}: no PEM certificate in it", path.display())));
-    }
-    Ok(certs)
-}
-
-/// The rustls configuration for `tls`: its CA bundle (or the bundled Mozilla roots), its
-/// client certificate and key for mTLS, and hostname checks unless turned off.
+/// The rustls configuration for `tls`: its CA bundle or truststore (or the bundled Mozilla
+/// roots), its client certificate and key or keystore for mTLS, and hostname checks unless
+/// turned off.
 pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<ClientConfig>, ClientError> {
     let provider = Arc::new(ring::default_provider());
     let mut roots = RootCertStore::empty();
     match &tls.ca_file {
         Some(path) => {
-            for cert in read_certificates(path, "ssl.ca.location")? {
+            for cert in ca_certificates(path, tls.truststore_password.as_ref())? {
                 roots
                     .add(cert)
                     .map_err(|e| config_error(format!("ssl.ca.location {}: {e}", path.display())))?;
@@ -60,26 +50,20 @@ pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<ClientConfig>, Client
         inner: verifier,
         verify_hostname: tls.verify_hostname,
     }));
-    let config = match (&tls.client_cert_file, &tls.client_key_file) {
-        (Some(cert), Some(key)) => {
-            let certs = read_certificates(cert, "ssl.certificate.location")?;
-            let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
-                config_error(format!(
-                    "ssl.key.location {}: {e} (an unencrypted PKCS#8, PKCS#1 or SEC1 PEM key is needed)",
-                    key.display()
-                ))
-            })?;
-            builder
-                .with_client_auth_cert(certs, key)
-                .map_err(|e| config_error(format!("client certificate and key: {e}")))?
-        }
-        (None, None) => builder.with_no_client_auth(),
-        (Some(_), None) | (None, Some(_)) => {
-            return Err(config_error(
-                "mTLS needs both ssl.certificate.location and ssl.key.location".to_owned(),
-            ))
-        }
-    };
+    let config =
+        match (&tls.client_cert_file, &tls.client_key_file) {
+            (Some(cert), Some(key)) => {
+                let (certs, key) = client_identity(cert, key, tls)?;
+                builder
+                    .with_client_auth_cert(certs, key)
+                    .map_err(|e| config_error(format!("client certificate and key: {e}")))?
+            }
+            (None, None) => builder.with_no_client_auth(),
+            (Some(_), None) | (None, Some(_)) => return Err(config_error(
+                "mTLS needs both ssl.certificate.location and ssl.key.location (or ssl.keystore.location)"
+                    .to_owned(),
+            )),
+        };
     Ok(Arc::new(config))
 }
 

@@ -21,8 +21,9 @@ pub struct Setup {
     /// librdkafka properties (for `kcat -F`).
     pub rdkafka_config: PathBuf,
     /// The file kwire is run with: the Java one, except for mTLS, whose Java file names a
-    /// PKCS#12 key store (Java's PEM key store needs an encrypted key) that kwire refuses
-    /// with a conversion hint; kwire takes the librdkafka file's PEM certificate and key.
+    /// PKCS#12 key store (Java's PEM key store needs an encrypted key): there kwire takes the
+    /// librdkafka file's PEM certificate and key, so the matrix covers PEM, and
+    /// secured_pkcs12.rs compares the PKCS#12 stores' answers with these.
     pub kwire_config: PathBuf,
     /// Whether kcat can use it: librdkafka before 2.6.1 (Debian's kcat links 2.0.2) sends a
     /// SCRAM client-final nonce Kafka 4 rejects, so SCRAM set-ups need `KWIRE_KCAT`
