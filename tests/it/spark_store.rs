@@ -31,8 +31,9 @@ struct Spark {
 }
 
 impl Spark {
-    fn start(cluster: &Cluster) -> Option<Spark> {
-        let vars = support::spark_env()?;
+    /// A session of the pinned Spark `version` (`scripts/spark`'s `KWIRE_SPARK_VERSION`).
+    fn start(cluster: &Cluster, version: &str) -> Option<Spark> {
+        let vars = support::spark_env_of(version)?;
         let python = &vars["KWIRE_SPARK_PYTHON"];
         let log = std::env::temp_dir().join(unique("kwire-spark-session")).with_extension("log");
         let mut child = Command::new(python)
@@ -51,6 +52,8 @@ impl Spark {
         let mut spark = Spark { _child: child, stdin, stdout, log };
         let ready = spark.answer();
         assert_eq!(ready["ready"], true, "{ready}");
+        let major = ready["spark"].as_str().unwrap_or_default();
+        assert!(major.starts_with(&format!("{version}.")), "asked for Spark {version}, got {ready}");
         Some(spark)
     }
 
@@ -131,7 +134,16 @@ struct SinkRun {
 fn spark(cluster: &Cluster) -> Option<MutexGuard<'static, Spark>> {
     static SPARK: OnceLock<Option<Mutex<Spark>>> = OnceLock::new();
     SPARK
-        .get_or_init(|| Spark::start(cluster).map(Mutex::new))
+        .get_or_init(|| Spark::start(cluster, "4").map(Mutex::new))
+        .as_ref()
+        .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+}
+
+/// The Spark 3.5 session (`KWIRE_SPARK_VERSION=3.5`), for the tests of Spark 3.5's format.
+fn spark_3_5(cluster: &Cluster) -> Option<MutexGuard<'static, Spark>> {
+    static SPARK: OnceLock<Option<Mutex<Spark>>> = OnceLock::new();
+    SPARK
+        .get_or_init(|| Spark::start(cluster, "3.5").map(Mutex::new))
         .as_ref()
         .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
 }
@@ -765,4 +777,64 @@ fn a_kwire_batch_that_is_a_plain_file_sink_batch_gets_v1_alone_and_the_query_com
     let written = sink_log_file(&output, &kwire_stores::spark::sink::file_name(next, 3));
     assert!(written.starts_with("v1"), "{written}");
     assert!(spark.read(&output).is_ok(), "spark.read after the second kwire batch");
+}
+
+#[test]
+fn a_spark_3_5_query_is_read_by_kwire_and_resumes_from_a_batch_kwire_wrote() {
+    let Some(cluster) = support::cluster() else { return };
+    let Some(mut spark) = spark_3_5(&cluster) else { return };
+    let topic = unique("spark35");
+    let dir = temp_dir("spark35");
+    let (ckpt, output) = (dir.join("ckpt"), dir.join("out"));
+    let store = format!("spark:{}", ckpt.display());
+    create_topic(&cluster, &topic, 6, 3);
+    produce(&cluster, &topic, (0..600).map(|i| format!("a-{i}")));
+    spark.run(&topic, &ckpt, &output).unwrap();
+
+    // What Spark 3.5 committed is what its sink wrote, per partition.
+    let mut sunk: BTreeMap<i64, i64> = BTreeMap::new();
+    for r in sink_rows(&output) {
+        let next = sunk.entry(i64::from(r.partition)).or_default();
+        *next = (*next).max(r.offset + 1);
+    }
+    let doc = support::json(&kwire_ok(
+        &cluster,
+        &["group", "describe", "q", "--store", &store, "--topic", &topic, "--format", "json"],
+    ));
+    assert_eq!(doc["checkpoint"]["committed_batch"], 0, "{doc}");
+    let parts = by_partition(&doc);
+    assert_eq!(parts.len(), 6);
+    for (p, row) in &parts {
+        assert_eq!(row["committed"], sunk.get(p).copied().unwrap_or(0), "partition {p}: {row}");
+    }
+
+    // kwire writes batch 1 past the `b-` records (with the sink's entry); Spark 3.5 resumes there.
+    produce(&cluster, &topic, (0..60).map(|i| format!("b-{i}")));
+    let output_arg = output.display().to_string();
+    kwire_ok(
+        &cluster,
+        &[
+            "reset",
+            "--group",
+            "q",
+            "--store",
+            &store,
+            "--topic",
+            &topic,
+            "--to",
+            "latest",
+            "--execute",
+            "--force",
+            "--spark-sink",
+            &output_arg,
+        ],
+    );
+    assert_eq!(sink_log_file(&output, "1"), "v1");
+    produce(&cluster, &topic, (0..60).map(|i| format!("c-{i}")));
+    spark.run(&topic, &ckpt, &output).expect("Spark 3.5 resumes from kwire's batch");
+    assert!(ckpt.join("commits/2").exists(), "Spark 3.5 committed its batch after kwire's");
+    let expected = BTreeMap::from([("a".into(), 600), ("c".into(), 60)]);
+    assert_eq!(prefixes(sink_rows(&output).iter().map(|r| r.value.as_str())), expected);
+    let read = spark.read(&output).expect("spark.read with Spark 3.5");
+    assert_eq!(prefixes(read.iter().map(String::as_str)), expected);
 }
