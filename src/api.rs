@@ -25,6 +25,10 @@ pub struct Settings {
     pub timeout: Duration,
     /// `--zookeeper`: for the ZooKeeper offset store.
     pub zookeeper: Option<String>,
+    /// `--spark-sink`: the file sink whose log a `spark:` store's writes keep in step.
+    pub spark_sink: Option<std::path::PathBuf>,
+    /// `--spark-sink-compact-interval`.
+    pub spark_sink_compact_interval: u32,
 }
 
 /// One connection to a cluster and the runtime its calls run on. Every call blocks its thread
@@ -81,6 +85,8 @@ impl Session {
             zookeeper_tls_ca: None,
             zookeeper_tls_cert: None,
             zookeeper_tls_key: None,
+            spark_sink: settings.spark_sink,
+            spark_sink_compact_interval: settings.spark_sink_compact_interval,
             zookeeper_acl: "inherit"
                 .parse()
                 .map_err(|e: kwire_stores::UnknownAclPolicy| Failure::new(Exit::USAGE, e.to_string()))?,

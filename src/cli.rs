@@ -67,6 +67,16 @@ pub struct Global {
     /// (that user writes, anyone reads).
     #[arg(long, value_parser = parse_zookeeper_acl, default_value = "inherit", global = true)]
     pub zookeeper_acl: kwire_stores::AclPolicy,
+    /// With a spark:CKPT store: the query's file sink output folder (its `path`). Every batch
+    /// kwire writes into the checkpoint also gets its entry in OUTPUT/_spark_metadata/, as
+    /// Spark writes it for a batch that wrote no files (compacted at compaction batches).
+    #[arg(long, value_name = "OUTPUT", env = "KWIRE_SPARK_SINK", global = true)]
+    pub spark_sink: Option<std::path::PathBuf>,
+    /// The query's spark.sql.streaming.fileSink.log.compactInterval, for --spark-sink (the
+    /// sink log's own .compact files take precedence, as in Spark).
+    #[arg(long, value_name = "N", default_value_t = kwire_stores::spark::sink::DEFAULT_COMPACT_INTERVAL,
+          value_parser = clap::value_parser!(u32).range(1..), global = true)]
+    pub spark_sink_compact_interval: u32,
     /// Output format: aligned text tables, one JSON document on stdout, or (`plan` only) the
     /// batch as Spark's startingOffsets / endingOffsets JSON.
     #[arg(long, value_enum, default_value_t = FormatArg::Text, global = true)]

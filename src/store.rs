@@ -30,6 +30,10 @@ pub struct StoreAccess<'a> {
     pub zookeeper_tls: ZkTlsFiles<'a>,
     /// `--zookeeper-acl`.
     pub zookeeper_acl: kwire_stores::AclPolicy,
+    /// `--spark-sink`: for writes to a `spark:` store only.
+    pub spark_sink: Option<&'a Path>,
+    /// `--spark-sink-compact-interval`.
+    pub spark_sink_compact_interval: u32,
     pub timeout: Duration,
 }
 
@@ -81,6 +85,10 @@ async fn open(
         zookeeper_tls,
         zookeeper_acl: access.zookeeper_acl,
         force,
+        spark_sink: access.spark_sink.map(|output| kwire_stores::spark::FileSink {
+            output: output.to_path_buf(),
+            compact_interval: access.spark_sink_compact_interval,
+        }),
         ..OpenOptions::new(Arc::clone(access.client), access.timeout)
     };
     kwire_stores::open(spec, &options).await.map_err(failure)
@@ -124,6 +132,12 @@ pub async fn save(
     offsets: &[StoredOffset],
     force: bool,
 ) -> Result<Saved, Failure> {
+    if access.spark_sink.is_some() && !matches!(spec, StoreSpec::Spark(_)) {
+        return Err(Failure::new(
+            Exit::USAGE,
+            format!("--spark-sink is for writes to a spark:CKPT store, not to {spec}"),
+        ));
+    }
     let store = open(spec, access, force).await?;
     // Every store reads back what it wrote before `save` returns (the file store under its
     // writers' lock), so a save that returns is what the store holds.

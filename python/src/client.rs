@@ -42,16 +42,27 @@ fn property_value(value: &Bound<'_, PyAny>) -> PyResult<String> {
 impl Client {
     /// `bootstrap` as `--bootstrap-server`; `config` the Kafka client properties `-X` and
     /// `--command-config` take (security.protocol, sasl.*, ssl.*, ...); `timeout` in seconds per
-    /// request, as `--timeout`; `zookeeper` for the `zk` store.
+    /// request, as `--timeout`; `zookeeper` for the `zk` store; `spark_sink` and
+    /// `spark_sink_compact_interval` as `--spark-sink` and `--spark-sink-compact-interval`
+    /// (a `spark:` store's commits also write that file sink's log entry).
     #[new]
-    #[pyo3(signature = (bootstrap, config = None, *, timeout = 30.0, zookeeper = None))]
+    #[pyo3(signature = (bootstrap, config = None, *, timeout = 30.0, zookeeper = None, spark_sink = None, spark_sink_compact_interval = 10))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one per CLI option
     fn new(
         py: Python<'_>,
         bootstrap: String,
         config: Option<&Bound<'_, PyDict>>,
         timeout: f64,
         zookeeper: Option<String>,
+        spark_sink: Option<std::path::PathBuf>,
+        spark_sink_compact_interval: u32,
     ) -> PyResult<Self> {
+        if spark_sink_compact_interval == 0 {
+            return Err(to_py_err(
+                py,
+                &Failure::new(kwire::exit::Exit::USAGE, "spark_sink_compact_interval: at least 1"),
+            ));
+        }
         let mut properties = Vec::new();
         for (key, value) in config.iter().flat_map(|c| c.iter()) {
             properties.push((key.extract::<String>()?, property_value(&value)?));
@@ -65,8 +76,15 @@ impl Client {
                 ),
             )
         })?;
-        let (session, warnings) = Session::open(Settings { bootstrap, properties, timeout, zookeeper })
-            .map_err(|f| to_py_err(py, &f))?;
+        let (session, warnings) = Session::open(Settings {
+            bootstrap,
+            properties,
+            timeout,
+            zookeeper,
+            spark_sink,
+            spark_sink_compact_interval,
+        })
+        .map_err(|f| to_py_err(py, &f))?;
         for warning in warnings {
             let text = CString::new(warning.replace('\0', " ")).unwrap_or_default();
             PyErr::warn(py, &py.get_type::<PyUserWarning>(), &text, 1)?;

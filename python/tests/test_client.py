@@ -283,3 +283,28 @@ def test_a_plan_without_topics_raises_usage_error_naming_the_missing_argument(
     with pytest.raises(kwire.UsageError) as raised:
         client.offsets([])
     assert "TOPICS" in str(raised.value), str(raised.value)
+
+
+def test_a_commit_into_a_spark_checkpoint_with_spark_sink_writes_the_file_sinks_entry(
+    bootstrap: str, topic: str, group: str, tmp_path: Path
+) -> None:
+    ckpt, out = tmp_path / "ckpt", tmp_path / "out"
+    (ckpt / "offsets").mkdir(parents=True)
+    (ckpt / "commits").mkdir()
+    (ckpt / "metadata").write_text('{"id":"5b1a3c4e-0000-4000-8000-000000000002"}')
+    (ckpt / "offsets" / "0").write_text(f'v1\n{{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{{}}}}\n{{"{topic}":{{"0":0,"1":0,"2":0}}}}')
+    (ckpt / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}')
+    (out / "_spark_metadata").mkdir(parents=True)
+    (out / "_spark_metadata" / "0").write_text("v1")
+    store = f"spark:{ckpt}"
+    # The sink folder has no log: refused, naming it, and nothing written.
+    elsewhere = kwire.Client(bootstrap, spark_sink=str(tmp_path / "nowhere"))
+    with pytest.raises(kwire.StoreError) as raised:
+        elsewhere.commit(group, {(topic, 0): 3}, store=store, force=True)
+    assert "nowhere/_spark_metadata" in str(raised.value)
+    assert not (ckpt / "offsets" / "1").exists()
+    client = kwire.Client(bootstrap, spark_sink=str(out), spark_sink_compact_interval=2)
+    client.commit(group, {(topic, 0): 3}, store=store, force=True)
+    assert (ckpt / "commits" / "1").exists()
+    # Batch 1 is a compaction batch at interval 2: `1.compact`, holding batch 0's (no) entries.
+    assert (out / "_spark_metadata" / "1.compact").read_text() == "v1"

@@ -112,6 +112,8 @@ impl Context {
                 key: self.global.zookeeper_tls_key.as_deref(),
             },
             zookeeper_acl: self.global.zookeeper_acl,
+            spark_sink: self.global.spark_sink.as_deref(),
+            spark_sink_compact_interval: self.global.spark_sink_compact_interval,
             timeout: self.global.timeout,
         }
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use kafka_wire::client::Client;
 use offset_store::{OffsetStore, StoreError, StoreSpec};
 
+use crate::spark::FileSink;
 use crate::{AclPolicy, FileStore, KafkaGroupStore, SparkStore, ZkAuth, ZkStore, ZkTls};
 
 /// What opening a store may need besides its name.
@@ -28,6 +29,9 @@ pub struct OpenOptions {
     /// Lets the Kafka store write while the group has active members, and the Spark store
     /// while the query looks alive.
     pub force: bool,
+    /// The Spark store's query's file sink, whose log its writes keep in step (the CLI's
+    /// `--spark-sink`); other stores ignore it.
+    pub spark_sink: Option<FileSink>,
 }
 
 impl OpenOptions {
@@ -42,6 +46,7 @@ impl OpenOptions {
             zookeeper_tls: None,
             zookeeper_acl: AclPolicy::default(),
             force: false,
+            spark_sink: None,
         }
     }
 }
@@ -54,9 +59,12 @@ pub async fn open(spec: &StoreSpec, options: &OpenOptions) -> Result<Box<dyn Off
             Box::new(KafkaGroupStore::new(Arc::clone(&options.client), options.timeout).force(options.force))
         }
         StoreSpec::File(path) => Box::new(FileStore::new(path).timeout(options.timeout)),
-        StoreSpec::Spark(path) => {
-            Box::new(SparkStore::new(path).timeout(options.timeout).force(options.force))
-        }
+        StoreSpec::Spark(path) => Box::new(
+            SparkStore::new(path)
+                .timeout(options.timeout)
+                .force(options.force)
+                .file_sink(options.spark_sink.clone()),
+        ),
         StoreSpec::ZooKeeper(connect) => {
             let connect = connect
                 .as_deref()

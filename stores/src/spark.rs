@@ -16,7 +16,9 @@
 //! (watermark, batch time, the query's SQL conf) carried over; the commit file is the committed
 //! batch's, carried over. Older batches, `metadata`, `sources/` and `state/` are not touched.
 //! Concurrent kwire writers serialise on an `flock` of `.kwire.lock` in the checkpoint folder
-//! (Spark reads only its own subfolders and `metadata`).
+//! (Spark reads only its own subfolders and `metadata`). With [`SparkStore::file_sink`], the
+//! query's file sink log gets batch `N+1`'s entry between the two files ([`sink`]); without
+//! it, a file sink's log is not touched and lacks the batch.
 //!
 //! A save is refused while the query looks alive: a batch written less than
 //! [`SparkStore::running_window`] ago (default [`DEFAULT_RUNNING_WINDOW`]). Stop the query
@@ -33,6 +35,7 @@
 pub mod checkpoint;
 pub mod log;
 mod offset_store;
+pub mod sink;
 pub mod topic_ids;
 
 pub use offset_store::spark_error;
@@ -130,6 +133,16 @@ pub enum SparkStoreError {
         /// What is wrong.
         reason: String,
     },
+    /// The file sink's log (`--spark-sink`) is missing, foreign, damaged or already has the
+    /// batch to write; nothing was written.
+    Sink {
+        /// The file or folder.
+        path: PathBuf,
+        /// The 1-based line, when the problem is on one.
+        line: Option<usize>,
+        /// What is wrong.
+        reason: String,
+    },
     /// The writers' lock or a batch file could not be written (from the file store's helpers).
     Write(FileStoreError),
 }
@@ -165,6 +178,12 @@ impl fmt::Display for SparkStoreError {
                 window.as_secs()
             ),
             Self::Invalid { path, reason } => write!(f, "nothing written to checkpoint {}: {reason}", path.display()),
+            Self::Sink { path, line: Some(line), reason } => {
+                write!(f, "Spark file sink log {} line {line}: {reason}; nothing written", path.display())
+            }
+            Self::Sink { path, line: None, reason } => {
+                write!(f, "Spark file sink log {}: {reason}; nothing written", path.display())
+            }
             Self::Write(e) => e.fmt(f),
         }
     }
@@ -193,6 +212,17 @@ pub struct SparkStore {
     timeout: Duration,
     force: bool,
     running_window: Duration,
+    sink: Option<FileSink>,
+}
+
+/// The query's file sink, whose log every save keeps in step ([`sink`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSink {
+    /// The sink's output folder (its `path` option), which holds `_spark_metadata/`.
+    pub output: PathBuf,
+    /// `spark.sql.streaming.fileSink.log.compactInterval` as the query runs with it; the log's
+    /// own `.compact` files take precedence, as in Spark.
+    pub compact_interval: u32,
 }
 
 impl SparkStore {
@@ -204,7 +234,16 @@ impl SparkStore {
             timeout: DEFAULT_TIMEOUT,
             force: false,
             running_window: DEFAULT_RUNNING_WINDOW,
+            sink: None,
         }
+    }
+
+    /// Every save also writes the file sink's log entry for the new batch (and any batch
+    /// before it the log lacks), between the offsets and the commit file, as Spark does.
+    #[must_use]
+    pub fn file_sink(mut self, sink: Option<FileSink>) -> Self {
+        self.sink = sink;
+        self
     }
 
     /// How long a save waits for another kwire writer's lock.
@@ -283,9 +322,17 @@ impl SparkStore {
                 reason: format!("a commit file for batch {next}, which has no offsets file"),
             });
         }
+        // Planned (and the log checked) before anything is written.
+        let sink_entries =
+            self.sink.as_ref().map(|s| sink::plan(&s.output, s.compact_interval, next)).transpose()?;
         let text = log::render_offsets(&OffsetsFile { metadata, sources });
         let commit = ckpt.commit_text.clone().unwrap_or_else(|| log::DEFAULT_COMMIT.to_owned());
         self.write_new(&ckpt, "offsets", next, text.as_bytes())?;
+        // Spark's order: the sink's entry after the offsets, before the commit. Cut between
+        // the two, the query re-runs batch `next`, and its sink skips it as already written.
+        if let (Some(s), Some(entries)) = (&self.sink, &sink_entries) {
+            sink::write(&s.output, entries)?;
+        }
         self.write_new(&ckpt, "commits", next, commit.as_bytes())?;
         // After the commit file: a save cut before this line leaves the previous side file,
         // whose ids still describe the topics (its batch is older than the one just written).

@@ -315,3 +315,32 @@ fn reading_ten_thousand_batches_of_a_thousand_partitions_reads_only_the_newest()
     eprintln!("load of 10,000 batches x 1,000 partitions: {took:?}");
     let _ = fs::remove_dir_all(&dir);
 }
+
+fn with_sink(dir: &Path, output: &Path) -> SparkStore {
+    idle(dir)
+        .file_sink(Some(kwire_stores::spark::FileSink { output: output.to_path_buf(), compact_interval: 10 }))
+}
+
+#[test]
+fn a_save_with_a_file_sink_writes_the_sinks_entry_and_a_sink_that_has_the_batch_stops_everything() {
+    let dir = checkpoint("sink", 0..2, None);
+    let output = temp_dir("sink-out");
+    write(&output.join("_spark_metadata/0"), b"v1");
+    write(&output.join("_spark_metadata/1"), b"v1");
+    write(&output.join("_spark_metadata/.1.crc"), b"crc");
+    with_sink(&dir, &output).save(&[offset("events", 0, 3)]).unwrap();
+    assert!(dir.join("commits/2").exists());
+    assert_eq!(fs::read(output.join("_spark_metadata/2")).unwrap(), b"v1");
+
+    // The sink already has batch 3 (another query's, or one that ran on): nothing written.
+    write(&output.join("_spark_metadata/3"), b"v1");
+    let err = with_sink(&dir, &output).save(&[offset("events", 0, 4)]).unwrap_err();
+    assert!(matches!(err, SparkStoreError::Sink { .. }), "{err:?}");
+    assert!(err.to_string().contains("_spark_metadata/3"), "{err}");
+    assert!(!dir.join("offsets/3").exists() && !dir.join("commits/3").exists());
+
+    // No log folder at the named sink: refused, nothing written.
+    let err = with_sink(&dir, &dir.join("nowhere")).save(&[offset("events", 0, 4)]).unwrap_err();
+    assert!(err.to_string().contains("nowhere/_spark_metadata"), "{err}");
+    assert!(!dir.join("offsets/3").exists());
+}

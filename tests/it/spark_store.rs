@@ -31,8 +31,9 @@ struct Spark {
 }
 
 impl Spark {
-    fn start(cluster: &Cluster) -> Option<Spark> {
-        let vars = support::spark_env()?;
+    /// A session of the pinned Spark `version` (`scripts/spark`'s `KWIRE_SPARK_VERSION`).
+    fn start(cluster: &Cluster, version: &str) -> Option<Spark> {
+        let vars = support::spark_env_of(version)?;
         let python = &vars["KWIRE_SPARK_PYTHON"];
         let log = std::env::temp_dir().join(unique("kwire-spark-session")).with_extension("log");
         let mut child = Command::new(python)
@@ -51,6 +52,8 @@ impl Spark {
         let mut spark = Spark { _child: child, stdin, stdout, log };
         let ready = spark.answer();
         assert_eq!(ready["ready"], true, "{ready}");
+        let major = ready["spark"].as_str().unwrap_or_default();
+        assert!(major.starts_with(&format!("{version}.")), "asked for Spark {version}, got {ready}");
         Some(spark)
     }
 
@@ -86,22 +89,61 @@ impl Spark {
     /// Runs the query Kafka `topic` → JSON files in `output`, checkpoint `ckpt`, to the end of
     /// the topic; `Err` carries Spark's error text.
     fn run(&mut self, topic: &str, ckpt: &Path, output: &Path) -> Result<(), String> {
-        let cmd = json!({"op": "run", "topic": topic, "checkpoint": ckpt, "output": output, "fail_on_data_loss": true});
+        self.run_with(topic, ckpt, output, &SinkRun::default())
+    }
+
+    /// [`run`](Self::run) with the file sink's compact interval and a batch size set.
+    fn run_with(&mut self, topic: &str, ckpt: &Path, output: &Path, how: &SinkRun) -> Result<(), String> {
+        let mut cmd = json!({"op": "run", "topic": topic, "checkpoint": ckpt, "output": output, "fail_on_data_loss": true});
+        if let Some(n) = how.compact_interval {
+            cmd["compact_interval"] = json!(n);
+        }
+        if let Some(n) = how.max_offsets_per_trigger {
+            cmd["max_offsets_per_trigger"] = json!(n);
+        }
+        self.ask(&cmd).map(drop)
+    }
+
+    /// `spark.read.json(output)`: every record's value, read through the sink's log.
+    fn read(&mut self, output: &Path) -> Result<Vec<String>, String> {
+        let answer = self.ask(&json!({"op": "read", "path": output}))?;
+        let values = answer["values"].as_array().expect("values");
+        Ok(values.iter().map(|v| v.as_str().unwrap_or_default().to_owned()).collect())
+    }
+
+    fn ask(&mut self, cmd: &Value) -> Result<Value, String> {
         writeln!(self.stdin, "{cmd}").expect("the Spark session reads");
         self.stdin.flush().expect("the Spark session reads");
         let answer = self.answer();
         match answer["ok"].as_bool() {
-            Some(true) => Ok(()),
+            Some(true) => Ok(answer),
             _ => Err(answer["error"].as_str().unwrap_or_default().to_owned()),
         }
     }
+}
+
+/// How a query runs: its file sink log's compact interval (Spark's default 10 when `None`)
+/// and at most this many records per batch (all available in one batch when `None`).
+#[derive(Debug, Default)]
+struct SinkRun {
+    compact_interval: Option<u32>,
+    max_offsets_per_trigger: Option<u32>,
 }
 
 /// The session every test of this file shares (started by the first), one query at a time.
 fn spark(cluster: &Cluster) -> Option<MutexGuard<'static, Spark>> {
     static SPARK: OnceLock<Option<Mutex<Spark>>> = OnceLock::new();
     SPARK
-        .get_or_init(|| Spark::start(cluster).map(Mutex::new))
+        .get_or_init(|| Spark::start(cluster, "4").map(Mutex::new))
+        .as_ref()
+        .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+}
+
+/// The Spark 3.5 session (`KWIRE_SPARK_VERSION=3.5`), for the tests of Spark 3.5's format.
+fn spark_3_5(cluster: &Cluster) -> Option<MutexGuard<'static, Spark>> {
+    static SPARK: OnceLock<Option<Mutex<Spark>>> = OnceLock::new();
+    SPARK
+        .get_or_init(|| Spark::start(cluster, "3.5").map(Mutex::new))
         .as_ref()
         .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
 }
@@ -562,4 +604,237 @@ fn a_topic_recreated_and_refilled_past_the_checkpoint_is_named_by_the_topic_id_k
     for (p, row) in by_partition(&support::json(&blind)) {
         assert!(row["anomaly"].is_null(), "partition {p}: {row}");
     }
+}
+
+/// How many values start with each prefix (the part before `-`).
+fn prefixes<'a>(values: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, usize> {
+    values.into_iter().fold(BTreeMap::new(), |mut m, v| {
+        *m.entry(v.split('-').next().unwrap_or_default().to_owned()).or_default() += 1;
+        m
+    })
+}
+
+fn sink_log_file(output: &Path, name: &str) -> String {
+    let path = output.join("_spark_metadata").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The entry lines (after `v1`) of sink log files.
+fn entry_lines(output: &Path, names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .flat_map(|n| sink_log_file(output, n).lines().skip(1).map(str::to_owned).collect::<Vec<_>>())
+        .collect()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let copied = Command::new("cp").arg("-r").arg(from).arg(to).status().unwrap();
+    assert!(copied.success(), "cp -r {} {}", from.display(), to.display());
+}
+
+#[test]
+fn a_kwire_batch_that_is_a_file_sinks_compaction_batch_is_compacted_into_its_log_with_spark_sink() {
+    let Some(cluster) = support::cluster() else { return };
+    let Some(mut spark) = spark(&cluster) else { return };
+    let topic = unique("spark-sink-compact");
+    let dir = temp_dir("sink-compact");
+    let (ckpt, output) = (dir.join("ckpt"), dir.join("out"));
+    let (ckpt_control, output_control) = (dir.join("ckpt-control"), dir.join("out-control"));
+    let store = format!("spark:{}", ckpt.display());
+    let every3 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: None };
+    create_topic(&cluster, &topic, 6, 3);
+    // Batches 0 and 1 (one per run), then `b-` records the reset skips.
+    produce(&cluster, &topic, (0..60).map(|i| format!("a-{i}")));
+    spark.run_with(&topic, &ckpt, &output, &every3).unwrap();
+    produce(&cluster, &topic, (60..120).map(|i| format!("a-{i}")));
+    spark.run_with(&topic, &ckpt, &output, &every3).unwrap();
+    assert!(ckpt.join("commits/1").exists() && !ckpt.join("offsets/2").exists(), "one batch per run");
+    produce(&cluster, &topic, (0..60).map(|i| format!("b-{i}")));
+    copy_dir(&ckpt, &ckpt_control);
+    copy_dir(&output, &output_control);
+
+    // kwire's batch 2 is the sink's compaction batch at interval 3: 2.compact, every entry of
+    // batches 0 and 1 (kwire's own batch wrote no files).
+    let reset = |store: &str, sink: Option<&Path>| {
+        let mut args = vec!["reset", "--group", "q", "--store", store, "--topic", &topic, "--to", "latest"];
+        args.extend(["--execute", "--force"]);
+        let sink_arg = sink.map(|s| s.display().to_string());
+        if let Some(s) = &sink_arg {
+            args.extend(["--spark-sink", s, "--spark-sink-compact-interval", "3"]);
+        }
+        kwire_ok(&cluster, &args);
+    };
+    reset(&store, Some(&output));
+    assert!(ckpt.join("commits/2").exists());
+    assert!(!output.join("_spark_metadata/2").exists());
+    let compacted = sink_log_file(&output, "2.compact");
+    assert!(compacted.starts_with("v1\n"), "{compacted}");
+    assert_eq!(
+        compacted.lines().skip(1).map(str::to_owned).collect::<Vec<_>>(),
+        entry_lines(&output, &["0", "1"])
+    );
+    let read = spark.read(&output).expect("spark.read of the sink folder after kwire's batch");
+    assert_eq!(prefixes(read.iter().map(String::as_str)), BTreeMap::from([("a".into(), 120)]));
+
+    // The control: the same write without --spark-sink leaves batch 2 out of the sink's log.
+    reset(&format!("spark:{}", ckpt_control.display()), None);
+    assert!(!output_control.join("_spark_metadata/2.compact").exists());
+
+    // Restarted: batches 3, 4 and the next compaction batch 5 (30 records each).
+    produce(&cluster, &topic, (0..90).map(|i| format!("d-{i}")));
+    let every3_by30 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: Some(30) };
+    spark.run_with(&topic, &ckpt, &output, &every3_by30).expect("the query runs past its next compaction");
+    assert!(ckpt.join("commits/5").exists(), "Spark committed batches 3 to 5");
+    assert!(output.join("_spark_metadata/5.compact").exists(), "Spark compacted batch 5");
+    let rows = sink_rows(&output);
+    let expected = BTreeMap::from([("a".into(), 120), ("d".into(), 90)]);
+    assert_eq!(prefixes(rows.iter().map(|r| r.value.as_str())), expected, "no b- record");
+    let read = spark.read(&output).expect("spark.read after Spark's compaction");
+    assert_eq!(prefixes(read.iter().map(String::as_str)), expected);
+
+    // The control fails the way the README records: Spark's compaction needs batch 2's entry,
+    // and a reader of the sink folder needs it once Spark wrote batch 3.
+    let failure = spark.run_with(&topic, &ckpt_control, &output_control, &every3_by30).unwrap_err();
+    assert!(
+        failure.contains("BATCH_METADATA_NOT_FOUND") && failure.contains("_spark_metadata/2.compact"),
+        "Spark's own failure: {failure}"
+    );
+    let failure = spark.read(&output_control).unwrap_err();
+    assert!(failure.contains("_spark_metadata/2.compact") && failure.contains("doesn't exist"), "{failure}");
+}
+
+#[test]
+fn a_kwire_batch_that_is_a_plain_file_sink_batch_gets_v1_alone_and_the_query_compacts_past_it() {
+    let Some(cluster) = support::cluster() else { return };
+    let Some(mut spark) = spark(&cluster) else { return };
+    let topic = unique("spark-sink-plain");
+    let dir = temp_dir("sink-plain");
+    let (ckpt, output) = (dir.join("ckpt"), dir.join("out"));
+    let store = format!("spark:{}", ckpt.display());
+    let every3 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: None };
+    create_topic(&cluster, &topic, 6, 3);
+    produce(&cluster, &topic, (0..60).map(|i| format!("a-{i}")));
+    spark.run_with(&topic, &ckpt, &output, &every3).unwrap();
+    produce(&cluster, &topic, (0..30).map(|i| format!("b-{i}")));
+    let output_arg = output.display().to_string();
+    let reset = |sink: &str| {
+        kwire(
+            &cluster,
+            &[
+                "reset",
+                "--group",
+                "q",
+                "--store",
+                &store,
+                "--topic",
+                &topic,
+                "--to",
+                "latest",
+                "--execute",
+                "--force",
+                "--spark-sink",
+                sink,
+                "--spark-sink-compact-interval",
+                "3",
+            ],
+        )
+    };
+
+    // A sink folder without a log is refused, one line naming it, and nothing is written.
+    let nowhere = dir.join("nowhere");
+    let refused = reset(&nowhere.display().to_string());
+    assert_eq!(refused.status.code(), Some(6), "{}", stderr(&refused));
+    let text = stderr(&refused);
+    assert_eq!(text.trim().lines().count(), 1, "{text}");
+    assert!(text.contains(&format!("{}/_spark_metadata", nowhere.display())), "{text}");
+    assert!(!ckpt.join("offsets/1").exists(), "nothing written");
+
+    // Batch 1 is a plain batch at interval 3: `v1` alone, as Spark writes a batch with no files.
+    let out = reset(&output_arg);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(ckpt.join("commits/1").exists());
+    assert_eq!(sink_log_file(&output, "1"), "v1");
+    let read = spark.read(&output).expect("spark.read of the sink folder after kwire's batch");
+    assert_eq!(prefixes(read.iter().map(String::as_str)), BTreeMap::from([("a".into(), 60)]));
+
+    // Restarted: batches 2 (a compaction, which needs batch 1's entry) and 3.
+    produce(&cluster, &topic, (0..60).map(|i| format!("d-{i}")));
+    let by30 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: Some(30) };
+    spark.run_with(&topic, &ckpt, &output, &by30).expect("the query runs past its next compaction");
+    assert!(ckpt.join("commits/3").exists(), "Spark committed batches 2 and 3");
+    assert!(output.join("_spark_metadata/2.compact").exists());
+    let expected = BTreeMap::from([("a".into(), 60), ("d".into(), 60)]);
+    assert_eq!(prefixes(sink_rows(&output).iter().map(|r| r.value.as_str())), expected, "no b- record");
+    let read = spark.read(&output).expect("spark.read after Spark's compaction");
+    assert_eq!(prefixes(read.iter().map(String::as_str)), expected);
+
+    // A later kwire write goes on from Spark's newest batch, never over Spark's files.
+    let newest = kwire_stores::spark::checkpoint::batch_ids(&ckpt.join("commits")).unwrap();
+    let next = newest.last().unwrap() + 1;
+    produce(&cluster, &topic, (0..6).map(|i| format!("e-{i}")));
+    let out = reset(&output_arg);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let written = sink_log_file(&output, &kwire_stores::spark::sink::file_name(next, 3));
+    assert!(written.starts_with("v1"), "{written}");
+    assert!(spark.read(&output).is_ok(), "spark.read after the second kwire batch");
+}
+
+#[test]
+fn a_spark_3_5_query_is_read_by_kwire_and_resumes_from_a_batch_kwire_wrote() {
+    let Some(cluster) = support::cluster() else { return };
+    let Some(mut spark) = spark_3_5(&cluster) else { return };
+    let topic = unique("spark35");
+    let dir = temp_dir("spark35");
+    let (ckpt, output) = (dir.join("ckpt"), dir.join("out"));
+    let store = format!("spark:{}", ckpt.display());
+    create_topic(&cluster, &topic, 6, 3);
+    produce(&cluster, &topic, (0..600).map(|i| format!("a-{i}")));
+    spark.run(&topic, &ckpt, &output).unwrap();
+
+    // What Spark 3.5 committed is what its sink wrote, per partition.
+    let mut sunk: BTreeMap<i64, i64> = BTreeMap::new();
+    for r in sink_rows(&output) {
+        let next = sunk.entry(i64::from(r.partition)).or_default();
+        *next = (*next).max(r.offset + 1);
+    }
+    let doc = support::json(&kwire_ok(
+        &cluster,
+        &["group", "describe", "q", "--store", &store, "--topic", &topic, "--format", "json"],
+    ));
+    assert_eq!(doc["checkpoint"]["committed_batch"], 0, "{doc}");
+    let parts = by_partition(&doc);
+    assert_eq!(parts.len(), 6);
+    for (p, row) in &parts {
+        assert_eq!(row["committed"], sunk.get(p).copied().unwrap_or(0), "partition {p}: {row}");
+    }
+
+    // kwire writes batch 1 past the `b-` records (with the sink's entry); Spark 3.5 resumes there.
+    produce(&cluster, &topic, (0..60).map(|i| format!("b-{i}")));
+    let output_arg = output.display().to_string();
+    kwire_ok(
+        &cluster,
+        &[
+            "reset",
+            "--group",
+            "q",
+            "--store",
+            &store,
+            "--topic",
+            &topic,
+            "--to",
+            "latest",
+            "--execute",
+            "--force",
+            "--spark-sink",
+            &output_arg,
+        ],
+    );
+    assert_eq!(sink_log_file(&output, "1"), "v1");
+    produce(&cluster, &topic, (0..60).map(|i| format!("c-{i}")));
+    spark.run(&topic, &ckpt, &output).expect("Spark 3.5 resumes from kwire's batch");
+    assert!(ckpt.join("commits/2").exists(), "Spark 3.5 committed its batch after kwire's");
+    let expected = BTreeMap::from([("a".into(), 600), ("c".into(), 60)]);
+    assert_eq!(prefixes(sink_rows(&output).iter().map(|r| r.value.as_str())), expected);
+    let read = spark.read(&output).expect("spark.read with Spark 3.5");
+    assert_eq!(prefixes(read.iter().map(String::as_str)), expected);
 }

@@ -17,7 +17,7 @@ impl From<SparkStoreError> for StoreError {
             | SparkStoreError::UnsupportedVersion { .. }
             | SparkStoreError::NotRegular { .. }
             | SparkStoreError::TooLarge { .. }) => StoreError::Corrupt { store: STORE, source: Box::new(e) },
-            e @ SparkStoreError::QueryRunning { .. } => {
+            e @ (SparkStoreError::QueryRunning { .. } | SparkStoreError::Sink { .. }) => {
                 StoreError::Other { store: STORE, source: Box::new(e) }
             }
             e @ (SparkStoreError::Io { .. }

@@ -7,6 +7,12 @@ stdout (Spark's own logs go to stderr):
       runs the query Kafka(subscribe T, startingOffsets earliest) -> JSON files in DIR, with
       trigger(availableNow=True): every record available at the start, then it stops.
       Answers {"ok": true} or {"ok": false, "error": "<the exception's text>"}.
+      Optional: "compact_interval": N (the file sink log's
+      spark.sql.streaming.fileSink.log.compactInterval, default Spark's 10) and
+      "max_offsets_per_trigger": N (more than one batch per run).
+  {"op": "read", "path": DIR}
+      spark.read.json(DIR): reads a file sink's folder through its _spark_metadata log.
+      Answers {"ok": true, "values": [...every record's value...]} or {"ok": false, "error": ...}.
   {"op": "batch_loop", "args": [ARG, ...]}
       runs examples/pyspark/batch_loop.py's loop with those command-line arguments in this
       session. Answers {"ok": true, "records": N, "rounds": [...per-round timings...]}.
@@ -56,15 +62,27 @@ def main() -> None:
                 answer = {"ok": False, "error": str(e)}
             print(json.dumps(answer), flush=True)
             continue
+        if cmd["op"] == "read":
+            try:
+                rows = spark.read.json(cmd["path"]).select("value").collect()
+                answer = {"ok": True, "values": [r["value"] for r in rows]}
+            except Exception as e:  # the test records Spark's own error text
+                answer = {"ok": False, "error": str(e)}
+            print(json.dumps(answer), flush=True)
+            continue
         try:
-            df = (
+            # The sink log reads it when the query starts; every run sets it (or Spark's default).
+            spark.conf.set("spark.sql.streaming.fileSink.log.compactInterval", str(cmd.get("compact_interval", 10)))
+            reader = (
                 spark.readStream.format("kafka")
                 .option("kafka.bootstrap.servers", bootstrap)
                 .option("subscribe", cmd["topic"])
                 .option("startingOffsets", "earliest")
                 .option("failOnDataLoss", "true" if cmd.get("fail_on_data_loss", True) else "false")
-                .load()
             )
+            if cmd.get("max_offsets_per_trigger"):
+                reader = reader.option("maxOffsetsPerTrigger", str(cmd["max_offsets_per_trigger"]))
+            df = reader.load()
             query = (
                 df.selectExpr("CAST(value AS STRING) AS value", "topic", "partition", "offset")
                 .writeStream.format("json")

@@ -129,11 +129,23 @@ pub fn repo_root() -> PathBuf {
 /// real-Spark tests, or `None` (after a note) when Spark is not installed and nothing requires
 /// it. Also builds the Python package their driver (examples/pyspark/batch_loop.py) imports.
 pub fn spark_env() -> Option<std::collections::BTreeMap<String, String>> {
-    let env =
-        Command::new(repo_root().join("scripts/spark")).arg("env").output().expect("scripts/spark runs");
+    spark_env_of("4")
+}
+
+/// [`spark_env`] for one of the pinned Sparks (`scripts/spark`'s `KWIRE_SPARK_VERSION`: `4`
+/// or `3.5`).
+pub fn spark_env_of(version: &str) -> Option<std::collections::BTreeMap<String, String>> {
+    let env = Command::new(repo_root().join("scripts/spark"))
+        .arg("env")
+        .env("KWIRE_SPARK_VERSION", version)
+        .output()
+        .expect("scripts/spark runs");
     if !env.status.success() {
-        assert!(!required(), "Spark is not installed, and CI requires it (run scripts/spark install)");
-        eprintln!("note: Spark not installed; skipping (run scripts/spark install)");
+        assert!(
+            !required(),
+            "Spark {version} is not installed, and CI requires it (run KWIRE_SPARK_VERSION={version} scripts/spark install)"
+        );
+        eprintln!("note: Spark {version} not installed; skipping (KWIRE_SPARK_VERSION={version} scripts/spark install)");
         return None;
     }
     build_python_package();
