@@ -235,13 +235,16 @@ fn sending_outside_a_transaction_is_refused_before_anything_is_sent() {
     });
 }
 
+/// The (topic, partition) pairs of one AddPartitionsToTxn request.
+type AddedPartitions = BTreeSet<(String, i32)>;
+
 #[test]
 fn a_transaction_over_twelve_partitions_adds_them_in_a_few_requests_and_commits_every_record() {
     let Some(cluster) = support::cluster() else { return };
     support::multi_thread_runtime().block_on(async {
         // The partitions of each AddPartitionsToTxn request sent (retries of one request, as
         // CONCURRENT_TRANSACTIONS while the previous commit completes, repeat its set).
-        let adds: Arc<Mutex<Vec<BTreeSet<(String, i32)>>>> = Arc::default();
+        let adds: Arc<Mutex<Vec<AddedPartitions>>> = Arc::default();
         let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
         let seen = Arc::clone(&adds);
         config.trace = Some(Arc::new(move |event| {
