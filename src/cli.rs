@@ -258,15 +258,17 @@ pub struct ProduceArgs {
     /// Split each line at the first occurrence into key and value.
     #[arg(long)]
     pub key_separator: Option<String>,
-    #[arg(long, value_enum, default_value_t = CompressionArg::None)]
-    pub compression: CompressionArg,
+    /// The codec of each batch (default none, or `compression.type` of --command-config / -X).
+    #[arg(long, value_enum)]
+    pub compression: Option<CompressionArg>,
     /// Write the input in a transaction under this transactional id (Kafka's `transactional.id`;
     /// an older producer with the same id is fenced): committed at the end of the input, so
     /// read_committed readers see all of it or, if kwire fails or is killed, none of it.
     #[arg(long, value_name = "ID")]
     pub transactional_id: Option<String>,
-    /// With --transactional-id: commit every N records and begin the next transaction.
-    #[arg(long, value_name = "N", requires = "transactional_id", value_parser = clap::value_parser!(u64).range(1..))]
+    /// With --transactional-id (or `transactional.id` in --command-config / -X): commit every N
+    /// records and begin the next transaction.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub txn_every: Option<u64>,
 }
 

@@ -34,6 +34,17 @@ fn world_readable(_: &Path) -> bool {
     false
 }
 
+/// The file's pairs then the `-X` ones, in the order they apply (later wins): for settings
+/// read apart from the client's, like the producer's.
+pub fn pairs(file: Option<&Path>, overrides: &[(String, String)]) -> Result<Vec<(String, String)>, Failure> {
+    let mut pairs = match file {
+        Some(path) => read_file(path, &mut Vec::new())?,
+        None => Vec::new(),
+    };
+    pairs.extend(overrides.iter().cloned());
+    Ok(pairs)
+}
+
 /// Applies the file and the `-X` pairs (in that order, later wins) to `config`. Returns the
 /// warnings to print: unknown keys, disabled host name checks, a readable password file.
 pub fn apply(

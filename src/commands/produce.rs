@@ -7,11 +7,15 @@
 
 use std::collections::VecDeque;
 
-use kafka_wire::client::{DeliveryFuture, ProduceRecord, Producer, ProducerConfig, TopicPartition};
+use kafka_wire::client::{
+    apply_producer_properties, DeliveryFuture, ProduceRecord, Producer, ProducerConfig, TopicPartition,
+};
+use kafka_wire::protocol::records::Compression;
 use serde_json::json;
 
 use super::Context;
 use crate::cli::{Format, ProduceArgs};
+use crate::command_config;
 use crate::exit::{Exit, Failure};
 use crate::line_reader::LineReader;
 use crate::output::{outln, print_json};
@@ -21,23 +25,11 @@ use crate::output::{outln, print_json};
 const BATCH_SIZE: usize = 1_000_000;
 
 pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
+    let config = producer_config(ctx, args)?;
     let client = ctx.client().await?;
-    let config = ProducerConfig {
-        compression: args.compression.into(),
-        batch_size: BATCH_SIZE,
-        delivery_timeout: ctx.global.timeout,
-        transactional_id: args.transactional_id.clone(),
-        ..ProducerConfig::default()
-    };
-    if !config.compression.is_available() {
-        return Err(Failure::new(
-            Exit::USAGE,
-            format!("{} is not compiled into this kwire", config.compression.name()),
-        ));
-    }
     ctx.partitions_of(&client, std::slice::from_ref(&args.topic)).await?;
+    let transactional = config.transactional_id.is_some();
     let producer = Producer::new(client, config).map_err(|e| Failure::new(Exit::USAGE, e.to_string()))?;
-    let transactional = args.transactional_id.is_some();
     if transactional {
         producer.init_transactions().await.map_err(|e| Failure::client(&args.topic, &e))?;
         producer.begin_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
@@ -64,6 +56,29 @@ pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
         Format::Text => outln!("produced {sent} record(s) to {}", args.topic),
     }
     Ok(())
+}
+
+/// kwire's defaults (librdkafka's batch size, `--timeout` as the delivery timeout), then the
+/// producer settings of `--command-config` and `-X` (Java's names and checks), then
+/// `--compression` and `--transactional-id` when given.
+fn producer_config(ctx: &Context, args: &ProduceArgs) -> Result<ProducerConfig, Failure> {
+    let mut config = ProducerConfig {
+        batch_size: BATCH_SIZE,
+        delivery_timeout: ctx.global.timeout,
+        ..ProducerConfig::default()
+    };
+    let mut pairs = command_config::pairs(ctx.global.command_config.as_deref(), &ctx.global.property)?;
+    if let Some(codec) = args.compression {
+        pairs.push(("compression.type".into(), Compression::from(codec).name().into()));
+    }
+    if let Some(id) = &args.transactional_id {
+        pairs.push(("transactional.id".into(), id.clone()));
+    }
+    apply_producer_properties(&mut config, pairs).map_err(|e| Failure::new(Exit::USAGE, e.to_string()))?;
+    if args.txn_every.is_some() && config.transactional_id.is_none() {
+        return Err(Failure::new(Exit::USAGE, "--txn-every needs a transactional id (--transactional-id)"));
+    }
+    Ok(config)
 }
 
 /// Sends stdin's lines; returns how many and the results not yet seen. With

@@ -1,6 +1,7 @@
 //! `kwire produce` and `kwire consume` against kcat (Debian's package): the same records,
 //! with every compression codec, `kwire produce --transactional-id` read by kcat with
-//! read_committed, and `kwire topic` admin reproducing offset situations.
+//! read_committed (the id given as a flag or as `transactional.id` in a properties file), and
+//! `kwire topic` admin reproducing offset situations.
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -157,4 +158,67 @@ fn produce_with_a_transactional_id_commits_every_n_records_for_read_committed_re
     // --txn-every needs a transactional id.
     let refused = kwire_stdin(&cluster, &["produce", &topic, "--txn-every", "10"], "x");
     assert!(!refused.status.success());
+}
+
+#[test]
+fn produce_takes_its_transactional_id_from_a_properties_file_and_refuses_java_conflicts() {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = unique("txn-props");
+    assert!(kwire(&cluster, &["topic", "create", &topic, "--partitions", "3", "--replication-factor", "1"])
+        .status
+        .success());
+    let dir = std::env::temp_dir().join(unique("kwire-producer-props"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("producer.properties");
+    let txn_id = unique("txn-props-id");
+    std::fs::write(
+        &file,
+        format!("transactional.id={txn_id}\nlinger.ms=1\nacks=all\ncompression.type=lz4\n"),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let lines: String = (0..120).map(|i| format!("v{i}")).collect::<Vec<_>>().join("\n");
+    let out =
+        kwire_stdin(&cluster, &["produce", &topic, "--command-config", file, "--txn-every", "50"], &lines);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Transactional: the transaction coordinator knows the id from the file.
+    let described = support::kafka_tool(
+        "org.apache.kafka.tools.TransactionsCommand",
+        &["--bootstrap-server", &cluster.bootstrap, "describe", "--transactional-id", &txn_id],
+    );
+    assert!(stdout(&described).contains(&txn_id), "{}", stdout(&described));
+    // EndTxn is answered before the markers reach the partitions: read until they have.
+    let mut committed = 0;
+    for _ in 0..50 {
+        let read = kwire(&cluster, &["consume", &topic, "--isolation", "read-committed"]);
+        assert!(read.status.success(), "{}", stderr(&read));
+        committed = stdout(&read).lines().count();
+        if committed == 120 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(committed, 120, "records read_committed");
+
+    // Java's checks: an explicit idempotent producer needs acks=all and at most 5 in flight;
+    // a transactional one needs idempotence.
+    for (props, says) in [
+        (&["-X", "enable.idempotence=true", "-X", "acks=1"][..], "acks=all"),
+        (
+            &["-X", "enable.idempotence=true", "-X", "max.in.flight.requests.per.connection=6"][..],
+            "at most 5",
+        ),
+        (&["--command-config", file, "-X", "enable.idempotence=false"][..], "transactional.id: "),
+        (&["--command-config", file, "-X", "acks=1"][..], "transactional.id: "),
+        (&["-X", "acks=2"][..], "acks: "),
+    ] {
+        let mut args = vec!["produce", topic.as_str()];
+        args.extend_from_slice(props);
+        let refused = kwire_stdin(&cluster, &args, "x");
+        assert_eq!(refused.status.code(), Some(1), "{props:?}: {}", stderr(&refused));
+        let message = stderr(&refused);
+        assert_eq!(message.trim_end().lines().count(), 1, "{props:?}: {message}");
+        assert!(message.contains(says), "{props:?}: {message}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

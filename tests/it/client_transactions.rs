@@ -2,17 +2,22 @@
 //! by Kafka's read_committed consumer and by kcat with `isolation.level=read_committed`, an
 //! aborted one is not (though its records are in the log); offsets sent to a transaction
 //! become the group's only when it commits; a second producer with the same transactional id
-//! fences the first, which gets [`TransactionError::Fenced`].
+//! fences the first, which gets [`TransactionError::Fenced`]; the partitions of a transaction
+//! are added to it a request for many, not one each.
 
+use std::collections::BTreeSet;
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_wire::client::{
-    Client, ClientConfig, ClientError, OffsetToCommit, ProduceRecord, Producer, ProducerConfig,
+    Client, ClientConfig, ClientError, Direction, OffsetToCommit, ProduceRecord, Producer, ProducerConfig,
     TopicPartition, TransactionError,
 };
+use kafka_wire::protocol::frame::decode_request;
+use kafka_wire::protocol::messages::AddPartitionsToTxnRequest;
+use kafka_wire::protocol::ApiKey;
 
 use crate::support;
 
@@ -227,5 +232,69 @@ fn sending_outside_a_transaction_is_refused_before_anything_is_sent() {
         let commit = producer.commit_transaction().await.unwrap_err();
         assert!(matches!(commit, ClientError::Transaction(TransactionError::InvalidState { .. })));
         producer.close().await;
+    });
+}
+
+/// The (topic, partition) pairs of one AddPartitionsToTxn request.
+type AddedPartitions = BTreeSet<(String, i32)>;
+
+#[test]
+fn a_transaction_over_twelve_partitions_adds_them_in_a_few_requests_and_commits_every_record() {
+    let Some(cluster) = support::cluster() else { return };
+    support::multi_thread_runtime().block_on(async {
+        // The partitions of each AddPartitionsToTxn request sent (retries of one request, as
+        // CONCURRENT_TRANSACTIONS while the previous commit completes, repeat its set).
+        let adds: Arc<Mutex<Vec<AddedPartitions>>> = Arc::default();
+        let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
+        let seen = Arc::clone(&adds);
+        config.trace = Some(Arc::new(move |event| {
+            if event.direction == Direction::Request && event.api == ApiKey::ADD_PARTITIONS_TO_TXN {
+                let body = Bytes::copy_from_slice(&event.frame[4..]);
+                let (_, request) = decode_request::<AddPartitionsToTxnRequest>(body).unwrap();
+                let partitions = request
+                    .topics
+                    .iter()
+                    .flat_map(|t| t.partitions.iter().map(|p| (t.name.clone(), *p)))
+                    .collect();
+                seen.lock().unwrap().push(partitions);
+            }
+        }));
+        let client = Arc::new(Client::connect(config).await.unwrap());
+        let topic = support::new_topic_with_leaders(&client, "txn-twelve", 12).await;
+        let producer = transactional(&client, &support::unique("txn-twelve"));
+        producer.init_transactions().await.unwrap();
+        let mut expected = Vec::new();
+        for round in 0..2 {
+            adds.lock().unwrap().clear();
+            producer.begin_transaction().await.unwrap();
+            for i in 0..120 {
+                let value = format!("r{round}-{i}");
+                let tp = TopicPartition::new(topic.as_str(), i % 12);
+                producer
+                    .send_to(tp, ProduceRecord::new(None, Some(Bytes::from(value.clone()))))
+                    .await
+                    .unwrap();
+                expected.push(value);
+            }
+            producer.commit_transaction().await.unwrap();
+            // One request per partition before; now the partitions new by the time the sender
+            // looks go together (the first may go alone: its record woke the sender).
+            let mut requests = adds.lock().unwrap().clone();
+            requests.dedup();
+            let added: BTreeSet<(String, i32)> = requests.iter().flatten().cloned().collect();
+            assert_eq!(added.len(), 12, "round {round}: {requests:?}");
+            assert!(
+                requests.len() <= 3,
+                "round {round}: {} requests for 12 partitions: {requests:?}",
+                requests.len()
+            );
+        }
+        producer.close().await;
+        expected.sort();
+        assert_eq!(
+            java_read_committed(&cluster, &topic, expected.len()),
+            expected,
+            "the Java consumer's reading"
+        );
     });
 }

@@ -17,9 +17,10 @@ use super::security::{SaslConfig, SecurityProtocol, TlsConfig};
 use super::sync::lock;
 use super::trace::{Direction, TraceEvent, TraceHook};
 use super::transport::Transport;
-use crate::protocol::frame::{decode_response, encode_request, DEFAULT_MAX_FRAME};
+use crate::protocol::frame::{decode_response, encode_request_frame, DEFAULT_MAX_FRAME};
 use crate::protocol::messages::{api_versions, ApiVersionsRequest, MetadataRequest};
 use crate::protocol::names::validate_topics;
+use crate::protocol::request_frame::RequestFrame;
 use crate::protocol::{Body, ErrorCode, Request, Throttled as _};
 
 /// How to reach and talk to a cluster.
@@ -485,9 +486,9 @@ impl Client {
         request: &R,
         version: i16,
         correlation_id: i32,
-    ) -> Result<Vec<u8>, ClientError> {
+    ) -> Result<RequestFrame, ClientError> {
         let api = R::SPEC.key;
-        let frame = encode_request(request, version, correlation_id, Some(&self.config.client_id))
+        let frame = encode_request_frame(request, version, correlation_id, Some(&self.config.client_id))
             .map_err(|source| ClientError::Encode { api, version, source })?;
         if let Some(trace) = &self.config.trace {
             trace(&TraceEvent {
@@ -496,7 +497,7 @@ impl Client {
                 api,
                 version,
                 correlation_id,
-                frame: &frame,
+                frame: &frame.to_vec(),
                 decoded: request,
             });
         }

@@ -30,13 +30,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::{BrokerRef, ClientError};
 use super::sync::lock;
 use super::transport::{Stream, Transport};
 use crate::protocol::frame::{peek_correlation_id, split_frame};
+use crate::protocol::request_frame::RequestFrame;
 use crate::protocol::ApiKey;
 
 /// Where a connection is in its life.
@@ -103,7 +104,7 @@ impl Shared {
 #[derive(Debug)]
 struct Outgoing {
     api: ApiKey,
-    frame: Vec<u8>,
+    frame: RequestFrame,
     /// Told once the frame is on the socket (for requests nobody answers).
     written: Option<oneshot::Sender<()>>,
 }
@@ -262,7 +263,7 @@ impl Connection {
     pub async fn round_trip(
         &self,
         api: ApiKey,
-        encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
+        encode: impl FnOnce(i32) -> Result<RequestFrame, ClientError>,
         timeout: Duration,
     ) -> Result<Response, ClientError> {
         self.submit(api, encode)?.wait(timeout).await
@@ -273,7 +274,7 @@ impl Connection {
         &self,
         lane: Lane,
         api: ApiKey,
-        encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
+        encode: impl FnOnce(i32) -> Result<RequestFrame, ClientError>,
         timeout: Duration,
     ) -> Result<Response, ClientError> {
         self.submit_in(lane, api, encode)?.wait(timeout).await
@@ -286,7 +287,7 @@ impl Connection {
     pub fn submit(
         &self,
         api: ApiKey,
-        encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
+        encode: impl FnOnce(i32) -> Result<RequestFrame, ClientError>,
     ) -> Result<PendingResponse, ClientError> {
         self.submit_in(Lane::Normal, api, encode)
     }
@@ -297,7 +298,7 @@ impl Connection {
         &self,
         lane: Lane,
         api: ApiKey,
-        encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
+        encode: impl FnOnce(i32) -> Result<RequestFrame, ClientError>,
     ) -> Result<PendingResponse, ClientError> {
         let correlation_id = self.next_correlation_id();
         let frame = encode(correlation_id)?;
@@ -321,7 +322,7 @@ impl Connection {
     pub async fn send_only(
         &self,
         api: ApiKey,
-        encode: impl FnOnce(i32) -> Result<Vec<u8>, ClientError>,
+        encode: impl FnOnce(i32) -> Result<RequestFrame, ClientError>,
     ) -> Result<i32, ClientError> {
         let correlation_id = self.next_correlation_id();
         let frame = encode(correlation_id)?;
@@ -417,7 +418,7 @@ async fn write_task(
         let mut failed = None;
         while let Some(outgoing) = next.take() {
             last_api = outgoing.api;
-            if let Err(e) = socket.write_all(&outgoing.frame).await {
+            if let Err(e) = write_frame(&mut socket, &outgoing.frame).await {
                 failed = Some((outgoing.api, e));
                 break;
             }
@@ -438,6 +439,15 @@ async fn write_task(
             let _ = done.send(());
         }
     }
+}
+
+/// Writes a frame's segments in order: a spliced batch at least as large as the buffer goes
+/// from its own memory to the socket (tokio's `BufWriter` writes it through), no copy.
+async fn write_frame<W: AsyncWrite + Unpin>(socket: &mut W, frame: &RequestFrame) -> std::io::Result<()> {
+    for segment in frame.segments() {
+        socket.write_all(segment).await?;
+    }
+    Ok(())
 }
 
 /// Routes response frames to their waiters until the socket fails or the broker sends
@@ -586,7 +596,7 @@ mod tests {
                 METADATA,
                 |id| {
                     big_id = Some(id);
-                    Ok(frame(id, big))
+                    Ok(frame(id, big).into())
                 },
                 Duration::from_secs(30),
             ),
@@ -606,7 +616,7 @@ mod tests {
             (second, socket)
         });
         let response = connection
-            .round_trip(METADATA, |id| Ok(frame(id, 10)), Duration::from_secs(30))
+            .round_trip(METADATA, |id| Ok(frame(id, 10).into()), Duration::from_secs(30))
             .await
             .expect("the next request is answered on the same connection");
         let (answered_id, _socket_kept_open) = broker_side.await.expect("broker side");
@@ -628,8 +638,8 @@ mod tests {
         });
         let timeout = Duration::from_secs(10);
         let (first, second) = tokio::join!(
-            connection.round_trip(METADATA, |id| Ok(frame(id, 1)), timeout),
-            connection.round_trip(METADATA, |id| Ok(frame(id, 2)), timeout),
+            connection.round_trip(METADATA, |id| Ok(frame(id, 1).into()), timeout),
+            connection.round_trip(METADATA, |id| Ok(frame(id, 2).into()), timeout),
         );
         broker_side.await.expect("broker side");
         for response in [first.expect("first"), second.expect("second")] {
@@ -645,14 +655,14 @@ mod tests {
             drop(socket);
         });
         let error = connection
-            .round_trip(METADATA, |id| Ok(frame(id, 4)), Duration::from_secs(10))
+            .round_trip(METADATA, |id| Ok(frame(id, 4).into()), Duration::from_secs(10))
             .await
             .expect_err("no answer comes");
         broker_side.await.expect("broker side");
         assert!(matches!(error, ClientError::ConnectionClosed { .. }), "{error}");
         assert!(connection.is_closed());
         let later = connection
-            .round_trip(METADATA, |id| Ok(frame(id, 4)), Duration::from_secs(10))
+            .round_trip(METADATA, |id| Ok(frame(id, 4).into()), Duration::from_secs(10))
             .await
             .expect_err("a closed connection takes no request");
         assert_eq!(later.to_string(), error.to_string(), "the first cause is kept");
@@ -671,13 +681,14 @@ mod tests {
             answer(&mut socket, id, b"late").await;
             socket
         });
-        let in_flight = connection.round_trip(METADATA, |id| Ok(frame(id, 4)), Duration::from_secs(10));
+        let in_flight =
+            connection.round_trip(METADATA, |id| Ok(frame(id, 4).into()), Duration::from_secs(10));
         let retire = async {
             asked_rx.await.expect("request arrived");
             connection.retire();
             assert!(connection.is_closed());
             let refused = connection
-                .round_trip(METADATA, |id| Ok(frame(id, 4)), Duration::from_secs(10))
+                .round_trip(METADATA, |id| Ok(frame(id, 4).into()), Duration::from_secs(10))
                 .await
                 .expect_err("retired");
             assert!(refused.to_string().contains("retired"), "{refused}");
@@ -692,7 +703,7 @@ mod tests {
     #[tokio::test]
     async fn a_request_nobody_answers_is_done_once_written() {
         let (connection, mut socket) = connected().await;
-        let id = connection.send_only(METADATA, |id| Ok(frame(id, 3))).await.expect("written");
+        let id = connection.send_only(METADATA, |id| Ok(frame(id, 3).into())).await.expect("written");
         assert_eq!(read_request(&mut socket).await, (id, vec![0, 1, 2]));
         assert!(lock(&connection.shared).waiters.is_empty());
     }
@@ -702,10 +713,10 @@ mod tests {
         let (connection, mut socket) = connected().await;
         connection.begin_reauthentication().expect("an open connection re-authenticates");
         let timeout = Duration::from_secs(10);
-        let first = connection.submit(METADATA, |id| Ok(frame(id, 1))).expect("parked");
-        let second = connection.submit(METADATA, |id| Ok(frame(id, 2))).expect("parked");
+        let first = connection.submit(METADATA, |id| Ok(frame(id, 1).into())).expect("parked");
+        let second = connection.submit(METADATA, |id| Ok(frame(id, 2).into())).expect("parked");
         let handshake = connection
-            .submit_in(Lane::Authentication, METADATA, |id| Ok(frame(id, 3)))
+            .submit_in(Lane::Authentication, METADATA, |id| Ok(frame(id, 3).into()))
             .expect("the authentication frame goes out");
         // Only the authentication frame is on the socket while the session is renewed.
         let (id, payload) = read_request(&mut socket).await;
@@ -727,7 +738,7 @@ mod tests {
     async fn a_failed_reauthentication_fails_the_parked_requests_with_its_cause_and_writes_none() {
         let (connection, mut socket) = connected().await;
         connection.begin_reauthentication().expect("begins");
-        let parked = connection.submit(METADATA, |id| Ok(frame(id, 1))).expect("parked");
+        let parked = connection.submit(METADATA, |id| Ok(frame(id, 1).into())).expect("parked");
         let cause = ClientError::Authentication {
             broker: connection.broker().clone(),
             mechanism: "SCRAM-SHA-512",
@@ -748,7 +759,7 @@ mod tests {
     async fn a_closed_connection_cannot_begin_a_reauthentication() {
         let (connection, socket) = connected().await;
         drop(socket);
-        let _ = connection.round_trip(METADATA, |id| Ok(frame(id, 1)), Duration::from_secs(10)).await;
+        let _ = connection.round_trip(METADATA, |id| Ok(frame(id, 1).into()), Duration::from_secs(10)).await;
         assert!(connection.is_closed());
         assert!(connection.begin_reauthentication().is_err());
     }

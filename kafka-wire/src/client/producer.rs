@@ -24,7 +24,7 @@
 //! # }
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -201,6 +201,8 @@ pub(crate) struct Shared {
     pub(crate) wake: Notify,
     /// Told whenever a batch completes (flush waits on it).
     pub(crate) progress: Notify,
+    /// With a `transactional_id`: the transaction state (see `transaction.rs`).
+    pub(crate) transactions: Option<Transactions>,
 }
 
 /// The producer's mutable state, behind one lock held only for bookkeeping (never across IO).
@@ -228,6 +230,11 @@ pub(crate) struct State {
     /// A transactional producer's first failed record of the open transaction: the
     /// transaction cannot commit.
     pub(crate) txn_failure: Option<ClientError>,
+    /// Partitions of the open transaction that have records but are not added to it yet:
+    /// the sender adds them all in one AddPartitionsToTxn before sending their batches.
+    pub(crate) txn_pending: BTreeSet<TopicPartition>,
+    /// Partitions the coordinator added to the open transaction: only theirs are sent.
+    pub(crate) txn_added: HashSet<TopicPartition>,
 }
 
 /// One topic as [`Producer::send`] sees it.
@@ -252,8 +259,6 @@ pub(crate) struct TopicState {
 pub struct Producer {
     pub(crate) shared: Arc<Shared>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    /// With a `transactional_id`: the transaction state (see `transaction.rs`).
-    pub(crate) transactions: Option<Transactions>,
 }
 
 impl Producer {
@@ -270,9 +275,10 @@ impl Producer {
             memory: Semaphore::new(permits),
             wake: Notify::new(),
             progress: Notify::new(),
+            transactions,
         });
         let task = tokio::spawn(sender::run(Arc::clone(&shared)));
-        Ok(Self { shared, task: Mutex::new(Some(task)), transactions })
+        Ok(Self { shared, task: Mutex::new(Some(task)) })
     }
 
     /// The configuration this producer was made with.
@@ -298,14 +304,15 @@ impl Producer {
 
     /// Puts `record` on partition `tp`. Waits while the buffer is full; fails when the
     /// producer is closed or failed, or the record alone is larger than `buffer_memory`. A
-    /// transactional producer adds `tp` to the open transaction first (and fails outside one).
+    /// transactional producer fails outside a transaction; a partition new to the transaction
+    /// is added to it by the sender, with the others new by then, before its first batch.
     pub async fn send_to(
         &self,
         tp: TopicPartition,
         record: ProduceRecord,
     ) -> Result<DeliveryFuture, ClientError> {
-        if let Some(transactions) = &self.transactions {
-            transactions.add_partition(&self.shared, &tp).await?;
+        if let Some(transactions) = &self.shared.transactions {
+            transactions.note_partition(&self.shared, &tp).await?;
         }
         let size = record_size(&record);
         let config = &self.shared.config;

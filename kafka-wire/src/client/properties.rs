@@ -2,6 +2,8 @@
 //! (`security.protocol`, `sasl.jaas.config`, `ssl.ca.location`, ...), so the properties file a
 //! user already has for kafka-consumer-groups or kcat configures kwire too.
 //!
+//! The producer's settings (`acks`, `transactional.id`, ...) are skipped here and read by
+//! [`apply_producer_properties`](super::apply_producer_properties).
 //! A key kwire does not know is a [`ConfigWarning`] naming it, never silently dropped; a key or
 //! value it knows but does not support (GSSAPI, AWS_MSK_IAM, a JCEKS store type) is a
 //! [`ConfigError`] saying so. Store files are read when a client connects (their format, PEM,
@@ -77,7 +79,7 @@ fn unsupported(key: &str, reason: impl Into<String>) -> ConfigError {
 }
 
 /// `${env:NAME}` and `${file:PATH}` resolved; any other value as given.
-fn resolve(key: &str, value: &str) -> Result<String, ConfigError> {
+pub(crate) fn resolve(key: &str, value: &str) -> Result<String, ConfigError> {
     let value = value.trim();
     if let Some(name) = value.strip_prefix("${env:").and_then(|v| v.strip_suffix('}')) {
         return std::env::var(name)
@@ -322,6 +324,8 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
                     }
                 }
             }
+            // The producer's settings: read by `apply_producer_properties`.
+            k if super::producer_properties::producer_key(k).is_some() => {}
             _ => match IGNORED.iter().find(|(k, _)| *k == key) {
                 Some((_, why)) => warn(key, &format!("ignored: {why}")),
                 None => warn(key, "unknown to kwire, ignored"),

@@ -219,7 +219,7 @@ impl Exchange<'_> {
                             decoded: &shown,
                         });
                     }
-                    Ok(frame)
+                    Ok(frame.into())
                 },
                 self.client.config().request_timeout,
             )

@@ -48,6 +48,9 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         if shared.config.idempotence && !producer_id_ready(&shared).await {
             pause = Some(Instant::now() + RETRY_PAUSE);
         }
+        if !super::transaction::sender_add_pending(&shared).await {
+            pause = Some(Instant::now() + RETRY_PAUSE);
+        }
         expire(&shared);
         let wants_refresh = std::mem::take(&mut lock(&shared.state).refresh_metadata);
         if wants_refresh {
@@ -203,10 +206,15 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
         None
     };
     let drain_all = state.flushing > 0 || state.closed;
-    let State { partitions, in_flight, refresh_metadata, .. } = &mut *state;
+    let State { partitions, in_flight, refresh_metadata, txn_added, .. } = &mut *state;
+    let transactional = config.transactional_id.is_some();
     let mut next_due: Option<Instant> = None;
     let mut by_node: BTreeMap<i32, Request> = BTreeMap::new();
     for (tp, queue) in partitions.iter_mut() {
+        if transactional && !txn_added.contains(tp) {
+            // Sent once the transaction has it (AddPartitionsToTxn, see `transaction.rs`).
+            continue;
+        }
         if !queue.sendable(now, config.linger, config.batch_size, drain_all) {
             if let Some(due) = queue.next_due(config.linger) {
                 next_due = Some(next_due.map_or(due, |d| d.min(due)));

@@ -1,8 +1,9 @@
 //! Transactions (KIP-98) on a [`Producer`] made with a `transactional_id`:
 //! [`init_transactions`](Producer::init_transactions) (the transaction coordinator gives the
 //! producer id and a new epoch, fencing any older producer with the same id and aborting what
-//! it left open), [`begin_transaction`](Producer::begin_transaction), sends (each partition
-//! added with AddPartitionsToTxn before its first record), [`send_offsets_to_transaction`]
+//! it left open), [`begin_transaction`](Producer::begin_transaction), sends (the partitions
+//! new to the transaction added by the sender before their first batch, all those waiting in
+//! one AddPartitionsToTxn), [`send_offsets_to_transaction`]
 //! (AddOffsetsToTxn, then TxnOffsetCommit to the group's coordinator as a non-member: generation
 //! −1, empty member id), [`commit_transaction`](Producer::commit_transaction) and
 //! [`abort_transaction`](Producer::abort_transaction) (flush, then EndTxn).
@@ -62,8 +63,6 @@ pub(crate) struct Transactions {
 struct Txn {
     phase: Phase,
     coordinator: Option<BrokerRef>,
-    /// Partitions added to the open transaction.
-    partitions: HashSet<TopicPartition>,
     /// Groups whose offsets the open transaction commits.
     groups: HashSet<String>,
 }
@@ -238,64 +237,105 @@ impl Transactions {
         }
     }
 
-    /// Adds `tp` to the open transaction before its first record (AddPartitionsToTxn); fails
-    /// outside a transaction, and once a record of the transaction failed.
-    pub(crate) async fn add_partition(
+    /// Notes `tp` as written in the open transaction (the sender adds it before its first
+    /// batch goes out); fails outside a transaction, and once a record of the transaction
+    /// failed.
+    pub(crate) async fn note_partition(
         &self,
         shared: &Shared,
         tp: &TopicPartition,
     ) -> Result<(), ClientError> {
         let mut txn = self.inner.lock().await;
         self.require_open(&txn, "send")?;
-        let failure = lock(&shared.state).txn_failure.clone();
-        if let Some(e) = failure {
+        let mut state = lock(&shared.state);
+        if let Some(e) = state.txn_failure.clone() {
+            drop(state);
             let error = self.sorted_failure(&mut txn, shared, e);
             return Err(settle(&mut txn, error));
         }
-        if txn.partitions.contains(tp) {
-            return Ok(());
+        if !state.txn_added.contains(tp) && !state.txn_pending.contains(tp) {
+            state.txn_pending.insert(tp.clone());
         }
-        let (producer_id, producer_epoch) = producer_of(shared, &self.id)?;
+        Ok(())
+    }
+
+    /// Adds every partition waiting for it to the open transaction in one AddPartitionsToTxn
+    /// (v3 and below: one transaction per request; v4+ is for brokers only). Partitions the
+    /// coordinator refused (each with its own error code, kept) get their queued batches
+    /// failed, and the transaction must be aborted; the others are added and sent.
+    async fn add_pending(&self, txn: &mut Txn, shared: &Shared) {
+        if !matches!(txn.phase, Phase::Open) {
+            return;
+        }
+        let pending: Vec<TopicPartition> = lock(&shared.state).txn_pending.iter().cloned().collect();
+        if pending.is_empty() {
+            return;
+        }
+        let producer = match producer_of(shared, &self.id) {
+            Ok(p) => p,
+            Err(e) => return fail_pending(shared, &pending, &BTreeMap::new(), &e),
+        };
+        let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+        for tp in &pending {
+            by_topic.entry(&tp.topic).or_default().push(tp.partition);
+        }
+        let topics: Vec<AddPartitionsToTxnTopic> = by_topic
+            .into_iter()
+            .map(|(name, partitions)| AddPartitionsToTxnTopic {
+                name: name.to_owned(),
+                partitions,
+                tagged_fields: TaggedFields::default(),
+            })
+            .collect();
         let request = |_: i16| AddPartitionsToTxnRequest {
             transactional_id: self.id.clone(),
-            producer_id,
-            producer_epoch,
-            topics: vec![AddPartitionsToTxnTopic {
-                name: tp.topic.to_string(),
-                partitions: vec![tp.partition],
-                tagged_fields: TaggedFields::default(),
-            }],
+            producer_id: producer.0,
+            producer_epoch: producer.1,
+            topics: topics.clone(),
             tagged_fields: TaggedFields::default(),
         };
+        // Each partition's code in the last answer, for the failures to name their own.
+        let codes: std::sync::Mutex<BTreeMap<TopicPartition, ErrorCode>> =
+            std::sync::Mutex::new(BTreeMap::new());
+        let what = format!("adding {} partition(s) to the transaction", pending.len());
         let result = self
-            .coordinator_call(
-                &mut txn,
-                shared,
-                &format!("adding {tp} to the transaction"),
-                i16::MAX,
-                request,
-                |r| {
-                    // The partition's own error first; OPERATION_NOT_ATTEMPTED only says another
-                    // partition of the request failed.
-                    let codes = r.results_by_topic.iter().flat_map(|t| &t.results_by_partition);
-                    let codes: Vec<ErrorCode> =
-                        codes.map(|p| p.partition_error_code).filter(|c| !c.is_ok()).collect();
-                    codes
-                        .iter()
-                        .copied()
-                        .find(|c| *c != ErrorCode::OPERATION_NOT_ATTEMPTED)
-                        .or_else(|| codes.first().copied())
-                        .unwrap_or(ErrorCode::NONE)
-                },
-            )
+            .coordinator_call(txn, shared, &what, i16::MAX, request, |r| {
+                let mut seen = lock(&codes);
+                seen.clear();
+                for t in &r.results_by_topic {
+                    for p in &t.results_by_partition {
+                        seen.insert(
+                            TopicPartition::new(t.name.as_str(), p.partition_index),
+                            p.partition_error_code,
+                        );
+                    }
+                }
+                // A partition's own error first; OPERATION_NOT_ATTEMPTED only says another
+                // partition of the request failed.
+                let failed: Vec<ErrorCode> = seen.values().copied().filter(|c| !c.is_ok()).collect();
+                failed
+                    .iter()
+                    .copied()
+                    .find(|c| *c != ErrorCode::OPERATION_NOT_ATTEMPTED)
+                    .or_else(|| failed.first().copied())
+                    .unwrap_or(ErrorCode::NONE)
+            })
             .await;
+        let codes = std::mem::take(&mut *lock(&codes));
         match result {
             Ok(_) => {
-                txn.partitions.insert(tp.clone());
-                Ok(())
+                let mut state = lock(&shared.state);
+                for tp in pending {
+                    state.txn_pending.remove(&tp);
+                    state.txn_added.insert(tp);
+                }
             }
-            Err(e) => Err(settle(&mut txn, e)),
+            Err(e) => {
+                let error = settle(txn, e);
+                fail_pending(shared, &pending, &codes, &error);
+            }
         }
+        shared.wake.notify_one();
     }
 
     /// A record of the transaction failed: fenced when the broker said so, else abortable.
@@ -316,6 +356,51 @@ impl Transactions {
                 transactional_id: self.id.clone(),
                 source: Box::new(failure),
             }),
+        }
+    }
+}
+
+/// Fails the queued batches of the `pending` partitions the coordinator did not add: each with
+/// its own code from the answer (`codes`) when it has one, else with `error`. A partition the
+/// answer says was added (NONE) counts as added.
+fn fail_pending(
+    shared: &Shared,
+    pending: &[TopicPartition],
+    codes: &BTreeMap<TopicPartition, ErrorCode>,
+    error: &ClientError,
+) {
+    let mut state = lock(&shared.state);
+    for tp in pending {
+        state.txn_pending.remove(tp);
+        let code = codes.get(tp).copied();
+        if code == Some(ErrorCode::NONE) {
+            state.txn_added.insert(tp.clone());
+            continue;
+        }
+        let own = match (code, error) {
+            (
+                Some(code),
+                ClientError::Transaction(TransactionError::Abortable { transactional_id, source }),
+            ) if code != ErrorCode::OPERATION_NOT_ATTEMPTED => {
+                let broker = match source.as_ref() {
+                    ClientError::Kafka { broker, .. } => broker.clone(),
+                    _ => BrokerRef { node_id: None, addr: String::new() },
+                };
+                ClientError::Transaction(TransactionError::Abortable {
+                    transactional_id: transactional_id.clone(),
+                    source: Box::new(ClientError::Kafka {
+                        broker,
+                        api: crate::protocol::messages::add_partitions_to_txn::SPEC.key,
+                        code,
+                        context: tp.to_string(),
+                    }),
+                })
+            }
+            _ => error.clone(),
+        };
+        let batches = state.partitions.get_mut(tp).map(super::accumulator::PartitionQueue::take_all);
+        for batch in batches.into_iter().flatten() {
+            sender::fail(shared, &mut state, batch, own.clone());
         }
     }
 }
@@ -374,6 +459,19 @@ pub(crate) fn produce_version(config: &ProducerConfig, negotiated: i16) -> i16 {
     }
 }
 
+/// The sender's turn at the partitions waiting to be added to the open transaction: skipped
+/// (`false`, try again soon) while an application call holds the transaction — commit adds
+/// them itself before it flushes.
+pub(crate) async fn sender_add_pending(shared: &Shared) -> bool {
+    let Some(txns) = &shared.transactions else { return true };
+    if lock(&shared.state).txn_pending.is_empty() {
+        return true;
+    }
+    let Ok(mut txn) = txns.inner.try_lock() else { return false };
+    txns.add_pending(&mut txn, shared).await;
+    true
+}
+
 /// The sender's gate for a transactional producer: batches go out only with the producer id
 /// from `init_transactions`. After a sequence error (which asks for a new epoch) nothing more
 /// of the transaction can be written: its queued batches fail, and the epoch is bumped by
@@ -400,7 +498,7 @@ pub(crate) fn sender_may_send(shared: &Shared) -> bool {
 
 impl Producer {
     fn transactions(&self, call: &str) -> Result<&Transactions, ClientError> {
-        self.transactions.as_ref().ok_or_else(|| {
+        self.shared.transactions.as_ref().ok_or_else(|| {
             ClientError::Transaction(TransactionError::InvalidState {
                 transactional_id: String::new(),
                 message: format!("{call} needs a producer with a transactional_id"),
@@ -457,9 +555,13 @@ impl Producer {
             Phase::Open => return Err(txns.invalid("begin_transaction while a transaction is open")),
             _ => return txns.require_open(&txn, "begin_transaction"),
         }
-        txn.partitions.clear();
         txn.groups.clear();
-        lock(&self.shared.state).txn_failure = None;
+        {
+            let mut state = lock(&self.shared.state);
+            state.txn_failure = None;
+            state.txn_pending.clear();
+            state.txn_added.clear();
+        }
         txn.phase = Phase::Open;
         Ok(())
     }
@@ -569,6 +671,8 @@ impl Producer {
         let shared = &self.shared;
         let mut txn = txns.inner.lock().await;
         txns.require_open(&txn, "commit_transaction")?;
+        // The sender cannot add partitions while this call holds the transaction.
+        txns.add_pending(&mut txn, shared).await;
         self.flush().await;
         let failure = lock(&shared.state).txn_failure.take();
         if let Some(e) = failure {
@@ -603,6 +707,7 @@ impl Producer {
                 let error = ClientError::InvalidArgument { message: "the transaction was aborted".into() };
                 sender::fail(shared, &mut state, batch, error);
             }
+            state.txn_pending.clear();
         }
         self.flush().await;
         lock(&shared.state).txn_failure = None;
@@ -639,7 +744,8 @@ impl Producer {
         commit: bool,
     ) -> Result<(), ClientError> {
         let shared = &self.shared;
-        if !txn.partitions.is_empty() || !txn.groups.is_empty() {
+        let wrote = !lock(&shared.state).txn_added.is_empty();
+        if wrote || !txn.groups.is_empty() {
             let (producer_id, producer_epoch) = producer_of(shared, &txns.id)?;
             let request = |_: i16| EndTxnRequest {
                 transactional_id: txns.id.clone(),
@@ -655,7 +761,11 @@ impl Producer {
                 return Err(settle(txn, e));
             }
         }
-        txn.partitions.clear();
+        {
+            let mut state = lock(&shared.state);
+            state.txn_added.clear();
+            state.txn_pending.clear();
+        }
         txn.groups.clear();
         txn.phase = Phase::Ready;
         Ok(())

@@ -1,7 +1,10 @@
 //! The writing half of the primitives: appends to a `Vec<u8>` in a version's style.
 
+use bytes::Bytes;
+
 use super::broker_ids::BrokerIds;
 use super::error::EncodeError;
+use super::request_frame::{RequestFrame, SPLICE_MIN};
 use super::tagged::TaggedFields;
 use kafka_vocab::Uuid;
 
@@ -10,6 +13,9 @@ use kafka_vocab::Uuid;
 pub struct Encoder {
     buf: Vec<u8>,
     flexible: bool,
+    /// With `Some`, [`shared_nullable_bytes`](Self::shared_nullable_bytes) of a large field
+    /// records it here (at its offset in `buf`) instead of copying it.
+    splices: Option<Vec<(usize, Bytes)>>,
 }
 
 /// The result of every write that can fail: a value the version cannot express.
@@ -18,12 +24,23 @@ pub type EncodeResult = Result<(), EncodeError>;
 impl Encoder {
     /// An empty buffer for a message whose version is flexible or not.
     pub fn new(flexible: bool) -> Self {
-        Self { buf: Vec::new(), flexible }
+        Self { buf: Vec::new(), flexible, splices: None }
     }
 
     /// Appends to `buf` (e.g. after a frame's reserved size prefix).
     pub fn with_buffer(buf: Vec<u8>, flexible: bool) -> Self {
-        Self { buf, flexible }
+        Self { buf, flexible, splices: None }
+    }
+
+    /// Like [`with_buffer`](Self::with_buffer), but large shared byte fields are kept by
+    /// reference: finish with [`into_frame`](Self::into_frame).
+    pub(crate) fn splicing(buf: Vec<u8>, flexible: bool) -> Self {
+        Self { buf, flexible, splices: Some(Vec::new()) }
+    }
+
+    /// The written bytes with the spliced fields in place, as one frame.
+    pub(crate) fn into_frame(self) -> RequestFrame {
+        RequestFrame::new(self.buf, self.splices.unwrap_or_default())
     }
 
     /// Whether strings, arrays and bytes are written in the compact (flexible-version) form.
@@ -37,10 +54,10 @@ impl Encoder {
         self.flexible = flexible;
     }
 
-    /// Bytes written so far.
+    /// Bytes written so far (spliced fields included).
     #[inline]
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + self.splices.as_ref().map_or(0, |s| s.iter().map(|(_, b)| b.len()).sum())
     }
 
     /// Whether nothing has been written.
@@ -48,12 +65,14 @@ impl Encoder {
         self.buf.is_empty()
     }
 
-    /// The written bytes.
+    /// The written bytes. Fields spliced by an encoder made with `splicing` are not in them:
+    /// use `into_frame` there.
     pub fn into_inner(self) -> Vec<u8> {
         self.buf
     }
 
-    /// The buffer, for patching a length or CRC written earlier.
+    /// The buffer, for patching a length or CRC written earlier (offsets before the first
+    /// spliced field are the frame's own).
     pub fn as_mut_vec(&mut self) -> &mut Vec<u8> {
         &mut self.buf
     }
@@ -200,6 +219,19 @@ impl Encoder {
         self.length(v.map(<[u8]>::len), false, field)?;
         if let Some(b) = v {
             self.raw(b);
+        }
+        Ok(())
+    }
+
+    /// [`nullable_bytes`](Self::nullable_bytes) of a shared buffer: an encoder made to splice
+    /// keeps a large one by reference (no copy); any other copies it.
+    #[inline]
+    pub fn shared_nullable_bytes(&mut self, v: Option<&Bytes>, field: &'static str) -> EncodeResult {
+        self.length(v.map(Bytes::len), false, field)?;
+        match (v, self.splices.as_mut()) {
+            (Some(b), Some(splices)) if b.len() >= SPLICE_MIN => splices.push((self.buf.len(), b.clone())),
+            (Some(b), _) => self.raw(b),
+            (None, _) => {}
         }
         Ok(())
     }

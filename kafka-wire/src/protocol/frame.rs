@@ -7,6 +7,7 @@ use super::decoder::{DecodeResult, Decoder};
 use super::encoder::Encoder;
 use super::error::{DecodeError, DecodeErrorKind, EncodeError};
 use super::header::{RequestHeader, ResponseHeader};
+use super::request_frame::RequestFrame;
 use super::tagged::TaggedFields;
 
 /// The default cap on a frame's size: Kafka's own `socket.request.max.bytes` default (100 MiB).
@@ -46,6 +47,40 @@ pub fn encode_request<R: Request>(
     correlation_id: i32,
     client_id: Option<&str>,
 ) -> Result<Vec<u8>, EncodeError> {
+    let e = Encoder::with_buffer(vec![0; 4], R::SPEC.is_flexible(version));
+    let mut out = write_request(e, request, version, correlation_id, client_id)?.into_inner();
+    let size =
+        u32::try_from(out.len() - 4).map_err(|_| EncodeError::TooLong { field: "frame", len: out.len() })?;
+    out[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(out)
+}
+
+/// [`encode_request`] as the client writes it: large shared byte fields (a Produce request's
+/// record batches) are referenced, not copied into the frame.
+pub fn encode_request_frame<R: Request>(
+    request: &R,
+    version: i16,
+    correlation_id: i32,
+    client_id: Option<&str>,
+) -> Result<RequestFrame, EncodeError> {
+    let e = Encoder::splicing(vec![0; 4], R::SPEC.is_flexible(version));
+    let e = write_request(e, request, version, correlation_id, client_id)?;
+    let len = e.len();
+    let size = u32::try_from(len - 4).map_err(|_| EncodeError::TooLong { field: "frame", len })?;
+    let mut e = e;
+    // The prefix comes before any spliced field, so its offsets are the frame's own.
+    e.as_mut_vec()[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(e.into_frame())
+}
+
+/// Writes the header and body of a request after the size prefix already in `e`.
+fn write_request<R: Request>(
+    mut e: Encoder,
+    request: &R,
+    version: i16,
+    correlation_id: i32,
+    client_id: Option<&str>,
+) -> Result<Encoder, EncodeError> {
     R::SPEC.check_encode(version)?;
     let header = RequestHeader {
         api_key: R::SPEC.key,
@@ -54,14 +89,9 @@ pub fn encode_request<R: Request>(
         client_id: client_id.map(str::to_owned),
         tagged_fields: TaggedFields::default(),
     };
-    let mut e = Encoder::with_buffer(vec![0; 4], R::SPEC.is_flexible(version));
     header.write(&mut e, R::SPEC.request_header_version(version))?;
     request.write(&mut e, version)?;
-    let mut out = e.into_inner();
-    let size =
-        u32::try_from(out.len() - 4).map_err(|_| EncodeError::TooLong { field: "frame", len: out.len() })?;
-    out[..4].copy_from_slice(&size.to_be_bytes());
-    Ok(out)
+    Ok(e)
 }
 
 /// Reads the correlation id at the front of a response frame (the same in every header

@@ -15,6 +15,7 @@ pub mod messages;
 pub mod names;
 pub mod records;
 pub mod registry;
+pub mod request_frame;
 pub mod schema;
 pub mod scram;
 pub(crate) mod tagged;

@@ -118,7 +118,7 @@ impl Body for ProduceRequest {
             write_topic_key(e, t.name.as_deref(), t.topic_id, "topic_data.name", version)?;
             e.array(&t.partition_data, "topic_data.partition_data", |e, p| {
                 e.i32(p.index);
-                e.nullable_bytes(p.records.as_deref(), "topic_data.partition_data.records")?;
+                e.shared_nullable_bytes(p.records.as_ref(), "topic_data.partition_data.records")?;
                 e.tagged_fields(&p.tagged_fields, "topic_data.partition_data.tagged_fields", version)
             })?;
             e.tagged_fields(&t.tagged_fields, "topic_data.tagged_fields", version)
@@ -466,6 +466,44 @@ mod tests {
     #[test]
     fn responses_round_trip_at_every_version() {
         round_trip_every_version(file!(), response);
+    }
+
+    #[test]
+    fn large_batches_are_written_by_reference_with_the_same_bytes_as_the_copied_frame() {
+        use crate::protocol::frame::{encode_request, encode_request_frame};
+        let batch = |fill: u8, len: usize| {
+            let value = Bytes::from(vec![fill; len]);
+            RecordBatch::new(0, 1, Compression::None, vec![Record::new(None, Some(value))])
+                .to_bytes()
+                .unwrap()
+        };
+        let partition = |index, records| PartitionProduceData { index, records, ..Default::default() };
+        let request = ProduceRequest {
+            transactional_id: Some("txn".into()),
+            acks: -1,
+            timeout_ms: 30_000,
+            topic_data: vec![TopicProduceData {
+                name: Some("t".into()),
+                topic_id: Some(Uuid([7; 16])),
+                partition_data: vec![
+                    partition(0, Some(batch(1, 10_000))),
+                    partition(1, Some(batch(2, 10))),
+                    partition(2, None),
+                    partition(3, Some(batch(3, 70_000))),
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        for version in [3, 8, 9, 12, 13] {
+            let copied = encode_request(&request, version, 5, Some("app")).unwrap();
+            let spliced = encode_request_frame(&request, version, 5, Some("app")).unwrap();
+            assert_eq!(spliced.to_vec(), copied, "v{version}");
+            assert_eq!(spliced.len(), copied.len(), "v{version}");
+            // The two large batches are their own segments; the small one is copied in.
+            let big: Vec<usize> = spliced.segments().map(<[u8]>::len).filter(|n| *n > 9_000).collect();
+            assert_eq!(big.len(), 2, "v{version}");
+        }
     }
 
     #[test]
