@@ -1,9 +1,9 @@
 //! `kwire consume TOPIC`: records with partition, offset, timestamp, key, headers and value —
 //! like `kcat -C`, but reading exact ranges from the leaders without joining a group.
 //!
-//! Each partition is read in chunks of offsets sized to about [`CHUNK_BYTES`] of records, so
-//! memory does not grow with the partition; the next chunk is fetched while the current one
-//! is printed.
+//! Every partition is read at once through one [`Fetcher`]: one Fetch per leader broker
+//! covering all its partitions, the next one sent while the previous response is printed, at
+//! most two responses held per broker, so memory does not grow with the partitions' length.
 //!
 //! Without `--follow` it reads up to each partition's end as listed when it starts. With it,
 //! it goes on in rounds until a signal or `--count`: list the ends, read what is new up to them;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use kafka_wire::client::{
-    Client, FetchOptions, FetchRange, FetchedPartition, FetchedRecord, OffsetQuery, TopicPartition,
+    Client, FetchOptions, FetchRange, FetchedRecord, Fetcher, OffsetQuery, TopicPartition,
 };
 use serde_json::json;
 
@@ -27,11 +27,6 @@ use crate::cli::{ConsumeArgs, ConsumeFrom, Format};
 use crate::exit::{Exit, Failure};
 use crate::output::{emit, escape_text, json_safe, Progress};
 
-/// Record bytes (keys and values) a chunk of offsets is sized to hold, once the first chunk
-/// showed how large the partition's records are.
-const CHUNK_BYTES: usize = 16 << 20;
-/// Offsets in a partition's first chunk.
-const FIRST_CHUNK: i64 = 16_384;
 /// How long `--follow` waits after a round that found nothing new.
 const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
@@ -73,10 +68,8 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
     let total = args.count.unwrap_or(0);
     // Where each partition's reading goes on with --follow.
     let mut positions = BTreeMap::new();
+    let mut ranges = Vec::new();
     for tp in partitions {
-        if remaining == 0 {
-            break;
-        }
         let end = ends
             .get(&tp)
             .cloned()
@@ -100,34 +93,17 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
         };
         let until = end.min(from.saturating_add(i64::try_from(remaining).unwrap_or(i64::MAX)));
         positions.insert(tp.clone(), from.max(0));
-        if from >= until {
-            continue;
-        }
-        let options = FetchOptions { isolation, timeout, ..FetchOptions::default() };
-        let mut next =
-            Some(fetch_chunk(&client, &tp, from, from.saturating_add(FIRST_CHUNK).min(until), options));
-        while let Some(chunk) = next.take() {
-            let chunk_from = chunk.from;
-            let part = chunk.wait().await?;
-            // The next chunk is on its way while this one is printed.
-            let reached = part.next_offset;
-            if reached > chunk_from && reached < until && remaining > record_count(&part) {
-                let size = chunk_offsets(&part, reached - chunk_from);
-                next = Some(fetch_chunk(
-                    &client,
-                    &tp,
-                    reached,
-                    reached.saturating_add(size).min(until),
-                    options,
-                ));
-            }
-            remaining = print_batch(&tp, &part.records, remaining, ctx.format());
-            positions.insert(tp.clone(), reached);
-            if let Some(progress) = &progress {
-                progress.say(&format!("{} of {total} records", total - remaining));
-            }
+        if from < until {
+            ranges.push(FetchRange::new(tp, from, until));
         }
     }
+    let options = FetchOptions { isolation, timeout, ..FetchOptions::default() };
+    remaining = print_ranges(&client, &ranges, options, remaining, &mut positions, ctx.format(), |left| {
+        if let Some(progress) = &progress {
+            progress.say(&format!("{} of {total} records", total - left));
+        }
+    })
+    .await?;
     if !args.follow {
         return Ok(());
     }
@@ -150,65 +126,43 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
             tokio::time::sleep(FOLLOW_POLL).await;
             continue;
         }
-        for (tp, result) in client.fetch_range(&ranges, &options).await {
-            let part = result.map_err(|e| Failure::client(&tp, &e))?;
-            remaining = print_batch(&tp, &part.records, remaining, ctx.format());
-            positions.insert(tp, part.next_offset);
-            if let Some(progress) = &progress {
-                progress.say(&format!("{} of {total} records", total - remaining));
-            }
-        }
+        remaining =
+            print_ranges(&client, &ranges, options, remaining, &mut positions, ctx.format(), |left| {
+                if let Some(progress) = &progress {
+                    progress.say(&format!("{} of {total} records", total - left));
+                }
+            })
+            .await?;
     }
     Ok(())
 }
 
-/// One chunk's fetch, running on its own task.
-struct Chunk {
-    tp: TopicPartition,
-    from: i64,
-    task: tokio::task::JoinHandle<Result<FetchedPartition, kafka_wire::client::ClientError>>,
-}
-
-impl Chunk {
-    async fn wait(self) -> Result<FetchedPartition, Failure> {
-        let result = self.task.await.map_err(|e| {
-            Failure::new(Exit::CLUSTER, format!("{}: the fetch ended without a result: {e}", self.tp))
-        })?;
-        result.map_err(|e| Failure::client(&self.tp, &e))
-    }
-}
-
-/// Starts reading `[from, until)` of `tp`.
-fn fetch_chunk(
+/// Reads `ranges` through one [`Fetcher`] (every leader at once, the next fetch to a broker on
+/// its way while a chunk is printed), printing each chunk whole until `remaining` records are
+/// printed; returns how many may still be printed. `positions` follows each partition's reading.
+async fn print_ranges(
     client: &Arc<Client>,
-    tp: &TopicPartition,
-    from: i64,
-    until: i64,
+    ranges: &[FetchRange],
     options: FetchOptions,
-) -> Chunk {
-    let client = Arc::clone(client);
-    let range = FetchRange::new(tp.clone(), from, until);
-    let task = tokio::spawn(async move {
-        let tp = range.partition.clone();
-        let mut results = client.fetch_range(std::slice::from_ref(&range), &options).await;
-        results.remove(&tp).unwrap_or_else(|| {
-            Err(kafka_wire::client::ClientError::InvalidArgument { message: format!("no result for {tp}") })
-        })
-    });
-    Chunk { tp: tp.clone(), from, task }
-}
-
-fn record_count(part: &FetchedPartition) -> u64 {
-    u64::try_from(part.records.len()).unwrap_or(u64::MAX)
-}
-
-/// Offsets for the next chunk: [`CHUNK_BYTES`] at the size of the records of `part`, which
-/// covered `offsets` offsets.
-fn chunk_offsets(part: &FetchedPartition, offsets: i64) -> i64 {
-    let data = |b: Option<&bytes::Bytes>| b.map_or(0, bytes::Bytes::len);
-    let bytes: usize = part.records.iter().map(|r| 1 + data(r.key.as_ref()) + data(r.value.as_ref())).sum();
-    let per_offset = bytes / usize::try_from(offsets.max(1)).unwrap_or(1);
-    i64::try_from(CHUNK_BYTES / per_offset.max(1)).unwrap_or(FIRST_CHUNK).clamp(1024, 1 << 22)
+    mut remaining: u64,
+    positions: &mut BTreeMap<TopicPartition, i64>,
+    format: Format,
+    report: impl Fn(u64),
+) -> Result<u64, Failure> {
+    if ranges.is_empty() || remaining == 0 {
+        return Ok(remaining);
+    }
+    let mut fetcher = Fetcher::new(Arc::clone(client), ranges, options);
+    while let Some((tp, chunk)) = fetcher.next().await {
+        let chunk = chunk.map_err(|e| Failure::client(&tp, &e))?;
+        remaining = print_batch(&tp, &chunk.fetched.records, remaining, format);
+        positions.insert(tp, chunk.fetched.next_offset);
+        report(remaining);
+        if remaining == 0 {
+            break;
+        }
+    }
+    Ok(remaining)
 }
 
 /// Prints up to `remaining` of `records` in one write; returns how many may still be printed.

@@ -4,6 +4,7 @@
 
 pub mod java;
 pub mod kwire_proxy;
+pub mod leaders;
 pub mod proxy;
 pub mod secured;
 
