@@ -169,7 +169,10 @@ async fn print_ranges(
 fn print_batch(tp: &TopicPartition, records: &[FetchedRecord], mut remaining: u64, format: Format) -> u64 {
     let mut text = String::new();
     for record in records.iter().take(usize::try_from(remaining).unwrap_or(usize::MAX)) {
-        text.push_str(&render(tp, record, format));
+        match format {
+            Format::Json => text.push_str(&render_json(tp, record)),
+            Format::Text => render_text(&mut text, tp, record),
+        }
         text.push('\n');
         remaining = remaining.saturating_sub(1);
     }
@@ -182,50 +185,71 @@ fn print_batch(tp: &TopicPartition, records: &[FetchedRecord], mut remaining: u6
     remaining
 }
 
-fn render(tp: &TopicPartition, r: &FetchedRecord, format: Format) -> String {
-    match format {
-        Format::Json => {
-            let (key, key_encoding) = encode(r.key.as_deref());
-            let (value, value_encoding) = encode(r.value.as_deref());
-            json!({
-                "topic": tp.topic,
-                "partition": tp.partition,
-                "offset": r.offset,
-                "timestamp": r.timestamp,
-                "key": key,
-                "key_encoding": key_encoding,
-                "headers": r.headers.iter().map(|h| {
-                    let (value, encoding) = encode(h.value.as_deref());
-                    json!({"key": h.key, "value": value, "value_encoding": encoding})
-                }).collect::<Vec<_>>(),
-                "value": value,
-                "value_encoding": value_encoding,
-            })
-            .to_string()
+fn render_json(tp: &TopicPartition, r: &FetchedRecord) -> String {
+    let (key, key_encoding) = encode(r.key.as_deref());
+    let (value, value_encoding) = encode(r.value.as_deref());
+    json!({
+        "topic": tp.topic,
+        "partition": tp.partition,
+        "offset": r.offset,
+        "timestamp": r.timestamp,
+        "key": key,
+        "key_encoding": key_encoding,
+        "headers": r.headers.iter().map(|h| {
+            let (value, encoding) = encode(h.value.as_deref());
+            json!({"key": h.key, "value": value, "value_encoding": encoding})
+        }).collect::<Vec<_>>(),
+        "value": value,
+        "value_encoding": value_encoding,
+    })
+    .to_string()
+}
+
+/// Appends one record's text line (without its newline): partition, offset, timestamp, key,
+/// headers (`k=v,...`) and value, tab-separated; a field is written as [`push_field`] says.
+fn render_text(out: &mut String, tp: &TopicPartition, r: &FetchedRecord) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{}\t{}\t", tp.partition, r.offset);
+    if let Some(t) = r.timestamp {
+        let _ = write!(out, "{t}");
+    }
+    out.push('\t');
+    push_field(out, r.key.as_deref());
+    out.push('\t');
+    for (i, h) in r.headers.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
         }
-        Format::Text => {
-            let text = |b: Option<&[u8]>| match encode(b) {
-                (serde_json::Value::String(s), "utf8") => s,
-                (serde_json::Value::String(s), enc) => format!("{enc}:{s}"),
-                _ => "(null)".to_owned(),
-            };
-            let headers = r
-                .headers
-                .iter()
-                .map(|h| format!("{}={}", h.key, text(h.value.as_deref())))
-                .collect::<Vec<_>>()
-                .join(",");
-            format!(
-                "{}\t{}\t{}\t{}\t{}\t{}",
-                tp.partition,
-                r.offset,
-                r.timestamp.map(|t| t.to_string()).unwrap_or_default(),
-                text(r.key.as_deref()),
-                headers,
-                text(r.value.as_deref())
-            )
+        out.push_str(&h.key);
+        out.push('=');
+        push_field(out, h.value.as_deref());
+    }
+    out.push('\t');
+    push_field(out, r.value.as_deref());
+}
+
+/// A field as text: printable UTF-8 as it is, anything else as `base64:` and its base64, a
+/// null as `(null)` — the same choice as [`encode`], written without an intermediate copy.
+fn push_field(out: &mut String, bytes: Option<&[u8]>) {
+    let Some(b) = bytes else {
+        out.push_str("(null)");
+        return;
+    };
+    match std::str::from_utf8(b) {
+        Ok(s) if !has_control(s) => out.push_str(s),
+        _ => {
+            out.push_str("base64:");
+            base64::engine::general_purpose::STANDARD.encode_string(b, out);
         }
     }
+}
+
+/// Whether `s` holds a control character other than tab (C0, DEL or C1).
+fn has_control(s: &str) -> bool {
+    if s.is_ascii() {
+        return s.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f);
+    }
+    s.chars().any(|c| c.is_control() && c != '\t')
 }
 
 /// Printable UTF-8 stays text; anything else is base64, and says so.
@@ -236,5 +260,61 @@ fn encode(bytes: Option<&[u8]>) -> (serde_json::Value, &'static str) {
             Ok(s) if !s.chars().any(|c| c.is_control() && c != '\t') => (json!(s), "utf8"),
             _ => (json!(base64::engine::general_purpose::STANDARD.encode(b)), "base64"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use kafka_wire::protocol::records::{Header, TimestampType};
+
+    fn record(
+        key: Option<&'static [u8]>,
+        value: Option<&'static [u8]>,
+        headers: Vec<Header>,
+    ) -> FetchedRecord {
+        FetchedRecord {
+            offset: 7,
+            timestamp: Some(1_000),
+            timestamp_type: TimestampType::CreateTime,
+            key: key.map(Bytes::from_static),
+            value: value.map(Bytes::from_static),
+            headers,
+            leader_epoch: None,
+        }
+    }
+
+    fn line(r: &FetchedRecord) -> String {
+        let mut out = String::new();
+        render_text(&mut out, &TopicPartition::new("t", 3), r);
+        out
+    }
+
+    #[test]
+    fn a_text_line_has_every_field_with_null_and_tab_kept() {
+        let h = vec![
+            Header { key: "h".to_owned(), value: Some(Bytes::from_static(b"x")) },
+            Header { key: "n".to_owned(), value: None },
+        ];
+        assert_eq!(line(&record(None, Some(b"a\tb"), h)), "3\t7\t1000\t(null)\th=x,n=(null)\ta\tb");
+    }
+
+    #[test]
+    fn control_characters_and_invalid_utf8_are_written_as_base64() {
+        // A C0 character, DEL, a C1 character (U+0085, two bytes in UTF-8) and invalid UTF-8.
+        for (bytes, b64) in [
+            (&b"a\x1bb"[..], "YRti"),
+            (&b"\x7f"[..], "fw=="),
+            (&b"\xc2\x85"[..], "woU="),
+            (&b"\xff"[..], "/w=="),
+        ] {
+            let mut out = String::new();
+            push_field(&mut out, Some(bytes));
+            assert_eq!(out, format!("base64:{b64}"), "{bytes:?}");
+        }
+        let mut out = String::new();
+        push_field(&mut out, Some("é ok".as_bytes()));
+        assert_eq!(out, "é ok");
     }
 }

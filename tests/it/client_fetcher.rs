@@ -16,6 +16,10 @@ use crate::support::leaders::{leader_and_replicas, move_leader};
 use crate::support::{self, create_topic, Cluster};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
+/// Records per partition in the pipelining test.
+const PER_PARTITION: i64 = 2_000;
+/// Records in the leader-move test.
+const RECORDS: i64 = 20_000;
 
 /// One traced Fetch frame.
 #[derive(Debug, Clone)]
@@ -93,7 +97,6 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
     let runtime = support::multi_thread_runtime();
     let (client, log) = client_with_trace(&runtime, &cluster);
     let topic = runtime.block_on(support::new_topic_with_leaders(&client, "fetcher-pipeline", 6));
-    const PER_PARTITION: i64 = 2_000;
     support::produce_with_kafka(&cluster, &topic, 6 * PER_PARTITION as u32, 100);
 
     let max_bytes = 40 * 1024;
@@ -137,7 +140,7 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
             .fetched
             .records
             .iter()
-            .map(|r| r.value.as_ref().map_or(0, |v| v.len()))
+            .map(|r| r.value.as_ref().map_or(0, bytes::Bytes::len))
             .sum::<usize>()];
         // Drain the rest, measuring each chunk's record bytes.
         let mut records = first.fetched.records.len();
@@ -149,8 +152,9 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
                 *at += 1;
             }
             records += chunk.fetched.records.len();
-            chunks_data
-                .push(chunk.fetched.records.iter().map(|r| r.value.as_ref().map_or(0, |v| v.len())).sum());
+            chunks_data.push(
+                chunk.fetched.records.iter().map(|r| r.value.as_ref().map_or(0, bytes::Bytes::len)).sum(),
+            );
         }
         assert_eq!(records, 6 * PER_PARTITION as usize);
         assert!(next.values().all(|&n| n == PER_PARTITION), "{next:?}");
@@ -190,7 +194,6 @@ fn a_leader_moved_under_a_pipelined_fetcher_loses_and_doubles_no_record() {
     let (client, log) = client_with_trace(&runtime, &cluster);
     let topic = support::unique("fetcher-leader-move");
     create_topic(&cluster, &topic, 1, 3);
-    const RECORDS: i64 = 20_000;
     support::produce_with_kafka(&cluster, &topic, RECORDS as u32, 100);
     let (leader, replicas) = leader_and_replicas(&cluster, &topic);
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::support::kwire_proxy::KwireProxy;
 use crate::support::leaders::{leader_and_replicas, move_leader};
-use crate::support::{self, create_topic, repo_root, stderr, stdout, unique};
+use crate::support::{self, create_topic, repo_root, stderr, unique};
 
 #[test]
 fn a_leader_change_under_a_producer_names_the_new_leader_at_a_proxy_listener() {
