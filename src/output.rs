@@ -14,7 +14,13 @@ fn acts_on_terminal(c: char) -> bool {
 }
 
 fn escape_where(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
-    if !text.chars().any(|c| acts_on_terminal(c) && !keep(c)) {
+    // ASCII acts on a terminal only through C0 and DEL: a byte scan says so without decoding.
+    let clean = if text.is_ascii() {
+        !text.bytes().any(|b| (b < 0x20 || b == 0x7f) && !keep(char::from(b)))
+    } else {
+        !text.chars().any(|c| acts_on_terminal(c) && !keep(c))
+    };
+    if clean {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);

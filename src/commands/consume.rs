@@ -1,9 +1,9 @@
 //! `kwire consume TOPIC`: records with partition, offset, timestamp, key, headers and value —
 //! like `kcat -C`, but reading exact ranges from the leaders without joining a group.
 //!
-//! Each partition is read in chunks of offsets sized to about [`CHUNK_BYTES`] of records, so
-//! memory does not grow with the partition; the next chunk is fetched while the current one
-//! is printed.
+//! Every partition is read at once through one [`Fetcher`]: one Fetch per leader broker
+//! covering all its partitions, the next one sent while the previous response is printed, at
+//! most two responses held per broker, so memory does not grow with the partitions' length.
 //!
 //! Without `--follow` it reads up to each partition's end as listed when it starts. With it,
 //! it goes on in rounds until a signal or `--count`: list the ends, read what is new up to them;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use kafka_wire::client::{
-    Client, FetchOptions, FetchRange, FetchedPartition, FetchedRecord, OffsetQuery, TopicPartition,
+    Client, FetchOptions, FetchRange, FetchedRecord, Fetcher, OffsetQuery, TopicPartition,
 };
 use serde_json::json;
 
@@ -27,11 +27,6 @@ use crate::cli::{ConsumeArgs, ConsumeFrom, Format};
 use crate::exit::{Exit, Failure};
 use crate::output::{emit, escape_text, json_safe, Progress};
 
-/// Record bytes (keys and values) a chunk of offsets is sized to hold, once the first chunk
-/// showed how large the partition's records are.
-const CHUNK_BYTES: usize = 16 << 20;
-/// Offsets in a partition's first chunk.
-const FIRST_CHUNK: i64 = 16_384;
 /// How long `--follow` waits after a round that found nothing new.
 const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
@@ -73,10 +68,8 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
     let total = args.count.unwrap_or(0);
     // Where each partition's reading goes on with --follow.
     let mut positions = BTreeMap::new();
+    let mut ranges = Vec::new();
     for tp in partitions {
-        if remaining == 0 {
-            break;
-        }
         let end = ends
             .get(&tp)
             .cloned()
@@ -100,34 +93,17 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
         };
         let until = end.min(from.saturating_add(i64::try_from(remaining).unwrap_or(i64::MAX)));
         positions.insert(tp.clone(), from.max(0));
-        if from >= until {
-            continue;
-        }
-        let options = FetchOptions { isolation, timeout, ..FetchOptions::default() };
-        let mut next =
-            Some(fetch_chunk(&client, &tp, from, from.saturating_add(FIRST_CHUNK).min(until), options));
-        while let Some(chunk) = next.take() {
-            let chunk_from = chunk.from;
-            let part = chunk.wait().await?;
-            // The next chunk is on its way while this one is printed.
-            let reached = part.next_offset;
-            if reached > chunk_from && reached < until && remaining > record_count(&part) {
-                let size = chunk_offsets(&part, reached - chunk_from);
-                next = Some(fetch_chunk(
-                    &client,
-                    &tp,
-                    reached,
-                    reached.saturating_add(size).min(until),
-                    options,
-                ));
-            }
-            remaining = print_batch(&tp, &part.records, remaining, ctx.format());
-            positions.insert(tp.clone(), reached);
-            if let Some(progress) = &progress {
-                progress.say(&format!("{} of {total} records", total - remaining));
-            }
+        if from < until {
+            ranges.push(FetchRange::new(tp, from, until));
         }
     }
+    let options = FetchOptions { isolation, timeout, ..FetchOptions::default() };
+    remaining = print_ranges(&client, &ranges, options, remaining, &mut positions, ctx.format(), |left| {
+        if let Some(progress) = &progress {
+            progress.say(&format!("{} of {total} records", total - left));
+        }
+    })
+    .await?;
     if !args.follow {
         return Ok(());
     }
@@ -150,72 +126,53 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
             tokio::time::sleep(FOLLOW_POLL).await;
             continue;
         }
-        for (tp, result) in client.fetch_range(&ranges, &options).await {
-            let part = result.map_err(|e| Failure::client(&tp, &e))?;
-            remaining = print_batch(&tp, &part.records, remaining, ctx.format());
-            positions.insert(tp, part.next_offset);
-            if let Some(progress) = &progress {
-                progress.say(&format!("{} of {total} records", total - remaining));
-            }
-        }
+        remaining =
+            print_ranges(&client, &ranges, options, remaining, &mut positions, ctx.format(), |left| {
+                if let Some(progress) = &progress {
+                    progress.say(&format!("{} of {total} records", total - left));
+                }
+            })
+            .await?;
     }
     Ok(())
 }
 
-/// One chunk's fetch, running on its own task.
-struct Chunk {
-    tp: TopicPartition,
-    from: i64,
-    task: tokio::task::JoinHandle<Result<FetchedPartition, kafka_wire::client::ClientError>>,
-}
-
-impl Chunk {
-    async fn wait(self) -> Result<FetchedPartition, Failure> {
-        let result = self.task.await.map_err(|e| {
-            Failure::new(Exit::CLUSTER, format!("{}: the fetch ended without a result: {e}", self.tp))
-        })?;
-        result.map_err(|e| Failure::client(&self.tp, &e))
-    }
-}
-
-/// Starts reading `[from, until)` of `tp`.
-fn fetch_chunk(
+/// Reads `ranges` through one [`Fetcher`] (every leader at once, the next fetch to a broker on
+/// its way while a chunk is printed), printing each chunk whole until `remaining` records are
+/// printed; returns how many may still be printed. `positions` follows each partition's reading.
+async fn print_ranges(
     client: &Arc<Client>,
-    tp: &TopicPartition,
-    from: i64,
-    until: i64,
+    ranges: &[FetchRange],
     options: FetchOptions,
-) -> Chunk {
-    let client = Arc::clone(client);
-    let range = FetchRange::new(tp.clone(), from, until);
-    let task = tokio::spawn(async move {
-        let tp = range.partition.clone();
-        let mut results = client.fetch_range(std::slice::from_ref(&range), &options).await;
-        results.remove(&tp).unwrap_or_else(|| {
-            Err(kafka_wire::client::ClientError::InvalidArgument { message: format!("no result for {tp}") })
-        })
-    });
-    Chunk { tp: tp.clone(), from, task }
-}
-
-fn record_count(part: &FetchedPartition) -> u64 {
-    u64::try_from(part.records.len()).unwrap_or(u64::MAX)
-}
-
-/// Offsets for the next chunk: [`CHUNK_BYTES`] at the size of the records of `part`, which
-/// covered `offsets` offsets.
-fn chunk_offsets(part: &FetchedPartition, offsets: i64) -> i64 {
-    let data = |b: Option<&bytes::Bytes>| b.map_or(0, bytes::Bytes::len);
-    let bytes: usize = part.records.iter().map(|r| 1 + data(r.key.as_ref()) + data(r.value.as_ref())).sum();
-    let per_offset = bytes / usize::try_from(offsets.max(1)).unwrap_or(1);
-    i64::try_from(CHUNK_BYTES / per_offset.max(1)).unwrap_or(FIRST_CHUNK).clamp(1024, 1 << 22)
+    mut remaining: u64,
+    positions: &mut BTreeMap<TopicPartition, i64>,
+    format: Format,
+    report: impl Fn(u64),
+) -> Result<u64, Failure> {
+    if ranges.is_empty() || remaining == 0 {
+        return Ok(remaining);
+    }
+    let mut fetcher = Fetcher::new(Arc::clone(client), ranges, options);
+    while let Some((tp, chunk)) = fetcher.next().await {
+        let chunk = chunk.map_err(|e| Failure::client(&tp, &e))?;
+        remaining = print_batch(&tp, &chunk.fetched.records, remaining, format);
+        positions.insert(tp, chunk.fetched.next_offset);
+        report(remaining);
+        if remaining == 0 {
+            break;
+        }
+    }
+    Ok(remaining)
 }
 
 /// Prints up to `remaining` of `records` in one write; returns how many may still be printed.
 fn print_batch(tp: &TopicPartition, records: &[FetchedRecord], mut remaining: u64, format: Format) -> u64 {
     let mut text = String::new();
     for record in records.iter().take(usize::try_from(remaining).unwrap_or(usize::MAX)) {
-        text.push_str(&render(tp, record, format));
+        match format {
+            Format::Json => text.push_str(&render_json(tp, record)),
+            Format::Text => render_text(&mut text, tp, record),
+        }
         text.push('\n');
         remaining = remaining.saturating_sub(1);
     }
@@ -228,50 +185,71 @@ fn print_batch(tp: &TopicPartition, records: &[FetchedRecord], mut remaining: u6
     remaining
 }
 
-fn render(tp: &TopicPartition, r: &FetchedRecord, format: Format) -> String {
-    match format {
-        Format::Json => {
-            let (key, key_encoding) = encode(r.key.as_deref());
-            let (value, value_encoding) = encode(r.value.as_deref());
-            json!({
-                "topic": tp.topic,
-                "partition": tp.partition,
-                "offset": r.offset,
-                "timestamp": r.timestamp,
-                "key": key,
-                "key_encoding": key_encoding,
-                "headers": r.headers.iter().map(|h| {
-                    let (value, encoding) = encode(h.value.as_deref());
-                    json!({"key": h.key, "value": value, "value_encoding": encoding})
-                }).collect::<Vec<_>>(),
-                "value": value,
-                "value_encoding": value_encoding,
-            })
-            .to_string()
+fn render_json(tp: &TopicPartition, r: &FetchedRecord) -> String {
+    let (key, key_encoding) = encode(r.key.as_deref());
+    let (value, value_encoding) = encode(r.value.as_deref());
+    json!({
+        "topic": tp.topic,
+        "partition": tp.partition,
+        "offset": r.offset,
+        "timestamp": r.timestamp,
+        "key": key,
+        "key_encoding": key_encoding,
+        "headers": r.headers.iter().map(|h| {
+            let (value, encoding) = encode(h.value.as_deref());
+            json!({"key": h.key, "value": value, "value_encoding": encoding})
+        }).collect::<Vec<_>>(),
+        "value": value,
+        "value_encoding": value_encoding,
+    })
+    .to_string()
+}
+
+/// Appends one record's text line (without its newline): partition, offset, timestamp, key,
+/// headers (`k=v,...`) and value, tab-separated; a field is written as [`push_field`] says.
+fn render_text(out: &mut String, tp: &TopicPartition, r: &FetchedRecord) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{}\t{}\t", tp.partition, r.offset);
+    if let Some(t) = r.timestamp {
+        let _ = write!(out, "{t}");
+    }
+    out.push('\t');
+    push_field(out, r.key.as_deref());
+    out.push('\t');
+    for (i, h) in r.headers.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
         }
-        Format::Text => {
-            let text = |b: Option<&[u8]>| match encode(b) {
-                (serde_json::Value::String(s), "utf8") => s,
-                (serde_json::Value::String(s), enc) => format!("{enc}:{s}"),
-                _ => "(null)".to_owned(),
-            };
-            let headers = r
-                .headers
-                .iter()
-                .map(|h| format!("{}={}", h.key, text(h.value.as_deref())))
-                .collect::<Vec<_>>()
-                .join(",");
-            format!(
-                "{}\t{}\t{}\t{}\t{}\t{}",
-                tp.partition,
-                r.offset,
-                r.timestamp.map(|t| t.to_string()).unwrap_or_default(),
-                text(r.key.as_deref()),
-                headers,
-                text(r.value.as_deref())
-            )
+        out.push_str(&h.key);
+        out.push('=');
+        push_field(out, h.value.as_deref());
+    }
+    out.push('\t');
+    push_field(out, r.value.as_deref());
+}
+
+/// A field as text: printable UTF-8 as it is, anything else as `base64:` and its base64, a
+/// null as `(null)` — the same choice as [`encode`], written without an intermediate copy.
+fn push_field(out: &mut String, bytes: Option<&[u8]>) {
+    let Some(b) = bytes else {
+        out.push_str("(null)");
+        return;
+    };
+    match std::str::from_utf8(b) {
+        Ok(s) if !has_control(s) => out.push_str(s),
+        _ => {
+            out.push_str("base64:");
+            base64::engine::general_purpose::STANDARD.encode_string(b, out);
         }
     }
+}
+
+/// Whether `s` holds a control character other than tab (C0, DEL or C1).
+fn has_control(s: &str) -> bool {
+    if s.is_ascii() {
+        return s.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f);
+    }
+    s.chars().any(|c| c.is_control() && c != '\t')
 }
 
 /// Printable UTF-8 stays text; anything else is base64, and says so.
@@ -282,5 +260,61 @@ fn encode(bytes: Option<&[u8]>) -> (serde_json::Value, &'static str) {
             Ok(s) if !s.chars().any(|c| c.is_control() && c != '\t') => (json!(s), "utf8"),
             _ => (json!(base64::engine::general_purpose::STANDARD.encode(b)), "base64"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use kafka_wire::protocol::records::{Header, TimestampType};
+
+    fn record(
+        key: Option<&'static [u8]>,
+        value: Option<&'static [u8]>,
+        headers: Vec<Header>,
+    ) -> FetchedRecord {
+        FetchedRecord {
+            offset: 7,
+            timestamp: Some(1_000),
+            timestamp_type: TimestampType::CreateTime,
+            key: key.map(Bytes::from_static),
+            value: value.map(Bytes::from_static),
+            headers,
+            leader_epoch: None,
+        }
+    }
+
+    fn line(r: &FetchedRecord) -> String {
+        let mut out = String::new();
+        render_text(&mut out, &TopicPartition::new("t", 3), r);
+        out
+    }
+
+    #[test]
+    fn a_text_line_has_every_field_with_null_and_tab_kept() {
+        let h = vec![
+            Header { key: "h".to_owned(), value: Some(Bytes::from_static(b"x")) },
+            Header { key: "n".to_owned(), value: None },
+        ];
+        assert_eq!(line(&record(None, Some(b"a\tb"), h)), "3\t7\t1000\t(null)\th=x,n=(null)\ta\tb");
+    }
+
+    #[test]
+    fn control_characters_and_invalid_utf8_are_written_as_base64() {
+        // A C0 character, DEL, a C1 character (U+0085, two bytes in UTF-8) and invalid UTF-8.
+        for (bytes, b64) in [
+            (&b"a\x1bb"[..], "YRti"),
+            (&b"\x7f"[..], "fw=="),
+            (&b"\xc2\x85"[..], "woU="),
+            (&b"\xff"[..], "/w=="),
+        ] {
+            let mut out = String::new();
+            push_field(&mut out, Some(bytes));
+            assert_eq!(out, format!("base64:{b64}"), "{bytes:?}");
+        }
+        let mut out = String::new();
+        push_field(&mut out, Some("é ok".as_bytes()));
+        assert_eq!(out, "é ok");
     }
 }

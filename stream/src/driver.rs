@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use kafka_vocab::now_ms;
 
-use kafka_wire::client::{Client, FetchRange, FetchedPartition, OffsetQuery};
+use kafka_wire::client::{Client, FetchRange, FetchedPartition, Fetcher, OffsetQuery};
 use offset_engine::{
     merge_commits, plan, Anomaly, Commit, CommitDecision, CommitRejection, FromReason, LeaderEpoch, LogState,
     LogView, Offset, OutOfRangePolicy, Outcome, PartitionInput, Plan, PlanEntry, PlanRequest, RateCarry,
@@ -219,7 +219,9 @@ impl<S: OffsetStore> DirectStream<S> {
             let mut fetched = if ranges.is_empty() {
                 BTreeMap::new()
             } else {
-                self.client.fetch_range(&ranges, &options).await
+                // Every leader at once, each broker's next Fetch sent while the previous
+                // response is decoded, within the batch's overall fetch timeout.
+                Fetcher::new(Arc::clone(&self.client), &ranges, options).read_all().await
             };
 
             let mut retry = None;

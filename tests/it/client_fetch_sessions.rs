@@ -98,9 +98,9 @@ fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then
     assert!(full.values().all(|&n| n == 1), "more than one full fetch to a broker: {full:?}");
     assert!(incremental > full.len(), "expected many rounds of incremental fetches, got {incremental}");
 
-    // `kwire consume` reads the partitions one after another through one client: with
-    // `--trace`, the first Fetch to each broker opens its session and every later one is
-    // incremental (the new partition sent, the previous one forgotten).
+    // `kwire consume` reads every partition at once through the pipelined Fetcher: with
+    // `--trace`, one full Fetch per broker opens its session and lists all the partitions it
+    // leads, so the whole topic takes a handful of requests, not one per partition.
     let out = support::kwire(&cluster, &["--trace", "consume", &topic]);
     assert!(out.status.success(), "{}", support::stderr(&out));
     assert_eq!(support::stdout(&out).lines().count(), (PARTITIONS as usize) * PER_PARTITION as usize);
@@ -113,6 +113,10 @@ fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then
     let cli_incremental = epochs.iter().filter(|&&e| e > 0).count();
     eprintln!("kwire --trace consume: {cli_full} full and {cli_incremental} incremental Fetch requests");
     assert_eq!(cli_full, cluster.brokers().len(), "one full fetch per broker: {epochs:?}");
-    assert!(cli_incremental >= PARTITIONS as usize - cli_full, "{cli_incremental} incremental fetches");
+    assert!(
+        epochs.len() < PARTITIONS as usize / 10,
+        "{} Fetch requests for {PARTITIONS} partitions",
+        epochs.len()
+    );
     assert!(epochs.iter().all(|&e| e >= 0), "a sessionless fetch: {epochs:?}");
 }

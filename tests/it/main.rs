@@ -29,6 +29,7 @@ mod client_admin;
 mod client_differential;
 mod client_faults;
 mod client_fetch_sessions;
+mod client_fetcher;
 mod client_produce_fetch;
 mod client_producer;
 mod client_record_oracle;

@@ -64,8 +64,9 @@ pub struct FetchOptions {
     /// Cap on one response's record bytes (Fetch v3+); a first batch larger than it is still
     /// sent whole, so progress is always possible.
     pub max_bytes: i32,
-    /// Cap on one partition's record bytes per response, at first; a partition that makes no
-    /// progress in a round gets double the next round.
+    /// Cap on one partition's record bytes per response (`max.partition.fetch.bytes`); only a
+    /// partition sent a batch cut short (a batch above the cap, from a broker before Fetch v3)
+    /// asks for double the next round.
     pub partition_max_bytes: i32,
     /// Which records are visible: read_committed stops at the last stable offset and drops
     /// aborted transactions' records (Fetch v4+, Kafka 0.11+; an older broker fails the call with
@@ -134,36 +135,36 @@ pub struct FetchedPartition {
 /// A leader's answer for one partition, decoded after the merge so a bad record set fails
 /// only its own partition.
 #[derive(Debug)]
-struct LeaderData {
-    broker: BrokerRef,
-    version: i16,
+pub(super) struct LeaderData {
+    pub(super) broker: BrokerRef,
+    pub(super) version: i16,
     /// `None`: an incremental session response left the partition out — nothing new.
-    response: Option<FetchPartitionResponse>,
+    pub(super) response: Option<FetchPartitionResponse>,
 }
 
 /// What one round asks of one partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Want {
-    position: i64,
-    max_bytes: i32,
+pub(super) struct Want {
+    pub(super) position: i64,
+    pub(super) max_bytes: i32,
     /// Rounds in a row this partition made no progress.
-    stalls: u32,
+    pub(super) stalls: u32,
 }
 
 /// A range being read.
 #[derive(Debug)]
-struct Progress {
-    from: i64,
-    until: i64,
-    position: i64,
-    max_bytes: i32,
+pub(super) struct Progress {
+    pub(super) from: i64,
+    pub(super) until: i64,
+    pub(super) position: i64,
+    pub(super) max_bytes: i32,
     /// Rounds in a row without progress; such partitions go first in the next request.
-    stalls: u32,
-    fetched: FetchedPartition,
+    pub(super) stalls: u32,
+    pub(super) fetched: FetchedPartition,
 }
 
 impl Progress {
-    fn new(range: &FetchRange, max_bytes: i32) -> Self {
+    pub(super) fn new(range: &FetchRange, max_bytes: i32) -> Self {
         Self {
             from: range.from,
             until: range.until,
@@ -180,7 +181,7 @@ impl Progress {
         }
     }
 
-    fn done(&self, isolation: Isolation) -> bool {
+    pub(super) fn done(&self, isolation: Isolation) -> bool {
         if self.position >= self.until {
             return true;
         }
@@ -258,25 +259,7 @@ impl Client {
             let round = self.fetch_round(&partitions, &requested, options, deadline - now).await;
             for (tp, answer) in round {
                 let Some(p) = progress.get_mut(&tp) else { continue };
-                let outcome = answer.and_then(|data| {
-                    let before = p.position;
-                    let Some(response) = &data.response else { return Ok(()) };
-                    apply_response(p, response, options.isolation, &options.decode).map_err(|source| {
-                        ClientError::Decode {
-                            broker: data.broker,
-                            api: fetch::SPEC.key,
-                            version: data.version,
-                            source,
-                        }
-                    })?;
-                    if p.position == before {
-                        p.stalls += 1;
-                        p.max_bytes = p.max_bytes.saturating_mul(2).min(i32::MAX / 2);
-                    } else {
-                        p.stalls = 0;
-                    }
-                    Ok(())
-                });
+                let outcome = answer.and_then(|data| apply_answer(p, data, options));
                 match outcome {
                     Ok(()) if p.done(options.isolation) => {
                         if let Some(mut p) = progress.remove(&tp) {
@@ -323,7 +306,7 @@ impl Client {
     /// partition, the next ones only those whose position or size changed (and forget the
     /// ones no longer read). A partition an incremental response leaves out has nothing new
     /// (its [`LeaderData::response`] is `None`).
-    async fn fetch_round(
+    pub(super) async fn fetch_round(
         &self,
         partitions: &[TopicPartition],
         requested: &HashMap<TopicPartition, Want>,
@@ -392,6 +375,34 @@ impl Client {
     }
 }
 
+/// Takes one leader's answer for `p` into it: its records and log bounds, the position moved
+/// past every complete batch read. A partition that made no progress goes first next round,
+/// with double the bytes if what it got was a batch cut short; a record set that does not
+/// decode is the partition's error.
+pub(super) fn apply_answer(
+    p: &mut Progress,
+    data: LeaderData,
+    options: &FetchOptions,
+) -> Result<(), ClientError> {
+    let before = p.position;
+    let Some(response) = &data.response else { return Ok(()) };
+    apply_response(p, response, options.isolation, &options.decode).map_err(|source| {
+        ClientError::Decode { broker: data.broker, api: fetch::SPEC.key, version: data.version, source }
+    })?;
+    if p.position == before {
+        p.stalls += 1;
+        // Only a batch cut short (larger than the limit: brokers before Fetch v3 send a
+        // partial one) needs more bytes; a partition left empty because the response was full
+        // keeps `max.partition.fetch.bytes` and goes first next round.
+        if response.records.as_ref().is_some_and(|r| !r.is_empty()) {
+            p.max_bytes = p.max_bytes.saturating_mul(2).min(i32::MAX / 2);
+        }
+    } else {
+        p.stalls = 0;
+    }
+    Ok(())
+}
+
 /// The first Fetch version with sessions (KIP-227).
 const SESSIONS_FROM: i16 = 7;
 
@@ -416,7 +427,7 @@ fn wanted_in_order(
         .collect()
 }
 
-fn stalled(tp: &TopicPartition, p: &Progress) -> ClientError {
+pub(super) fn stalled(tp: &TopicPartition, p: &Progress) -> ClientError {
     ClientError::DeadlineExceeded {
         what: format!("Fetch of {tp} [{}, {})", p.from, p.until),
         last_error: Box::new(ClientError::Protocol {
@@ -506,7 +517,7 @@ fn build_request(
 /// Batches are read through [`BatchView`]: an aborted or control batch, or one wholly before
 /// the position, costs its CRC check and nothing per record; records before the position are
 /// skipped without being copied out; reading stops at `until`.
-fn apply_response(
+pub(super) fn apply_response(
     p: &mut Progress,
     response: &FetchPartitionResponse,
     isolation: Isolation,

@@ -18,6 +18,7 @@ mod deadline;
 mod error;
 mod fetch;
 mod fetch_session;
+mod fetcher;
 mod group_members;
 mod groups;
 mod kafka_release;
@@ -52,6 +53,7 @@ pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};
 pub use cluster::{Client, ClientConfig};
 pub use error::{BrokerRef, ClientError};
 pub use fetch::{FetchOptions, FetchRange, FetchedPartition, FetchedRecord};
+pub use fetcher::{FetchedChunk, Fetcher};
 pub use groups::{
     CommittedOffset, ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupListing, GroupMember,
     GroupType, OffsetToCommit,

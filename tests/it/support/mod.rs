@@ -5,6 +5,7 @@
 pub mod exporter;
 pub mod java;
 pub mod kwire_proxy;
+pub mod leaders;
 pub mod proxy;
 pub mod secured;
 

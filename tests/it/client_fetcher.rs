@@ -1,0 +1,239 @@
+//! The pipelined `Fetcher` against the real cluster: the next Fetch to a broker is on the wire
+//! before the previous response's chunk is consumed, the byte limits are in every request and
+//! hold for every response, and a leader moved in the middle of a read loses and doubles no
+//! record.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kafka_wire::client::{
+    Client, ClientConfig, Direction, FetchOptions, FetchRange, Fetcher, TopicPartition,
+};
+use kafka_wire::protocol::ApiKey;
+
+use crate::support::leaders::{leader_and_replicas, move_leader};
+use crate::support::{self, create_topic, Cluster};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// Records per partition in the pipelining test.
+const PER_PARTITION: i64 = 2_000;
+/// Records in the leader-move test.
+const RECORDS: i64 = 20_000;
+
+/// One traced Fetch frame.
+#[derive(Debug, Clone)]
+struct Traced {
+    direction: Direction,
+    broker: String,
+    frame_len: usize,
+    decoded: String,
+}
+
+type Log = Arc<Mutex<Vec<Traced>>>;
+
+fn client_with_trace(runtime: &tokio::runtime::Runtime, cluster: &Cluster) -> (Arc<Client>, Log) {
+    let log: Log = Arc::default();
+    let sink = Arc::clone(&log);
+    let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
+    config.trace = Some(Arc::new(move |event| {
+        if event.api == ApiKey::FETCH {
+            sink.lock().unwrap().push(Traced {
+                direction: event.direction,
+                broker: event.broker.to_owned(),
+                frame_len: event.frame.len(),
+                decoded: if event.direction == Direction::Request {
+                    format!("{:?}", event.decoded)
+                } else {
+                    String::new()
+                },
+            });
+        }
+    }));
+    let client = runtime.block_on(Client::connect(config)).unwrap();
+    (Arc::new(client), log)
+}
+
+fn count(log: &Log, direction: Direction, broker: &str) -> usize {
+    log.lock().unwrap().iter().filter(|t| t.direction == direction && t.broker == broker).count()
+}
+
+/// The leader's address of `tp` in the client's metadata.
+fn leader_addr(client: &Client, tp: &TopicPartition) -> String {
+    let m = client.cached_metadata().expect("metadata after a fetch");
+    let leader = m.topic(&tp.topic).unwrap().partitions.iter().find(|p| p.partition == tp.partition).unwrap();
+    m.broker(leader.leader.expect("a leader")).unwrap().addr()
+}
+
+/// Every number after `field: ` in a `Debug` rendering.
+fn numbers_after(text: &str, field: &str) -> Vec<i64> {
+    text.split(&format!("{field}: "))
+        .skip(1)
+        .filter_map(|rest| {
+            let rest = rest.strip_prefix("Some(").unwrap_or(rest);
+            rest.split(|c: char| c != '-' && !c.is_ascii_digit()).next()?.parse().ok()
+        })
+        .collect()
+}
+
+/// Drains `fetcher`, checking every partition's offsets arrive in order, once each.
+async fn drain_in_order(fetcher: &mut Fetcher, next: &mut BTreeMap<TopicPartition, i64>) -> usize {
+    let mut records = 0;
+    while let Some((tp, chunk)) = fetcher.next().await {
+        let chunk = chunk.unwrap_or_else(|e| panic!("{tp}: {e}"));
+        let at = next.entry(tp.clone()).or_insert(0);
+        for r in &chunk.fetched.records {
+            assert_eq!(r.offset, *at, "{tp}: a record lost or doubled");
+            *at += 1;
+        }
+        records += chunk.fetched.records.len();
+    }
+    records
+}
+
+#[test]
+fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consumed_within_the_byte_limits() {
+    let Some(cluster) = support::cluster() else { return };
+    let runtime = support::multi_thread_runtime();
+    let (client, log) = client_with_trace(&runtime, &cluster);
+    let topic = runtime.block_on(support::new_topic_with_leaders(&client, "fetcher-pipeline", 6));
+    support::produce_with_kafka(&cluster, &topic, 6 * PER_PARTITION as u32, 100);
+
+    let max_bytes = 40 * 1024;
+    let partition_max_bytes = 32 * 1024;
+    let options =
+        FetchOptions { max_bytes, partition_max_bytes, timeout: TIMEOUT, ..FetchOptions::default() };
+    let ranges: Vec<FetchRange> =
+        (0..6).map(|p| FetchRange::new(TopicPartition::new(topic.as_str(), p), 0, PER_PARTITION)).collect();
+    let mut fetcher = Fetcher::new(Arc::clone(&client), &ranges, options);
+
+    runtime.block_on(async {
+        let (tp, first) = fetcher.next().await.expect("a first chunk");
+        let first = first.unwrap_or_else(|e| panic!("{tp}: {e}"));
+        assert!(!first.complete, "{tp} complete after one response of at most {max_bytes} bytes");
+        // The first chunk is not consumed (next() is not called): its broker's next Fetch must
+        // still go out, with the position the first response reached.
+        let broker = leader_addr(&client, &tp);
+        let waited = Instant::now();
+        while count(&log, Direction::Request, &broker) < 2 {
+            assert!(waited.elapsed() < TIMEOUT, "no second Fetch to {broker} while its first chunk was held");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // Every leader was sent its first Fetch before that first chunk was handed out, so
+        // they all go out while nothing is consumed.
+        let leaders: std::collections::BTreeSet<String> =
+            ranges.iter().map(|r| leader_addr(&client, &r.partition)).collect();
+        assert!(leaders.len() > 1, "the partitions' leaders: {leaders:?}");
+        for other in leaders {
+            while count(&log, Direction::Request, &other) < 1 {
+                assert!(waited.elapsed() < TIMEOUT, "no Fetch to {other}: not every leader is read at once");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+
+        let mut next = BTreeMap::from([(tp.clone(), 0)]);
+        for r in &first.fetched.records {
+            assert_eq!(r.offset, next[&tp]);
+            *next.get_mut(&tp).unwrap() += 1;
+        }
+        let mut chunks_data = vec![first
+            .fetched
+            .records
+            .iter()
+            .map(|r| r.value.as_ref().map_or(0, bytes::Bytes::len))
+            .sum::<usize>()];
+        // Drain the rest, measuring each chunk's record bytes.
+        let mut records = first.fetched.records.len();
+        while let Some((tp, chunk)) = fetcher.next().await {
+            let chunk = chunk.unwrap_or_else(|e| panic!("{tp}: {e}"));
+            let at = next.entry(tp.clone()).or_insert(0);
+            for r in &chunk.fetched.records {
+                assert_eq!(r.offset, *at, "{tp}: a record lost or doubled");
+                *at += 1;
+            }
+            records += chunk.fetched.records.len();
+            chunks_data.push(
+                chunk.fetched.records.iter().map(|r| r.value.as_ref().map_or(0, bytes::Bytes::len)).sum(),
+            );
+        }
+        assert_eq!(records, 6 * PER_PARTITION as usize);
+        assert!(next.values().all(|&n| n == PER_PARTITION), "{next:?}");
+        let biggest = chunks_data.iter().copied().max().unwrap_or(0);
+        assert!(
+            biggest <= partition_max_bytes as usize,
+            "a partition's chunk held {biggest} value bytes, above max.partition.fetch.bytes"
+        );
+    });
+
+    let log = log.lock().unwrap().clone();
+    let requests: Vec<&Traced> = log.iter().filter(|t| t.direction == Direction::Request).collect();
+    for r in &requests {
+        assert_eq!(
+            numbers_after(&r.decoded, "max_bytes").first(),
+            Some(&i64::from(max_bytes)),
+            "{}",
+            r.decoded
+        );
+        let per_partition = numbers_after(&r.decoded, "partition_max_bytes");
+        assert!(per_partition.iter().all(|&b| b == i64::from(partition_max_bytes)), "{}", r.decoded);
+    }
+    // A response's records stay within fetch.max.bytes (the frame adds headers and, per
+    // partition, its bounds: well under 2 KiB here).
+    let responses: Vec<usize> =
+        log.iter().filter(|t| t.direction == Direction::Response).map(|t| t.frame_len).collect();
+    let largest = responses.iter().copied().max().unwrap_or(0);
+    assert!(largest <= max_bytes as usize + 2048, "a Fetch response of {largest} bytes");
+    assert!(largest > max_bytes as usize / 2, "no response came near the limit: {responses:?}");
+    eprintln!("{} Fetch requests, responses of {responses:?} bytes", requests.len());
+}
+
+#[test]
+fn a_leader_moved_under_a_pipelined_fetcher_loses_and_doubles_no_record() {
+    let Some(cluster) = support::cluster() else { return };
+    let runtime = support::multi_thread_runtime();
+    let (client, log) = client_with_trace(&runtime, &cluster);
+    let topic = support::unique("fetcher-leader-move");
+    create_topic(&cluster, &topic, 1, 3);
+    support::produce_with_kafka(&cluster, &topic, RECORDS as u32, 100);
+    let (leader, replicas) = leader_and_replicas(&cluster, &topic);
+
+    let tp = TopicPartition::new(topic.as_str(), 0);
+    let options = FetchOptions {
+        max_bytes: 32 * 1024,
+        partition_max_bytes: 32 * 1024,
+        timeout: TIMEOUT,
+        ..FetchOptions::default()
+    };
+    let mut fetcher = Fetcher::new(Arc::clone(&client), &[FetchRange::new(tp.clone(), 0, RECORDS)], options);
+    let mut next = BTreeMap::new();
+    let before = runtime.block_on(async {
+        let mut records = 0;
+        for _ in 0..3 {
+            let (tp, chunk) = fetcher.next().await.expect("a chunk before the move");
+            let chunk = chunk.unwrap_or_else(|e| panic!("{tp}: {e}"));
+            let at = next.entry(tp.clone()).or_insert(0);
+            for r in &chunk.fetched.records {
+                assert_eq!(r.offset, *at);
+                *at += 1;
+            }
+            records += chunk.fetched.records.len();
+        }
+        records
+    });
+    let old = leader_addr(&client, &tp);
+    let live = client.cached_metadata().expect("metadata");
+    let new_leader = replicas
+        .iter()
+        .copied()
+        .find(|&r| r != leader && live.broker(r).is_some())
+        .expect("another live replica");
+    move_leader(&cluster, &topic, &replicas, new_leader);
+    assert_eq!(leader_and_replicas(&cluster, &topic).0, new_leader, "the leader did not move");
+
+    let after = runtime.block_on(drain_in_order(&mut fetcher, &mut next));
+    assert_eq!(before + after, RECORDS as usize);
+    assert_eq!(next.get(&tp), Some(&RECORDS));
+    let now = leader_addr(&client, &tp);
+    assert_ne!(now, old, "metadata still names the old leader");
+    assert!(count(&log, Direction::Request, &now) > 0, "no Fetch went to the new leader {now}");
+}
