@@ -23,7 +23,7 @@
 //!
 //! [`plan`] reads the log and returns the files that bring it to batch `N`: `v1` for each
 //! missing plain batch up to `N` (the batch kwire writes, and any batch before it that kwire
-//! wrote without the sink), the compacted file for a compaction batch. [`write`] puts each in
+//! wrote without the sink), the compacted file for a compaction batch. [`write()`] puts each in
 //! place atomically, never replacing a file.
 
 use std::fs;
