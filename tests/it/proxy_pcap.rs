@@ -32,16 +32,40 @@ fn tool(name: &str) -> Option<()> {
 type Frames = BTreeMap<(i64, i64, i64), usize>;
 
 fn kwire_frames(file: &Path, ports: &[u16]) -> (Frames, Vec<Value>) {
+    let out = decode_pcap(file, ports);
+    assert!(out.status.success(), "kwire decode --pcap: {}", stderr(&out));
+    let docs: Vec<Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    (count_frames(&docs), docs)
+}
+
+fn decode_pcap(file: &Path, ports: &[u16]) -> std::process::Output {
     let mut args: Vec<String> =
         vec!["decode".into(), "--pcap".into(), file.display().to_string(), "--format".into(), "json".into()];
     for p in ports {
         args.extend(["--port".into(), p.to_string()]);
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = kwire_bare(&args);
-    assert!(out.status.success(), "kwire decode --pcap: {}", stderr(&out));
-    let docs: Vec<Value> =
-        stdout(&out).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    kwire_bare(&args)
+}
+
+/// Waits until tcpdump has written every frame in `expected` to `file` (it writes each packet as
+/// it reads it, `-U`), at most 30 s: on SIGINT it stops reading, and packets still in its capture
+/// buffer — under load, seconds of them — would never reach the file.
+fn wait_for_capture(file: &Path, ports: &[u16], expected: &Frames) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        // A file being written may end inside a packet: what decodes so far is what counts.
+        let out = decode_pcap(file, ports);
+        let docs: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        if count_frames(&docs) == *expected {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn count_frames(docs: &[Value]) -> Frames {
     let mut frames = Frames::new();
     for d in docs.iter().filter(|d| d.get("api_key").is_some()) {
         let key = (
@@ -51,7 +75,7 @@ fn kwire_frames(file: &Path, ports: &[u16]) -> (Frames, Vec<Value>) {
         );
         *frames.entry(key).or_default() += 1;
     }
-    (frames, docs)
+    frames
 }
 
 /// What tshark's Kafka dissector reads in the request frames (packets to a broker port).
@@ -99,7 +123,8 @@ fn tshark_frames(file: &Path, ports: &[u16]) -> Frames {
 fn start_tcpdump(file: &Path, ports: &[u16]) -> Child {
     let filter = ports.iter().map(|p| format!("tcp port {p}")).collect::<Vec<_>>().join(" or ");
     let mut child = Command::new("tcpdump")
-        .args(["-i", "lo", "-U", "-s", "0", "-w"])
+        // A 64 MiB kernel buffer (-B, KiB): the fetch responses of the test come in bursts.
+        .args(["-i", "lo", "-U", "-s", "0", "-B", "65536", "-w"])
         .arg(file)
         .arg(filter)
         .stdout(Stdio::null())
@@ -153,15 +178,29 @@ fn kwire_decode_pcap_lists_the_same_frames_as_tsharks_kafka_dissector() {
     assert!(producer.wait().unwrap().success());
     let consumed = Command::new("kcat")
         .args(["-C", "-b", &proxy.bootstrap, "-t", &topic, "-o", "beginning", "-e", "-q"])
+        .args(["-X", "fetch.wait.max.ms=100"])
         .output()
         .unwrap();
     assert_eq!(stdout(&consumed).lines().count(), 200);
     let via = support::Cluster { bootstrap: proxy.bootstrap.clone(), zookeeper: None };
     assert!(support::kwire(&via, &["offsets", &topic]).status.success());
 
-    // Let the last packets reach the capture, then stop tcpdump (SIGINT flushes its file).
-    std::thread::sleep(Duration::from_millis(500));
+    // kcat -e leaves its last Fetch waiting at the broker (fetch.wait.max.ms, 100 ms here): the
+    // proxy prints a request once its answer came, so give that answer time to pass first.
+    std::thread::sleep(Duration::from_millis(1_000));
+    // What the proxy printed is what crossed its listeners; once the capture file holds as
+    // much (or 30 s passed), stop tcpdump (SIGINT flushes its file).
     let run = proxy.stop();
+    let mut printed = Frames::new();
+    for d in run.pairs() {
+        let key = (
+            d["api_key"].as_i64().unwrap(),
+            d["version"].as_i64().unwrap(),
+            d["correlation_id"].as_i64().unwrap(),
+        );
+        *printed.entry(key).or_default() += 1;
+    }
+    wait_for_capture(&tcpdump_pcap, &ports, &printed);
     assert!(Command::new("kill").args(["-INT", &tcpdump.id().to_string()]).status().unwrap().success());
     tcpdump.wait().unwrap();
 
@@ -178,15 +217,6 @@ fn kwire_decode_pcap_lists_the_same_frames_as_tsharks_kafka_dissector() {
     // The proxy's own pcapng: the same frames for both readers, and the same as it printed.
     let (kwire_proxy_file, _) = kwire_frames(&proxy_pcap, &ports);
     assert_eq!(kwire_proxy_file, tshark_frames(&proxy_pcap, &ports), "proxy --pcap: kwire vs tshark");
-    let mut printed = Frames::new();
-    for d in run.pairs() {
-        let key = (
-            d["api_key"].as_i64().unwrap(),
-            d["version"].as_i64().unwrap(),
-            d["correlation_id"].as_i64().unwrap(),
-        );
-        *printed.entry(key).or_default() += 1;
-    }
     assert_eq!(kwire_proxy_file, printed, "decoded from the proxy's pcapng vs printed by the proxy");
     assert_eq!(kwire_tcpdump, printed, "tcpdump's capture vs printed by the proxy");
     let _ = std::fs::remove_file(proxy_pcap);
