@@ -187,7 +187,7 @@ fn kwire_decode_pcap_lists_the_same_frames_as_tsharks_kafka_dissector() {
 
     // kcat -e leaves its last Fetch waiting at the broker (fetch.wait.max.ms, 100 ms here): the
     // proxy prints a request once its answer came, so give that answer time to pass first.
-    std::thread::sleep(Duration::from_millis(1_000));
+    std::thread::sleep(Duration::from_secs(1));
     // What the proxy printed is what crossed its listeners; once the capture file holds as
     // much (or 30 s passed), stop tcpdump (SIGINT flushes its file).
     let run = proxy.stop();
