@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kafka_wire::client::{
-    Client, ClientConfig, Direction, FetchOptions, FetchRange, Fetcher, TopicPartition,
+    Client, ClientConfig, Direction, FetchOptions, FetchRange, FetchedChunk, Fetcher, TopicPartition,
 };
 use kafka_wire::protocol::ApiKey;
 
@@ -76,8 +76,13 @@ fn numbers_after(text: &str, field: &str) -> Vec<i64> {
         .collect()
 }
 
-/// Drains `fetcher`, checking every partition's offsets arrive in order, once each.
-async fn drain_in_order(fetcher: &mut Fetcher, next: &mut BTreeMap<TopicPartition, i64>) -> usize {
+/// Drains `fetcher`, checking every partition's offsets arrive in order, once each, and
+/// handing each chunk to `each`; returns the number of records.
+async fn drain_in_order(
+    fetcher: &mut Fetcher,
+    next: &mut BTreeMap<TopicPartition, i64>,
+    mut each: impl FnMut(&FetchedChunk),
+) -> usize {
     let mut records = 0;
     while let Some((tp, chunk)) = fetcher.next().await {
         let chunk = chunk.unwrap_or_else(|e| panic!("{tp}: {e}"));
@@ -87,8 +92,14 @@ async fn drain_in_order(fetcher: &mut Fetcher, next: &mut BTreeMap<TopicPartitio
             *at += 1;
         }
         records += chunk.fetched.records.len();
+        each(&chunk);
     }
     records
+}
+
+/// The bytes of a chunk's record values.
+fn value_bytes(chunk: &FetchedChunk) -> usize {
+    chunk.fetched.records.iter().map(|r| r.value.as_ref().map_or(0, bytes::Bytes::len)).sum()
 }
 
 #[test]
@@ -136,26 +147,10 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
             assert_eq!(r.offset, next[&tp]);
             *next.get_mut(&tp).unwrap() += 1;
         }
-        let mut chunks_data = vec![first
-            .fetched
-            .records
-            .iter()
-            .map(|r| r.value.as_ref().map_or(0, bytes::Bytes::len))
-            .sum::<usize>()];
+        let mut chunks_data = vec![value_bytes(&first)];
         // Drain the rest, measuring each chunk's record bytes.
-        let mut records = first.fetched.records.len();
-        while let Some((tp, chunk)) = fetcher.next().await {
-            let chunk = chunk.unwrap_or_else(|e| panic!("{tp}: {e}"));
-            let at = next.entry(tp.clone()).or_insert(0);
-            for r in &chunk.fetched.records {
-                assert_eq!(r.offset, *at, "{tp}: a record lost or doubled");
-                *at += 1;
-            }
-            records += chunk.fetched.records.len();
-            chunks_data.push(
-                chunk.fetched.records.iter().map(|r| r.value.as_ref().map_or(0, bytes::Bytes::len)).sum(),
-            );
-        }
+        let records = first.fetched.records.len()
+            + drain_in_order(&mut fetcher, &mut next, |chunk| chunks_data.push(value_bytes(chunk))).await;
         assert_eq!(records, 6 * PER_PARTITION as usize);
         assert!(next.values().all(|&n| n == PER_PARTITION), "{next:?}");
         let biggest = chunks_data.iter().copied().max().unwrap_or(0);
@@ -230,7 +225,7 @@ fn a_leader_moved_under_a_pipelined_fetcher_loses_and_doubles_no_record() {
     move_leader(&cluster, &topic, &replicas, new_leader);
     assert_eq!(leader_and_replicas(&cluster, &topic).0, new_leader, "the leader did not move");
 
-    let after = runtime.block_on(drain_in_order(&mut fetcher, &mut next));
+    let after = runtime.block_on(drain_in_order(&mut fetcher, &mut next, |_| {}));
     assert_eq!(before + after, RECORDS as usize);
     assert_eq!(next.get(&tp), Some(&RECORDS));
     let now = leader_addr(&client, &tp);
