@@ -198,22 +198,26 @@ fn the_restricted_user_describing_planning_and_resetting_its_group_over_a_forbid
     assert_partial(&out, &forbidden);
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
 
+    // `reset --execute` of the group over its own topic and `other`.
+    let reset_with = |other: &str| {
+        as_restricted(
+            &restricted,
+            &[
+                "reset",
+                "--group",
+                RESTRICTED_GROUP,
+                "--topic",
+                RESTRICTED_TOPIC,
+                "--topic",
+                other,
+                "--to",
+                "latest",
+                "--execute",
+            ],
+        )
+    };
     // reset --execute over both: refused, naming the forbidden topic, nothing written.
-    let out = as_restricted(
-        &restricted,
-        &[
-            "reset",
-            "--group",
-            RESTRICTED_GROUP,
-            "--topic",
-            RESTRICTED_TOPIC,
-            "--topic",
-            &forbidden,
-            "--to",
-            "latest",
-            "--execute",
-        ],
-    );
+    let out = reset_with(&forbidden);
     assert_partial(&out, &forbidden);
     assert!(stderr(&out).contains("nothing written"), "{}", stderr(&out));
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
@@ -237,21 +241,7 @@ fn the_restricted_user_describing_planning_and_resetting_its_group_over_a_forbid
             &describe_only,
         ],
     );
-    let out = as_restricted(
-        &restricted,
-        &[
-            "reset",
-            "--group",
-            RESTRICTED_GROUP,
-            "--topic",
-            RESTRICTED_TOPIC,
-            "--topic",
-            &describe_only,
-            "--to",
-            "latest",
-            "--execute",
-        ],
-    );
+    let out = reset_with(&describe_only);
     assert_partial(&out, &describe_only);
     assert!(stderr(&out).contains("nothing written"), "{}", stderr(&out));
     assert_eq!(stored(&cluster, RESTRICTED_GROUP, &both), before, "the refused reset wrote offsets");
