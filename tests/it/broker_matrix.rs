@@ -236,22 +236,13 @@ impl Broker<'_> {
     }
 
     fn kwire_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        use std::io::Write;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kwire"))
-            .args(args)
-            .env("KWIRE_BOOTSTRAP", self.addr)
-            .env_remove("KWIRE_ZOOKEEPER")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("kwire binary runs");
-        let mut pipe = child.stdin.take().expect("stdin is piped");
-        if let Some(text) = stdin {
-            pipe.write_all(text.as_bytes()).expect("kwire reads stdin");
-        }
-        drop(pipe);
-        child.wait_with_output().expect("kwire binary runs")
+        support::output_with_stdin(
+            Command::new(env!("CARGO_BIN_EXE_kwire"))
+                .args(args)
+                .env("KWIRE_BOOTSTRAP", self.addr)
+                .env_remove("KWIRE_ZOOKEEPER"),
+            stdin,
+        )
     }
 
     /// `kwire ARGS --format json`, which must succeed.

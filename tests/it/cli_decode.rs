@@ -5,8 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -29,17 +28,10 @@ fn decode(args: &[&str]) -> Output {
 }
 
 fn decode_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kwire"))
-        .arg("decode")
-        .args(args)
-        .env_remove("KWIRE_BOOTSTRAP")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kwire runs");
-    child.stdin.take().expect("piped").write_all(input.as_bytes()).expect("write stdin");
-    child.wait_with_output().expect("kwire finishes")
+    crate::support::output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_kwire")).arg("decode").args(args).env_remove("KWIRE_BOOTSTRAP"),
+        Some(input),
+    )
 }
 
 fn snake_case(name: &str) -> String {

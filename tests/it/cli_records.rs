@@ -3,24 +3,17 @@
 //! read_committed (the id given as a flag or as `transactional.id` in a properties file), and
 //! `kwire topic` admin reproducing offset situations.
 
-use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
 use crate::support::{self, json, kwire, stderr, stdout, unique, Cluster};
 
 fn kwire_stdin(cluster: &Cluster, args: &[&str], input: &str) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kwire"))
-        .args(args)
-        .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    support::output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_kwire")).args(args).env("KWIRE_BOOTSTRAP", &cluster.bootstrap),
+        Some(input),
+    )
 }
 
 /// kcat's JSON for every record of `topic`, or `None` (with a note) when kcat is missing

@@ -5,7 +5,7 @@
 //! tools and kcat read through the same set-up, and the reverse.
 
 use std::collections::BTreeMap;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,22 +39,12 @@ fn kwire_plain(cluster: &Cluster, args: &[&str]) -> Output {
 }
 
 fn run(mut command: Command, stdin: Option<&str>) -> Output {
-    use std::io::Write;
     command
         .env_remove("KWIRE_BOOTSTRAP")
         .env_remove("KWIRE_ZOOKEEPER")
         .env_remove("KWIRE_ZOOKEEPER_AUTH")
-        .env_remove("KWIRE_COMMAND_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().expect("kwire binary runs");
-    let mut pipe = child.stdin.take().expect("stdin is piped");
-    if let Some(text) = stdin {
-        pipe.write_all(text.as_bytes()).expect("kwire reads stdin");
-    }
-    drop(pipe);
-    child.wait_with_output().expect("kwire binary runs")
+        .env_remove("KWIRE_COMMAND_CONFIG");
+    support::output_with_stdin(&mut command, stdin)
 }
 
 /// The JSON document of a successful run, or the failure as text.

@@ -6,7 +6,7 @@
 //! are one line naming the file, with the security exit code, at once.
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::support::secured;
@@ -17,23 +17,14 @@ const SECURITY: i32 = 9;
 
 /// `kwire -b BOOTSTRAP --command-config FILE EXTRA... ARGS...`, stdin fed if given.
 fn kwire_with(bootstrap: &str, file: &str, args: &[&str], stdin: Option<&str>) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kwire"))
-        .args(["-b", bootstrap, "--command-config", file])
-        .args(args)
-        .env_remove("KWIRE_BOOTSTRAP")
-        .env_remove("KWIRE_COMMAND_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kwire binary runs");
-    let mut pipe = child.stdin.take().expect("stdin is piped");
-    if let Some(text) = stdin {
-        pipe.write_all(text.as_bytes()).expect("kwire reads stdin");
-    }
-    drop(pipe);
-    child.wait_with_output().expect("kwire binary runs")
+    support::output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_kwire"))
+            .args(["-b", bootstrap, "--command-config", file])
+            .args(args)
+            .env_remove("KWIRE_BOOTSTRAP")
+            .env_remove("KWIRE_COMMAND_CONFIG"),
+        stdin,
+    )
 }
 
 fn succeeded(what: &str, out: &Output) -> String {

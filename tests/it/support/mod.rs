@@ -202,6 +202,24 @@ pub fn kwire_bare(args: &[&str]) -> Output {
         .expect("kwire binary runs")
 }
 
+/// Runs `command` with its output captured and `stdin` written to it, then closed (closed at
+/// once when `None`).
+pub fn output_with_stdin(command: &mut Command, stdin: Option<&str>) -> Output {
+    use std::io::Write as _;
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the command runs");
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    if let Some(text) = stdin {
+        pipe.write_all(text.as_bytes()).expect("the command reads stdin");
+    }
+    drop(pipe);
+    child.wait_with_output().expect("the command runs")
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
