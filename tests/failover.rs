@@ -37,6 +37,51 @@ static BROKER_STOPS: Mutex<()> = Mutex::new(());
 const DEADLINE: Duration = Duration::from_secs(20);
 const PARTITIONS: i32 = 6;
 
+/// Produces `records_in(partition)` records `TOPIC-PARTITION/i` to each of `tps`.
+async fn produce_each(client: &Client, tps: &[TopicPartition], records_in: fn(i32) -> i64) {
+    for tp in tps {
+        let records = (0..records_in(tp.partition))
+            .map(|i| ProduceRecord::new(None, Some(Bytes::from(format!("{tp}/{i}")))))
+            .collect();
+        client.produce(&tp.topic, tp.partition, records, &ProduceOptions::default()).await.unwrap();
+    }
+}
+
+/// A new group (named `prefix-…`) whose coordinator is one of `nodes`, with that coordinator;
+/// `None` when 30 tries found none.
+async fn group_coordinated_by_one_of(client: &Client, prefix: &str, nodes: &[i32]) -> Option<(String, i32)> {
+    for _ in 0..30 {
+        let group = support::unique(prefix);
+        let coordinator = client.coordinator(&group).await.unwrap().node_id.unwrap();
+        if nodes.contains(&coordinator) {
+            return Some((group, coordinator));
+        }
+    }
+    None
+}
+
+/// Commits `committed_at(partition)` for each of `tps` as `group`'s offsets; every partition
+/// must be accepted.
+async fn commit_each(
+    client: &Client,
+    group: &str,
+    tps: &[TopicPartition],
+    committed_at: fn(i32) -> i64,
+    metadata: Option<&str>,
+) {
+    let commits: Vec<OffsetToCommit> = tps
+        .iter()
+        .map(|tp| OffsetToCommit {
+            tp: tp.clone(),
+            offset: committed_at(tp.partition),
+            leader_epoch: None,
+            metadata: metadata.map(str::to_owned),
+        })
+        .collect();
+    let results = client.commit_offsets(group, &commits, DEADLINE).await.unwrap();
+    assert!(results.values().all(Result::is_ok), "{results:?}");
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
 }
@@ -135,12 +180,7 @@ fn offsets_and_group_offsets_stay_right_while_the_coordinator_and_leader_broker_
         created[&topic].as_ref().unwrap();
         let tps: Vec<TopicPartition> =
             (0..PARTITIONS).map(|p| TopicPartition::new(topic.as_str(), p)).collect();
-        for tp in &tps {
-            let records = (0..records_in(tp.partition))
-                .map(|i| ProduceRecord::new(None, Some(Bytes::from(format!("{tp}/{i}")))))
-                .collect();
-            client.produce(&topic, tp.partition, records, &ProduceOptions::default()).await.unwrap();
-        }
+        produce_each(&client, &tps, records_in).await;
         let metadata = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
         let leader_of: BTreeMap<i32, i32> = metadata
             .topic(&topic)
@@ -151,28 +191,11 @@ fn offsets_and_group_offsets_stay_right_while_the_coordinator_and_leader_broker_
             .collect();
 
         // A group whose coordinator also leads partitions of the topic: one stop moves both.
-        let mut group = String::new();
-        let mut victim = None;
-        for _ in 0..30 {
-            group = support::unique("failover-group");
-            let coordinator = client.coordinator(&group).await.unwrap().node_id.unwrap();
-            if leader_of.values().any(|l| *l == coordinator) {
-                victim = Some(coordinator);
-                break;
-            }
-        }
-        let victim = victim.expect("some group's coordinator leads a partition");
-        let commits: Vec<OffsetToCommit> = tps
-            .iter()
-            .map(|tp| OffsetToCommit {
-                tp: tp.clone(),
-                offset: committed_at(tp.partition),
-                leader_epoch: None,
-                metadata: Some("failover".to_owned()),
-            })
-            .collect();
-        let results = client.commit_offsets(&group, &commits, DEADLINE).await.unwrap();
-        assert!(results.values().all(Result::is_ok), "{results:?}");
+        let leaders: Vec<i32> = leader_of.values().copied().collect();
+        let (group, victim) = group_coordinated_by_one_of(&client, "failover-group", &leaders)
+            .await
+            .expect("some group's coordinator leads a partition");
+        commit_each(&client, &group, &tps, committed_at, Some("failover")).await;
 
         let first = round(&client, &tps, &group, &topic).await;
         assert_eq!(first.problem, None, "before any stop");

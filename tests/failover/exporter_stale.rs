@@ -9,14 +9,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
-use kafka_wire::client::{
-    Client, ClientConfig, NewTopic, OffsetToCommit, ProduceOptions, ProduceRecord, TopicPartition,
-};
+use kafka_wire::client::{Client, ClientConfig, NewTopic, TopicPartition};
 
 use super::support;
 use super::support::exporter::{regex_escape, samples_of, Exporter, Sample};
-use super::{cluster_script, runtime, Restart, BROKER_STOPS, DEADLINE};
+use super::{
+    cluster_script, commit_each, group_coordinated_by_one_of, produce_each, runtime, Restart, BROKER_STOPS,
+    DEADLINE,
+};
 
 /// A scrape only renders the last snapshot: anything slower than this has waited on the cluster.
 const SCRAPE_BOUND: Duration = Duration::from_secs(2);
@@ -163,38 +163,15 @@ fn exporter_scrapes_answer_and_mark_unrefreshed_series_stale_while_the_coordinat
             .iter()
             .flat_map(|t| (0..PARTITIONS).map(|p| TopicPartition::new(t.as_str(), p)))
             .collect();
-        for tp in &tps {
-            let records = (0..records_in(tp.partition))
-                .map(|i| ProduceRecord::new(None, Some(Bytes::from(format!("{tp}/{i}")))))
-                .collect();
-            client.produce(&tp.topic, tp.partition, records, &ProduceOptions::default()).await.unwrap();
-        }
+        produce_each(&client, &tps, records_in).await;
         let metadata = client.refresh_metadata(std::slice::from_ref(&single)).await.unwrap();
         let single_leaders: Vec<i32> =
             metadata.topic(&single).unwrap().partitions.iter().filter_map(|p| p.leader).collect();
         // A group whose coordinator is the only replica of some partition of `single`.
-        let mut found = None;
-        for _ in 0..30 {
-            let group = support::unique("exporter-failover-g");
-            let coordinator = client.coordinator(&group).await.unwrap().node_id.unwrap();
-            if single_leaders.contains(&coordinator) {
-                found = Some((group, coordinator));
-                break;
-            }
-        }
-        let (group, victim) =
-            found.expect("some group's coordinator leads a partition of the single-replica topic");
-        let commits: Vec<OffsetToCommit> = tps
-            .iter()
-            .map(|tp| OffsetToCommit {
-                tp: tp.clone(),
-                offset: committed_at(tp.partition),
-                leader_epoch: None,
-                metadata: None,
-            })
-            .collect();
-        let results = client.commit_offsets(&group, &commits, DEADLINE).await.unwrap();
-        assert!(results.values().all(Result::is_ok), "{results:?}");
+        let (group, victim) = group_coordinated_by_one_of(&client, "exporter-failover-g", &single_leaders)
+            .await
+            .expect("some group's coordinator leads a partition of the single-replica topic");
+        commit_each(&client, &group, &tps, committed_at, None).await;
         (group, victim, tps)
     });
     let on_victim: Vec<TopicPartition> = rt.block_on(async {
