@@ -627,6 +627,17 @@ fn entry_lines(output: &Path, names: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// `kwire reset --to latest --execute --force` of `topic` in the Spark checkpoint `store`,
+/// with `--spark-sink SINK --spark-sink-compact-interval 3` when a sink is given.
+fn reset_to_latest(cluster: &Cluster, store: &str, topic: &str, sink: Option<&str>) -> Output {
+    let mut args = vec!["reset", "--group", "q", "--store", store, "--topic", topic, "--to", "latest"];
+    args.extend(["--execute", "--force"]);
+    if let Some(sink) = sink {
+        args.extend(["--spark-sink", sink, "--spark-sink-compact-interval", "3"]);
+    }
+    kwire(cluster, &args)
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     let copied = Command::new("cp").arg("-r").arg(from).arg(to).status().unwrap();
     assert!(copied.success(), "cp -r {} {}", from.display(), to.display());
@@ -656,13 +667,9 @@ fn a_kwire_batch_that_is_a_file_sinks_compaction_batch_is_compacted_into_its_log
     // kwire's batch 2 is the sink's compaction batch at interval 3: 2.compact, every entry of
     // batches 0 and 1 (kwire's own batch wrote no files).
     let reset = |store: &str, sink: Option<&Path>| {
-        let mut args = vec!["reset", "--group", "q", "--store", store, "--topic", &topic, "--to", "latest"];
-        args.extend(["--execute", "--force"]);
-        let sink_arg = sink.map(|s| s.display().to_string());
-        if let Some(s) = &sink_arg {
-            args.extend(["--spark-sink", s, "--spark-sink-compact-interval", "3"]);
-        }
-        kwire_ok(&cluster, &args);
+        let sink = sink.map(|s| s.display().to_string());
+        let out = reset_to_latest(&cluster, store, &topic, sink.as_deref());
+        assert!(out.status.success(), "kwire reset failed ({:?}): {}", out.status.code(), stderr(&out));
     };
     reset(&store, Some(&output));
     assert!(ckpt.join("commits/2").exists());
@@ -717,28 +724,7 @@ fn a_kwire_batch_that_is_a_plain_file_sink_batch_gets_v1_alone_and_the_query_com
     spark.run_with(&topic, &ckpt, &output, &every3).unwrap();
     produce(&cluster, &topic, (0..30).map(|i| format!("b-{i}")));
     let output_arg = output.display().to_string();
-    let reset = |sink: &str| {
-        kwire(
-            &cluster,
-            &[
-                "reset",
-                "--group",
-                "q",
-                "--store",
-                &store,
-                "--topic",
-                &topic,
-                "--to",
-                "latest",
-                "--execute",
-                "--force",
-                "--spark-sink",
-                sink,
-                "--spark-sink-compact-interval",
-                "3",
-            ],
-        )
-    };
+    let reset = |sink: &str| reset_to_latest(&cluster, &store, &topic, Some(sink));
 
     // A sink folder without a log is refused, one line naming it, and nothing is written.
     let nowhere = dir.join("nowhere");
