@@ -78,6 +78,48 @@ fn consume_equals_kcat_for_records_produced_with_every_codec() {
     }
 }
 
+/// Records of 1,000 bytes that lz4 squeezes ≈ 80 to 1: 100,000 of them written by kcat in
+/// 1 MB batches are ≈ 100 MB decompressed but ≈ 1.3 MB on the wire, so one Fetch answer for the
+/// partition (up to 1 MiB) holds more than the 64 MiB a response may decompress.
+#[test]
+fn consume_reads_a_highly_compressible_topic_whose_one_fetch_decompresses_past_the_64_mib_budget() {
+    let Some(cluster) = support::cluster() else { return };
+    const RECORDS: usize = 100_000;
+    let topic = unique("compressible");
+    let created =
+        kwire(&cluster, &["topic", "create", &topic, "--partitions", "1", "--replication-factor", "1"]);
+    assert!(created.status.success(), "{}", stderr(&created));
+    let lines: String = (0..RECORDS).map(|i| format!("{i:<999}\n").replace(' ', "x")).collect();
+    let produced = match Command::new("kcat")
+        .args(["-P", "-b", &cluster.bootstrap, "-t", &topic, "-p", "0"])
+        .args(["-X", "compression.codec=lz4", "-X", "batch.size=1000000", "-X", "linger.ms=100"])
+        .args(["-X", "acks=all"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => support::wait_with_stdin(child, &lines),
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "kcat is required in CI: {e}");
+            eprintln!("note: kcat not installed; skipping");
+            return;
+        }
+    };
+    assert!(produced.status.success(), "kcat -P failed: {}", stderr(&produced));
+
+    let out = kwire(&cluster, &["consume", &topic, "--from", "earliest"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), RECORDS, "every record once");
+    // Text lines are `partition offset timestamp key headers value`, tab-separated.
+    for (i, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields[1], i.to_string(), "offsets in order: {}", &line[..line.len().min(80)]);
+        assert_eq!(fields.last().copied(), Some(format!("{i:<999}").replace(' ', "x").as_str()));
+    }
+}
+
 #[test]
 fn consume_reads_exactly_the_requested_range() {
     let Some(cluster) = support::cluster() else { return };

@@ -33,7 +33,7 @@ use crate::protocol::records::set::Entries;
 use crate::protocol::records::{
     legacy, BatchView, Budget, ControlRecordType, DecodeOptions, Header, TimestampType,
 };
-use crate::protocol::{DecodeError, ErrorCode, TaggedFields, Uuid};
+use crate::protocol::{DecodeError, DecodeErrorKind, ErrorCode, TaggedFields, Uuid};
 use kafka_vocab::Isolation;
 
 /// One partition's offsets to read: `from` inclusive, `until` exclusive.
@@ -517,6 +517,12 @@ fn build_request(
 /// Batches are read through [`BatchView`]: an aborted or control batch, or one wholly before
 /// the position, costs its CRC check and nothing per record; records before the position are
 /// skipped without being copied out; reading stops at `until`.
+///
+/// [`DecodeOptions::max_decompressed_size`] bounds what one response may decompress for the
+/// partition: when the next batch would pass it after the position moved, reading stops at
+/// that batch (the next fetch starts there with a fresh budget), so a highly compressible
+/// topic is read in several rounds instead of failing. Only a single batch that alone
+/// decompresses past the limit is an error.
 pub(super) fn apply_response(
     p: &mut Progress,
     response: &FetchPartitionResponse,
@@ -530,12 +536,21 @@ pub(super) fn apply_response(
     let mut aborted = Aborted::new(response.aborted_transactions.as_deref().unwrap_or_default());
     let mut budget = Budget::new(decode);
     let mut entries = Entries::new(records);
+    let start = p.position;
     while let Some(entry) = entries.next_entry()? {
         if p.position >= p.until {
             break;
         }
+        let after_progress = p.position > start;
+        let budget_spent = |e: &DecodeError| {
+            after_progress && matches!(e.kind, DecodeErrorKind::DecompressedTooLarge { .. })
+        };
         if entry.magic == 2 {
-            let batch = BatchView::parse_entry(entry.bytes, entry.at, decode, &mut budget)?;
+            let batch = match BatchView::parse_entry(entry.bytes, entry.at, decode, &mut budget) {
+                Ok(batch) => batch,
+                Err(e) if budget_spent(&e) => break,
+                Err(e) => return Err(e),
+            };
             // A batch's offsets are spoken for even when compaction removed its records.
             let next = batch.header.next_offset();
             let dropped = match isolation {
@@ -549,7 +564,18 @@ pub(super) fn apply_response(
             continue;
         }
         let mut messages = Vec::new();
-        legacy::read_entry(&records.slice_ref(entry.bytes), entry.at, decode, &mut budget, 0, &mut messages)?;
+        match legacy::read_entry(
+            &records.slice_ref(entry.bytes),
+            entry.at,
+            decode,
+            &mut budget,
+            0,
+            &mut messages,
+        ) {
+            Ok(_) => {}
+            Err(e) if budget_spent(&e) => break,
+            Err(e) => return Err(e),
+        }
         for m in messages {
             if m.offset < p.position {
                 continue;
@@ -843,6 +869,48 @@ mod tests {
         let mut p = progress(0, 2);
         assert!(apply_response(&mut p, &r, Isolation::ReadUncommitted, &DecodeOptions::default()).is_err());
         assert!(p.fetched.records.is_empty());
+    }
+
+    /// An lz4 batch of `n` records of 10,000 `x` each: ≈ 100 bytes on the wire per 10 KB.
+    #[cfg(feature = "lz4")]
+    fn compressible(base: i64, n: i32) -> RecordBatch {
+        let mut b = data(base, n, -1, false);
+        for r in &mut b.records {
+            r.value = Some(Bytes::from(vec![b'x'; 10_000]));
+        }
+        b.attributes.compression = Compression::Lz4;
+        b
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_response_that_decompresses_past_the_limit_is_read_up_to_the_batch_that_passes_it() {
+        // Three batches of ≈ 30 KB decompressed each, 70 KB allowed per response: the first two
+        // are read, the third waits for the next round (its own fresh budget), nothing fails.
+        let r = response(&[compressible(0, 3), compressible(3, 3), compressible(6, 3)], &[], 9);
+        let opts = DecodeOptions { max_decompressed_size: 70_000, ..DecodeOptions::default() };
+        let mut p = progress(0, 9);
+        apply_response(&mut p, &r, Isolation::ReadUncommitted, &opts).unwrap();
+        assert_eq!(offsets(&p), vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(p.position, 6);
+        assert!(!p.done(Isolation::ReadUncommitted));
+
+        let rest = response(&[compressible(6, 3)], &[], 9);
+        apply_response(&mut p, &rest, Isolation::ReadUncommitted, &opts).unwrap();
+        assert_eq!(p.position, 9);
+        assert_eq!(p.fetched.records.len(), 9);
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_single_batch_that_decompresses_past_the_limit_is_an_error_naming_it() {
+        let r = response(&[compressible(0, 3)], &[], 3);
+        let opts = DecodeOptions { max_decompressed_size: 20_000, ..DecodeOptions::default() };
+        let mut p = progress(0, 3);
+        let err = apply_response(&mut p, &r, Isolation::ReadUncommitted, &opts).unwrap_err();
+        assert!(matches!(err.kind, DecodeErrorKind::DecompressedTooLarge { max: 20_000 }), "{err}");
+        assert!(p.fetched.records.is_empty());
+        assert_eq!(p.position, 0);
     }
 
     type Shape<'a> = Vec<(Option<&'a str>, Vec<(i32, i64, i32, Option<i32>)>)>;

@@ -205,17 +205,20 @@ pub fn kwire_bare(args: &[&str]) -> Output {
 /// Runs `command` with its output captured and `stdin` written to it, then closed (closed at
 /// once when `None`).
 pub fn output_with_stdin(command: &mut Command, stdin: Option<&str>) -> Output {
-    use std::io::Write as _;
-    let mut child = command
+    let child = command
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("the command runs");
+    wait_with_stdin(child, stdin.unwrap_or_default())
+}
+
+/// Writes `text` to a spawned child's piped stdin, closes it and waits for its output.
+pub fn wait_with_stdin(mut child: std::process::Child, text: &str) -> Output {
+    use std::io::Write as _;
     let mut pipe = child.stdin.take().expect("stdin is piped");
-    if let Some(text) = stdin {
-        pipe.write_all(text.as_bytes()).expect("the command reads stdin");
-    }
+    pipe.write_all(text.as_bytes()).expect("the command reads stdin");
     drop(pipe);
     child.wait_with_output().expect("the command runs")
 }
