@@ -83,8 +83,8 @@ fn consume_equals_kcat_for_records_produced_with_every_codec() {
 /// partition (up to 1 MiB) holds more than the 64 MiB a response may decompress.
 #[test]
 fn consume_reads_a_highly_compressible_topic_whose_one_fetch_decompresses_past_the_64_mib_budget() {
-    let Some(cluster) = support::cluster() else { return };
     const RECORDS: usize = 100_000;
+    let Some(cluster) = support::cluster() else { return };
     let topic = unique("compressible");
     let created =
         kwire(&cluster, &["topic", "create", &topic, "--partitions", "1", "--replication-factor", "1"]);
