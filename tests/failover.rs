@@ -27,6 +27,7 @@ use kafka_wire::client::{
     Client, ClientConfig, CommittedOffset, NewTopic, OffsetToCommit, ProduceOptions, ProduceRecord,
     TopicPartition,
 };
+use support::runtime;
 
 /// Tests that stop brokers take this lock: tests of one binary run in parallel, and two
 /// stops at once would take two of the three replicas away.
@@ -80,10 +81,6 @@ async fn commit_each(
         .collect();
     let results = client.commit_offsets(group, &commits, DEADLINE).await.unwrap();
     assert!(results.values().all(Result::is_ok), "{results:?}");
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
 }
 
 fn cluster_script(args: &[&str]) -> std::process::Output {

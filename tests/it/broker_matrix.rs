@@ -16,6 +16,7 @@ use kwire_stream::{DirectStream, KafkaGroupStore, StreamConfig};
 use serde_json::Value;
 
 use crate::support;
+use crate::support::runtime;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 const RECORDS: u64 = 300;
@@ -476,10 +477,6 @@ fn run_generation(generation: &Generation, addr: &str) {
 
     let out = b.kwire(&["topic", "delete", &topic]);
     assert!(out.status.success(), "topic delete: {}", support::stderr(&out));
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
 }
 
 fn direct_stream(b: &Broker<'_>, topic: &str, ends: &BTreeMap<i64, i64>) {

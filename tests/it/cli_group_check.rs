@@ -13,11 +13,8 @@ use kafka_wire::client::{
 };
 use serde_json::Value;
 
+use crate::support::runtime;
 use crate::support::{self, create_topic, kwire, stderr, stdout, unique, Cluster};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
 
 async fn client(cluster: &Cluster) -> Client {
     Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap()

@@ -129,7 +129,7 @@ fn a_32768_byte_group_is_refused_locally_without_touching_the_network() {
 #[test]
 fn the_library_refuses_an_illegal_name_before_sending_it() {
     let Some(cluster) = support::cluster() else { return };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = crate::support::runtime();
     runtime.block_on(async {
         let config = kafka_wire::client::ClientConfig::new(&cluster.bootstrap).unwrap();
         let client = kafka_wire::client::Client::connect(config).await.unwrap();
@@ -146,7 +146,7 @@ fn the_library_refuses_an_illegal_name_before_sending_it() {
 fn the_library_takes_a_timeout_of_any_size_without_overflowing_the_clock() {
     let Some(cluster) = support::cluster() else { return };
     let topic = topic_with_records(&cluster, "hardening-duration-max", 1, "a\nb\n");
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = crate::support::runtime();
     runtime.block_on(async {
         use kafka_wire::client::{FetchOptions, FetchRange, Isolation, OffsetQuery, TopicPartition};
         let mut config = kafka_wire::client::ClientConfig::new(&cluster.bootstrap).unwrap();

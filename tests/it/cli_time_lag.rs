@@ -18,7 +18,7 @@ fn now_ms() -> i64 {
 
 /// Appends records to `partition` stamped `timestamp(i)` for the i-th.
 fn produce_stamped(cluster: &Cluster, topic: &str, partition: i32, n: i64, timestamp: impl Fn(i64) -> i64) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = crate::support::runtime();
     rt.block_on(async {
         let client = Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap();
         let records = (0..n)

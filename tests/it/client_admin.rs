@@ -14,12 +14,9 @@ use kafka_wire::client::{
 use kafka_wire::protocol::{ApiKey, ErrorCode};
 
 use crate::support;
+use crate::support::runtime;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
 
 async fn client(cluster: &support::Cluster) -> Client {
     Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap()

@@ -17,13 +17,10 @@ use kafka_wire::client::{
     TopicPartition,
 };
 
+use crate::support::runtime;
 use crate::support::{self, consumer_groups_describe, get_offset_shell, stdout, Cluster};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
 
 /// The Java producer from tests/support/java/AbortedTxn.java on the cached Kafka classpath.
 fn aborted_txn(

@@ -20,14 +20,11 @@ use kafka_wire::protocol::{ApiKey, TaggedFields};
 
 use crate::support;
 use crate::support::proxy::{Fault, Proxy};
+use crate::support::runtime;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 /// Records produced to the test partition: the latest offset every good answer must give.
 const RECORDS: i64 = 7;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
 
 /// A one-partition topic holding [`RECORDS`] records, and a proxy in front of its leader.
 struct Setup {

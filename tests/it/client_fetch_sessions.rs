@@ -36,7 +36,7 @@ fn some_number(text: &str, field: &str) -> Option<i64> {
 fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then_incremental_ones() {
     let Some(cluster) = support::cluster() else { return };
     let topic = support::unique("fetch-sessions");
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = crate::support::runtime();
     let sent: Arc<Mutex<Vec<SentFetch>>> = Arc::default();
     let client = runtime.block_on(async {
         let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();

@@ -14,13 +14,10 @@ use kafka_wire::client::{
 };
 use kafka_wire::protocol::records::{Compression, Header};
 
+use crate::support::runtime;
 use crate::support::{self, java};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
 
 async fn client(cluster: &support::Cluster) -> Client {
     Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap()

@@ -218,7 +218,7 @@ fn codec_of(name: &str) -> Compression {
 #[test]
 fn batches_from_kcat_and_the_java_producer_read_the_same_through_the_view_and_the_owning_decoder() {
     let Some(cluster) = support::cluster() else { return };
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = crate::support::runtime();
     let prefix = support::unique("record-oracle");
     let mut topics = Vec::new();
     for who in ["java", "kcat"] {

@@ -3,10 +3,7 @@
 use kafka_wire::client::{Client, ClientConfig, ClientError};
 
 use crate::support;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
+use crate::support::runtime;
 
 #[test]
 fn every_broker_negotiates_and_metadata_has_a_generation() {

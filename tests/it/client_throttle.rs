@@ -26,7 +26,7 @@ fn a_throttled_producer_waits_out_the_brokers_throttle_time() {
             &client_id,
         ],
     );
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = crate::support::runtime();
     runtime.block_on(async {
         let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
         config.client_id = client_id.clone();

@@ -244,7 +244,7 @@ fn a_transaction_over_twelve_partitions_adds_them_in_a_few_requests_and_commits_
     // One thread: the sender runs only when the sending loop yields, so how many partitions it
     // finds waiting does not depend on the machine's load (on two worker threads under CI's load
     // it ran beside the loop and took the partitions a few at a time).
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = crate::support::runtime();
     runtime.block_on(async {
         // The partitions of each AddPartitionsToTxn request sent (retries of one request, as
         // CONCURRENT_TRANSACTIONS while the previous commit completes, repeat its set).

@@ -17,15 +17,12 @@ use kafka_wire::protocol::records::Header;
 use kafka_wire::protocol::ApiKey;
 
 use crate::support;
+use crate::support::runtime;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 const PARTITIONS: i32 = 3;
 /// Create time of record `i` of every partition (fixed, so time queries are comparable).
 const T0: i64 = 1_700_000_000_000;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
 
 type Versions = Arc<Mutex<BTreeMap<ApiKey, BTreeSet<i16>>>>;
 

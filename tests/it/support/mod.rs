@@ -425,6 +425,12 @@ impl Drop for ConsoleConsumer {
     }
 }
 
+/// A one-thread runtime for the library-client tests: a task runs only when the test's own
+/// future yields, so what it finds waiting does not depend on the machine's load.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
 /// A two-worker runtime for the library-client tests whose producer runs tasks of its own.
 pub fn multi_thread_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
