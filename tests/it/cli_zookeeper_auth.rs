@@ -72,18 +72,24 @@ fn offsets_committed_with_creator_all_are_refused_to_zookeepers_own_unauthentica
         doc["partitions"].as_array().unwrap().iter().map(|p| p["committed"].clone()).collect();
     assert_eq!(committed, [5, 9]);
 
-    // ZooKeeper itself refuses the node to a session without the credentials...
-    let path = format!("/consumers/{group}/offsets/{topic}/0");
-    let refused = zk_cli(&cluster, None, &format!("get {path}"));
-    assert!(refused.contains("Insufficient permission"), "{refused}");
-    // ...and shows it to one with them, in the old layout.
+    // ZooKeeper itself and kwire refuse the node to a session without the credentials...
+    let path = refused_without_credentials(&cluster, &group, &topic);
+    // ...and ZooKeeper shows it to one with them, in the old layout.
     let granted = zk_cli(&cluster, Some(&auth), &format!("get {path}"));
     assert!(granted.lines().any(|l| l.trim() == "5"), "{granted}");
+}
 
-    // kwire without credentials: a one-line store error (exit 6) saying the ACL refused it.
-    let anonymous = kwire(&cluster, &["group", "describe", &group, "--store", "zk"]);
+/// Checks that partition 0's offset node of `group` and `topic` is refused to a session
+/// without credentials — ZooKeeper's own CLI gets "Insufficient permission", kwire a one-line
+/// store error (exit 6) saying the ACL refused it — and returns the node's path.
+pub(crate) fn refused_without_credentials(cluster: &Cluster, group: &str, topic: &str) -> String {
+    let path = format!("/consumers/{group}/offsets/{topic}/0");
+    let refused = zk_cli(cluster, None, &format!("get {path}"));
+    assert!(refused.contains("Insufficient permission"), "{refused}");
+    let anonymous = kwire(cluster, &["group", "describe", group, "--store", "zk"]);
     assert_eq!(anonymous.status.code(), Some(6), "{}", stderr(&anonymous));
     assert!(stderr(&anonymous).contains("ACL does not grant this session"), "{}", stderr(&anonymous));
+    path
 }
 
 #[test]
