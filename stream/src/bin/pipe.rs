@@ -9,6 +9,9 @@
 //!                   --transactional-id ID [--max-per-partition N] [--exit-when-idle]
 //! ```
 
+#[path = "common/flags.rs"]
+mod flags;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,38 +32,29 @@ struct Args {
     exit_when_idle: bool,
 }
 
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut bootstrap = std::env::var("KWIRE_BOOTSTRAP").ok();
-    let (mut group, mut input, mut output, mut transactional_id) = (None, None, None, None);
-    let mut max_per_partition = None;
-    let mut exit_when_idle = false;
-    while let Some(flag) = args.next() {
-        if flag == "--exit-when-idle" {
-            exit_when_idle = true;
-            continue;
-        }
-        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--bootstrap" => bootstrap = Some(value),
-            "--group" => group = Some(value),
-            "--topic" => input = Some(value),
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let (mut output, mut transactional_id) = (None, None);
+    let mut flags = flags::parse(args, |flag, value| {
+        match flag {
             "--output" => output = Some(value),
             "--transactional-id" => transactional_id = Some(value),
-            "--max-per-partition" => {
-                max_per_partition =
-                    Some(value.parse::<u64>().map_err(|e| format!("--max-per-partition {value}: {e}"))?);
-            }
-            other => return Err(format!("unknown argument `{other}`")),
+            _ => return Ok(false),
         }
-    }
+        Ok(true)
+    })?;
+    let input = match flags.topics.as_slice() {
+        [topic] => topic.clone(),
+        [] => return Err("--topic is required".to_owned()),
+        _ => return Err("one --topic: the pipe copies one input topic".to_owned()),
+    };
     Ok(Args {
-        bootstrap: bootstrap.ok_or("--bootstrap (or KWIRE_BOOTSTRAP) is required")?,
-        group: group.ok_or("--group is required")?,
-        input: input.ok_or("--topic is required")?,
+        bootstrap: flags.bootstrap()?,
+        group: flags.group()?,
+        input,
         output: output.ok_or("--output is required")?,
         transactional_id: transactional_id.ok_or("--transactional-id is required")?,
-        max_per_partition,
-        exit_when_idle,
+        max_per_partition: flags.max_per_partition,
+        exit_when_idle: flags.exit_when_idle,
     })
 }
 

@@ -19,6 +19,9 @@
 //! - `R <topic> <partition> <offset> <value>`: a processed record;
 //! - `C <topic> <partition> <offset>`: a position written to the store (after the write).
 
+#[path = "common/flags.rs"]
+mod flags;
+
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -44,34 +47,18 @@ struct Args {
     properties: Vec<(String, String)>,
 }
 
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut bootstrap = std::env::var("KWIRE_BOOTSTRAP").ok();
-    let (mut group, mut store, mut log) = (None, None, None);
-    let mut topics = Vec::new();
-    let mut max_per_partition = None;
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let (mut store, mut log) = (None, None);
     let mut out_of_range = OutOfRangePolicy::Fail;
-    let mut exit_when_idle = false;
     let mut properties = Vec::new();
-    while let Some(flag) = args.next() {
-        if flag == "--exit-when-idle" {
-            exit_when_idle = true;
-            continue;
-        }
-        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--bootstrap" => bootstrap = Some(value),
-            "--group" => group = Some(value),
-            "--topic" => topics.push(value),
+    let mut flags = flags::parse(args, |flag, value| {
+        match flag {
             "--store" => store = Some(value.parse::<StoreSpec>()?),
             "--log" => log = Some(PathBuf::from(value)),
             "-X" => {
                 let (key, value) =
                     value.split_once('=').ok_or_else(|| format!("-X {value}: expected KEY=VALUE"))?;
                 properties.push((key.to_owned(), value.to_owned()));
-            }
-            "--max-per-partition" => {
-                max_per_partition =
-                    Some(value.parse::<u64>().map_err(|e| format!("--max-per-partition {value}: {e}"))?);
             }
             "--out-of-range" => {
                 out_of_range = match value.as_str() {
@@ -84,18 +71,19 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     }
                 };
             }
-            other => return Err(format!("unknown argument `{other}`")),
+            _ => return Ok(false),
         }
-    }
+        Ok(true)
+    })?;
     Ok(Args {
-        bootstrap: bootstrap.ok_or("--bootstrap (or KWIRE_BOOTSTRAP) is required")?,
-        group: group.ok_or("--group is required")?,
-        topics,
+        bootstrap: flags.bootstrap()?,
+        group: flags.group()?,
+        topics: flags.topics,
         store: store.ok_or("--store is required")?,
         log: log.ok_or("--log is required")?,
-        max_per_partition,
+        max_per_partition: flags.max_per_partition,
         out_of_range,
-        exit_when_idle,
+        exit_when_idle: flags.exit_when_idle,
         properties,
     })
 }

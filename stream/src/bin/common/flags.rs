@@ -1,0 +1,62 @@
+//! The command line both example binaries share: `--flag value` pairs, the switch
+//! `--exit-when-idle`, and the flags every direct stream needs (`--bootstrap` or
+//! `KWIRE_BOOTSTRAP`, `--group`, `--topic`, `--max-per-partition`). A binary's own flags go to
+//! the closure it passes; an unknown flag or a flag without its value is an error naming it.
+
+/// What the shared flags said; the binary checks which of them it requires.
+pub struct StreamFlags {
+    pub bootstrap: Option<String>,
+    pub group: Option<String>,
+    /// Every `--topic`, in order.
+    pub topics: Vec<String>,
+    pub max_per_partition: Option<u64>,
+    pub exit_when_idle: bool,
+}
+
+impl StreamFlags {
+    /// `--bootstrap`, else `KWIRE_BOOTSTRAP`, else the error a user needs.
+    pub fn bootstrap(&mut self) -> Result<String, String> {
+        self.bootstrap.take().ok_or_else(|| "--bootstrap (or KWIRE_BOOTSTRAP) is required".to_owned())
+    }
+
+    pub fn group(&mut self) -> Result<String, String> {
+        self.group.take().ok_or_else(|| "--group is required".to_owned())
+    }
+}
+
+/// Reads `args` (without the program name). `own(flag, value)` gets every flag this module
+/// does not know, with its value; it returns `Ok(false)` for a flag it does not know either.
+pub fn parse(
+    mut args: impl Iterator<Item = String>,
+    mut own: impl FnMut(&str, String) -> Result<bool, String>,
+) -> Result<StreamFlags, String> {
+    let mut flags = StreamFlags {
+        bootstrap: std::env::var("KWIRE_BOOTSTRAP").ok(),
+        group: None,
+        topics: Vec::new(),
+        max_per_partition: None,
+        exit_when_idle: false,
+    };
+    while let Some(flag) = args.next() {
+        if flag == "--exit-when-idle" {
+            flags.exit_when_idle = true;
+            continue;
+        }
+        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--bootstrap" => flags.bootstrap = Some(value),
+            "--group" => flags.group = Some(value),
+            "--topic" => flags.topics.push(value),
+            "--max-per-partition" => {
+                let n = value.parse::<u64>().map_err(|e| format!("--max-per-partition {value}: {e}"))?;
+                flags.max_per_partition = Some(n);
+            }
+            other => {
+                if !own(other, value)? {
+                    return Err(format!("unknown argument `{other}`"));
+                }
+            }
+        }
+    }
+    Ok(flags)
+}
