@@ -633,3 +633,74 @@ fn a_late_write_of_a_committed_transaction_is_refused_on_transactions_v2() {
 fn a_late_write_of_a_committed_transaction_joins_the_next_one_on_kafka_3_9() {
     late_write_after_commit(Target::Kafka39);
 }
+
+/// `kwire --trace produce --transactional-id` over two transactions: the (API, version) of every
+/// request traced on stderr.
+fn traced_cli_produce(cluster: &support::Cluster, topic: &str) -> Vec<(String, i16)> {
+    let txn_id = support::unique("txn-trace");
+    let lines: String = (0..20).map(|i| format!("v{i}")).collect::<Vec<_>>().join("\n");
+    let out = support::output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_kwire"))
+            .args(["--trace", "produce", topic, "--transactional-id", &txn_id, "--txn-every", "10"])
+            .env("KWIRE_BOOTSTRAP", &cluster.bootstrap),
+        Some(&lines),
+    );
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let trace = support::stderr(&out);
+    let mut seen: Vec<(String, i16)> = Vec::new();
+    // A request's header names its API key; an answer's has only the correlation id.
+    for line in trace.lines().filter(|l| l.contains("\"request_api_key\"")) {
+        let Some(rest) = line.split("\"api\":\"").nth(1) else { continue };
+        let Some((api, rest)) = rest.split_once('"') else { continue };
+        let Some(version) = rest
+            .split("\"version\":")
+            .nth(1)
+            .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next().and_then(|v| v.parse::<i16>().ok()))
+        else {
+            continue;
+        };
+        seen.push((api.to_owned(), version));
+    }
+    seen
+}
+
+fn cli_trace(target: Target) {
+    let Some(cluster) = cluster_of(target) else { return };
+    let topic = support::unique("txn-trace");
+    let created = support::kwire(
+        &cluster,
+        &["topic", "create", &topic, "--partitions", "2", "--replication-factor", "1"],
+    );
+    assert!(created.status.success(), "{}", support::stderr(&created));
+    let seen = traced_cli_produce(&cluster, &topic);
+    let count = |api: &str| seen.iter().filter(|(a, _)| a == api).count();
+    let versions =
+        |api: &str| seen.iter().filter(|(a, _)| a == api).map(|(_, v)| *v).collect::<BTreeSet<i16>>();
+    // Two transactions of 10 records, each ended by one EndTxn.
+    assert_eq!(count("EndTxn"), 2, "{seen:?}");
+    match target {
+        Target::Kafka41 => {
+            assert_eq!(count("AddPartitionsToTxn"), 0, "{seen:?}");
+            assert_eq!(versions("EndTxn"), BTreeSet::from([5]));
+            assert!(versions("Produce").iter().all(|v| *v >= 12), "{seen:?}");
+        }
+        Target::Kafka39 => {
+            assert!(count("AddPartitionsToTxn") >= 2, "{seen:?}");
+            assert!(versions("EndTxn").iter().all(|v| *v <= 4), "{seen:?}");
+            assert!(versions("Produce").iter().all(|v| *v <= 11), "{seen:?}");
+        }
+    }
+    if let Some(read) = kcat_read(&cluster, &topic, "read_committed") {
+        assert_eq!(read.len(), 20, "kcat's read_committed reading");
+    }
+}
+
+#[test]
+fn kwire_trace_shows_no_add_partitions_to_txn_for_a_transactional_produce_on_transactions_v2() {
+    cli_trace(Target::Kafka41);
+}
+
+#[test]
+fn kwire_trace_shows_add_partitions_to_txn_for_a_transactional_produce_on_kafka_3_9() {
+    cli_trace(Target::Kafka39);
+}
