@@ -1,9 +1,13 @@
-//! Transactions of the [`Producer`] against the real cluster: a committed transaction is read
-//! by Kafka's read_committed consumer and by kcat with `isolation.level=read_committed`, an
-//! aborted one is not (though its records are in the log); offsets sent to a transaction
+//! Transactions of the [`Producer`] against the real brokers, each test on both protocols: the
+//! Kafka 4.1 cluster finalizes `transaction.version` 2 (KIP-890: the brokers add partitions
+//! and groups, every EndTxn bumps the epoch), the Kafka 3.9 broker speaks version 1 only (the
+//! client adds them with AddPartitionsToTxn / AddOffsetsToTxn). A committed transaction is
+//! read by Kafka's read_committed consumer and by kcat with `isolation.level=read_committed`,
+//! an aborted one is not (though its records are in the log); offsets sent to a transaction
 //! become the group's only when it commits; a second producer with the same transactional id
-//! fences the first, which gets [`TransactionError::Fenced`]; the partitions of a transaction
-//! are added to it a request for many, not one each.
+//! fences the first, which gets [`TransactionError::Fenced`] and whose late writes are
+//! refused; the requests each protocol sends (traced) are checked, and so is the epoch each
+//! EndTxn leaves the producer with.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -12,12 +16,15 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_wire::client::{
-    Client, ClientConfig, ClientError, Direction, OffsetToCommit, ProduceRecord, Producer, ProducerConfig,
-    TopicPartition, TransactionError,
+    BrokerRef, Client, ClientConfig, ClientError, Direction, OffsetToCommit, ProduceRecord, Producer,
+    ProducerConfig, TopicPartition, TransactionError,
 };
-use kafka_wire::protocol::frame::decode_request;
-use kafka_wire::protocol::messages::AddPartitionsToTxnRequest;
-use kafka_wire::protocol::ApiKey;
+use kafka_wire::protocol::frame::{decode_request, decode_response};
+use kafka_wire::protocol::messages::{
+    AddPartitionsToTxnRequest, EndTxnRequest, PartitionProduceData, ProduceRequest, TopicProduceData,
+};
+use kafka_wire::protocol::records::{Compression, Record, RecordBatch};
+use kafka_wire::protocol::{ApiKey, ErrorCode};
 
 use crate::support;
 
@@ -91,11 +98,116 @@ fn kcat_read(cluster: &support::Cluster, topic: &str, isolation: &str) -> Option
     }
 }
 
-#[test]
-fn a_committed_transaction_is_read_with_read_committed_and_an_aborted_one_is_not() {
-    let Some(cluster) = support::cluster() else { return };
+/// The brokers each test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// The Kafka 4.1 cluster: `transaction.version` 2 finalized.
+    Kafka41,
+    /// The Kafka 3.9 broker: transactions version 1 only.
+    Kafka39,
+}
+
+fn cluster_of(target: Target) -> Option<support::Cluster> {
+    match target {
+        Target::Kafka41 => support::cluster(),
+        Target::Kafka39 => {
+            support::old_broker().map(|bootstrap| support::Cluster { bootstrap, zookeeper: None })
+        }
+    }
+}
+
+/// What a client sent, from its trace hook: each request's API and version, each AddPartitionsToTxn's
+/// partitions, and each EndTxn answer's producer id and epoch (`None` before v5).
+#[derive(Debug, Default)]
+struct Seen {
+    requests: Vec<(ApiKey, i16)>,
+    added: Vec<AddedPartitions>,
+    end_txn_answers: Vec<(Option<i64>, Option<i16>)>,
+}
+
+/// The (topic, partition) pairs of one AddPartitionsToTxn request.
+type AddedPartitions = BTreeSet<(String, i32)>;
+
+impl Seen {
+    fn count(&self, api: ApiKey) -> usize {
+        self.requests.iter().filter(|(a, _)| *a == api).count()
+    }
+
+    fn versions(&self, api: ApiKey) -> BTreeSet<i16> {
+        self.requests.iter().filter(|(a, _)| *a == api).map(|(_, v)| *v).collect()
+    }
+
+    /// Checks that the transactions went the way `target`'s protocol goes: on version 2 no
+    /// AddPartitionsToTxn / AddOffsetsToTxn and Produce v12+, EndTxn v5; on version 1
+    /// AddPartitionsToTxn before the writes (AddOffsetsToTxn when `offsets`), Produce ≤ v11 and
+    /// EndTxn ≤ v4.
+    fn assert_protocol(&self, target: Target, offsets: bool) {
+        let produce = self.versions(ApiKey::PRODUCE);
+        let end_txn = self.versions(ApiKey::END_TXN);
+        assert!(!produce.is_empty() && !end_txn.is_empty(), "{:?}", self.requests);
+        match target {
+            Target::Kafka41 => {
+                assert_eq!(self.count(ApiKey::ADD_PARTITIONS_TO_TXN), 0, "AddPartitionsToTxn on version 2");
+                assert_eq!(self.count(ApiKey::ADD_OFFSETS_TO_TXN), 0, "AddOffsetsToTxn on version 2");
+                assert!(produce.iter().all(|v| *v >= 12), "Produce versions {produce:?}");
+                assert_eq!(end_txn, BTreeSet::from([5]), "EndTxn versions");
+                if offsets {
+                    assert_eq!(self.versions(ApiKey::TXN_OFFSET_COMMIT), BTreeSet::from([5]));
+                }
+            }
+            Target::Kafka39 => {
+                assert!(self.count(ApiKey::ADD_PARTITIONS_TO_TXN) > 0, "no AddPartitionsToTxn on version 1");
+                assert_eq!(
+                    self.count(ApiKey::ADD_OFFSETS_TO_TXN) > 0,
+                    offsets,
+                    "AddOffsetsToTxn on version 1"
+                );
+                assert!(produce.iter().all(|v| *v <= 11), "Produce versions {produce:?}");
+                assert!(end_txn.iter().all(|v| *v <= 4), "EndTxn versions {end_txn:?}");
+                if offsets {
+                    assert!(self.versions(ApiKey::TXN_OFFSET_COMMIT).iter().all(|v| *v <= 4));
+                }
+            }
+        }
+    }
+}
+
+/// A client whose every request (and EndTxn answer) is noted in the returned [`Seen`].
+async fn traced_client(bootstrap: &str) -> (Arc<Client>, Arc<Mutex<Seen>>) {
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let mut config = ClientConfig::new(bootstrap).unwrap();
+    let noted = Arc::clone(&seen);
+    config.trace = Some(Arc::new(move |event| {
+        let mut seen = noted.lock().unwrap();
+        match event.direction {
+            Direction::Request => {
+                seen.requests.push((event.api, event.version));
+                if event.api == ApiKey::ADD_PARTITIONS_TO_TXN {
+                    let body = Bytes::copy_from_slice(&event.frame[4..]);
+                    let (_, request) = decode_request::<AddPartitionsToTxnRequest>(body).unwrap();
+                    let partitions = request
+                        .topics
+                        .iter()
+                        .flat_map(|t| t.partitions.iter().map(|p| (t.name.clone(), *p)))
+                        .collect();
+                    seen.added.push(partitions);
+                }
+            }
+            Direction::Response if event.api == ApiKey::END_TXN => {
+                let body = Bytes::copy_from_slice(event.frame);
+                let (_, response) = decode_response::<EndTxnRequest>(body, event.version).unwrap();
+                seen.end_txn_answers.push((response.producer_id, response.producer_epoch));
+            }
+            Direction::Response => {}
+        }
+    }));
+    (Arc::new(Client::connect(config).await.unwrap()), seen)
+}
+
+fn committed_and_aborted(target: Target) {
+    let Some(cluster) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
-        let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let (client, seen) = traced_client(&cluster.bootstrap).await;
         let topic = support::new_topic_with_leaders(&client, "txn-commit-abort", 3).await;
         let producer = transactional(&client, &support::unique("txn-commit-abort"));
         producer.init_transactions().await.unwrap();
@@ -114,6 +226,7 @@ fn a_committed_transaction_is_read_with_read_committed_and_an_aborted_one_is_not
         send_values(&producer, &topic, "after", 50).await.unwrap();
         producer.commit_transaction().await.unwrap();
         producer.close().await;
+        seen.lock().unwrap().assert_protocol(target, false);
 
         let mut expected: Vec<String> =
             values("committed", 100).into_iter().chain(values("after", 50)).collect();
@@ -135,10 +248,19 @@ fn a_committed_transaction_is_read_with_read_committed_and_an_aborted_one_is_not
 }
 
 #[test]
-fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits() {
-    let Some(cluster) = support::cluster() else { return };
+fn a_committed_transaction_is_read_with_read_committed_and_an_aborted_one_is_not_on_transactions_v2() {
+    committed_and_aborted(Target::Kafka41);
+}
+
+#[test]
+fn a_committed_transaction_is_read_with_read_committed_and_an_aborted_one_is_not_on_kafka_3_9() {
+    committed_and_aborted(Target::Kafka39);
+}
+
+fn offsets_only_on_commit(target: Target) {
+    let Some(cluster) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
-        let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let (client, seen) = traced_client(&cluster.bootstrap).await;
         let topic = support::new_topic_with_leaders(&client, "txn-offsets", 2).await;
         let group = support::unique("txn-offsets-group");
         let producer = transactional(&client, &support::unique("txn-offsets"));
@@ -153,11 +275,17 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits() {
         let committed = client.committed_offsets(&group, None, TIMEOUT).await.unwrap();
         assert!(committed.is_empty(), "an aborted transaction's offsets: {committed:?}");
 
+        // Offsets alone (no record) make a transaction too.
+        producer.begin_transaction().await.unwrap();
+        producer.send_offsets_to_transaction(&[offset(&tp0, 1)], &group).await.unwrap();
+        producer.commit_transaction().await.unwrap();
+
         producer.begin_transaction().await.unwrap();
         send_values(&producer, &topic, "v", 10).await.unwrap();
         producer.send_offsets_to_transaction(&[offset(&tp0, 3), offset(&tp1, 4)], &group).await.unwrap();
         producer.commit_transaction().await.unwrap();
         producer.close().await;
+        seen.lock().unwrap().assert_protocol(target, true);
         let mut offsets = Vec::new();
         for _ in 0..50 {
             let committed = client.committed_offsets(&group, None, TIMEOUT).await.unwrap();
@@ -172,8 +300,17 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits() {
 }
 
 #[test]
-fn a_zombie_producer_is_fenced_when_a_second_one_inits_with_the_same_transactional_id() {
-    let Some(cluster) = support::cluster() else { return };
+fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits_on_transactions_v2() {
+    offsets_only_on_commit(Target::Kafka41);
+}
+
+#[test]
+fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits_on_kafka_3_9() {
+    offsets_only_on_commit(Target::Kafka39);
+}
+
+fn zombie_fenced(target: Target) {
+    let Some(cluster) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
         let topic = support::new_topic_with_leaders(&client, "txn-zombie", 2).await;
@@ -192,6 +329,23 @@ fn a_zombie_producer_is_fenced_when_a_second_one_inits_with_the_same_transaction
         assert_eq!(zombie_id, newer_id);
         assert!(newer_epoch > zombie_epoch, "epochs {zombie_epoch} then {newer_epoch}");
 
+        // A late write of the zombie, with its old epoch, is refused by the leaders.
+        let late = zombie
+            .send(&topic, ProduceRecord::new(Some(Bytes::from("k0")), Some(Bytes::from("late"))))
+            .await
+            .unwrap();
+        zombie.flush().await;
+        let refused = late.wait().await.unwrap_err();
+        assert!(
+            matches!(
+                &refused,
+                ClientError::Kafka {
+                    code: ErrorCode::INVALID_PRODUCER_EPOCH | ErrorCode::PRODUCER_FENCED,
+                    ..
+                }
+            ),
+            "the zombie's late write: {refused:?}"
+        );
         let fenced = zombie.commit_transaction().await.unwrap_err();
         assert!(
             matches!(&fenced, ClientError::Transaction(e @ TransactionError::Fenced { .. }) if e.is_fenced()),
@@ -213,7 +367,20 @@ fn a_zombie_producer_is_fenced_when_a_second_one_inits_with_the_same_transaction
         if let Some(read) = kcat_read(&cluster, &topic, "read_committed") {
             assert_eq!(read, expected, "kcat's read_committed reading");
         }
+        if let Some(read) = kcat_read(&cluster, &topic, "read_uncommitted") {
+            assert!(!read.contains(&"late".to_owned()), "the late write is in the log");
+        }
     });
+}
+
+#[test]
+fn a_zombie_producer_is_fenced_when_a_second_one_inits_with_the_same_transactional_id_on_transactions_v2() {
+    zombie_fenced(Target::Kafka41);
+}
+
+#[test]
+fn a_zombie_producer_is_fenced_when_a_second_one_inits_with_the_same_transactional_id_on_kafka_3_9() {
+    zombie_fenced(Target::Kafka39);
 }
 
 #[test]
@@ -235,41 +402,25 @@ fn sending_outside_a_transaction_is_refused_before_anything_is_sent() {
     });
 }
 
-/// The (topic, partition) pairs of one AddPartitionsToTxn request.
-type AddedPartitions = BTreeSet<(String, i32)>;
-
-#[test]
-fn a_transaction_over_twelve_partitions_adds_them_in_a_few_requests_and_commits_every_record() {
-    let Some(cluster) = support::cluster() else { return };
+/// Two transactions of 120 records over 12 partitions. On version 1 the partitions new by the
+/// time the sender looks are added together: at most 3 AddPartitionsToTxn per transaction
+/// (the first may go alone: its record woke the sender), where one per partition was sent
+/// before. On version 2 none is sent: every batch goes at Produce v12+, whose leader adds its
+/// partition.
+fn twelve_partitions(target: Target) {
+    let Some(cluster) = cluster_of(target) else { return };
     // One thread: the sender runs only when the sending loop yields, so how many partitions it
     // finds waiting does not depend on the machine's load (on two worker threads under CI's load
     // it ran beside the loop and took the partitions a few at a time).
     let runtime = crate::support::runtime();
     runtime.block_on(async {
-        // The partitions of each AddPartitionsToTxn request sent (retries of one request, as
-        // CONCURRENT_TRANSACTIONS while the previous commit completes, repeat its set).
-        let adds: Arc<Mutex<Vec<AddedPartitions>>> = Arc::default();
-        let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
-        let seen = Arc::clone(&adds);
-        config.trace = Some(Arc::new(move |event| {
-            if event.direction == Direction::Request && event.api == ApiKey::ADD_PARTITIONS_TO_TXN {
-                let body = Bytes::copy_from_slice(&event.frame[4..]);
-                let (_, request) = decode_request::<AddPartitionsToTxnRequest>(body).unwrap();
-                let partitions = request
-                    .topics
-                    .iter()
-                    .flat_map(|t| t.partitions.iter().map(|p| (t.name.clone(), *p)))
-                    .collect();
-                seen.lock().unwrap().push(partitions);
-            }
-        }));
-        let client = Arc::new(Client::connect(config).await.unwrap());
+        let (client, seen) = traced_client(&cluster.bootstrap).await;
         let topic = support::new_topic_with_leaders(&client, "txn-twelve", 12).await;
         let producer = transactional(&client, &support::unique("txn-twelve"));
         producer.init_transactions().await.unwrap();
         let mut expected = Vec::new();
         for round in 0..2 {
-            adds.lock().unwrap().clear();
+            seen.lock().unwrap().added.clear();
             producer.begin_transaction().await.unwrap();
             for i in 0..120 {
                 let value = format!("r{round}-{i}");
@@ -281,19 +432,25 @@ fn a_transaction_over_twelve_partitions_adds_them_in_a_few_requests_and_commits_
                 expected.push(value);
             }
             producer.commit_transaction().await.unwrap();
-            // One request per partition before; now the partitions new by the time the sender
-            // looks go together (the first may go alone: its record woke the sender).
-            let mut requests = adds.lock().unwrap().clone();
+            // Retries of one request (CONCURRENT_TRANSACTIONS while the previous commit
+            // completes) repeat its set.
+            let mut requests = seen.lock().unwrap().added.clone();
             requests.dedup();
-            let added: BTreeSet<(String, i32)> = requests.iter().flatten().cloned().collect();
-            assert_eq!(added.len(), 12, "round {round}: {requests:?}");
-            assert!(
-                requests.len() <= 3,
-                "round {round}: {} requests for 12 partitions: {requests:?}",
-                requests.len()
-            );
+            match target {
+                Target::Kafka39 => {
+                    let added: BTreeSet<(String, i32)> = requests.iter().flatten().cloned().collect();
+                    assert_eq!(added.len(), 12, "round {round}: {requests:?}");
+                    assert!(
+                        requests.len() <= 3,
+                        "round {round}: {} requests for 12 partitions: {requests:?}",
+                        requests.len()
+                    );
+                }
+                Target::Kafka41 => assert!(requests.is_empty(), "round {round}: {requests:?}"),
+            }
         }
         producer.close().await;
+        seen.lock().unwrap().assert_protocol(target, false);
         expected.sort();
         assert_eq!(
             java_read_committed(&cluster, &topic, expected.len()),
@@ -301,4 +458,249 @@ fn a_transaction_over_twelve_partitions_adds_them_in_a_few_requests_and_commits_
             "the Java consumer's reading"
         );
     });
+}
+
+#[test]
+fn a_transaction_over_twelve_partitions_adds_them_in_a_few_requests_on_kafka_3_9() {
+    twelve_partitions(Target::Kafka39);
+}
+
+#[test]
+fn a_transaction_over_twelve_partitions_on_transactions_v2_sends_no_add_partitions_and_commits_every_record()
+{
+    twelve_partitions(Target::Kafka41);
+}
+
+/// The producer's (id, epoch) after each EndTxn: on version 2 the one the coordinator answered,
+/// the epoch one higher each time (commit or abort); on version 1 the same throughout. A
+/// transaction that wrote nothing sends no EndTxn and keeps the epoch.
+fn epoch_after_end_txn(target: Target) {
+    let Some(cluster) = cluster_of(target) else { return };
+    support::multi_thread_runtime().block_on(async {
+        let (client, seen) = traced_client(&cluster.bootstrap).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-epoch", 1).await;
+        let producer = transactional(&client, &support::unique("txn-epoch"));
+        producer.init_transactions().await.unwrap();
+        let (id, first) = producer.producer_id_and_epoch().unwrap();
+        let mut expected_epoch = first;
+        for (round, commit) in [true, false, true].into_iter().enumerate() {
+            producer.begin_transaction().await.unwrap();
+            send_values(&producer, &topic, &format!("r{round}"), 5).await.unwrap();
+            producer.flush().await;
+            if commit {
+                producer.commit_transaction().await.unwrap();
+            } else {
+                producer.abort_transaction().await.unwrap();
+            }
+            let answer = *seen.lock().unwrap().end_txn_answers.last().unwrap();
+            let now = producer.producer_id_and_epoch().unwrap();
+            match target {
+                Target::Kafka41 => {
+                    expected_epoch += 1;
+                    assert_eq!(answer, (Some(now.0), Some(now.1)), "round {round}: the EndTxn answer");
+                    assert_eq!(now, (id, expected_epoch), "round {round}");
+                }
+                Target::Kafka39 => {
+                    assert_eq!(answer, (None, None), "round {round}: an EndTxn v4 answer");
+                    assert_eq!(now, (id, first), "round {round}");
+                }
+            }
+        }
+        let ends = seen.lock().unwrap().count(ApiKey::END_TXN);
+        producer.begin_transaction().await.unwrap();
+        producer.commit_transaction().await.unwrap();
+        assert_eq!(seen.lock().unwrap().count(ApiKey::END_TXN), ends, "EndTxn for an empty transaction");
+        assert_eq!(producer.producer_id_and_epoch().unwrap(), (id, expected_epoch));
+        // The next transaction goes out with the epoch taken.
+        producer.begin_transaction().await.unwrap();
+        send_values(&producer, &topic, "last", 5).await.unwrap();
+        producer.commit_transaction().await.unwrap();
+        producer.close().await;
+        seen.lock().unwrap().assert_protocol(target, false);
+        let mut expected: Vec<String> =
+            values("r0", 5).into_iter().chain(values("r2", 5)).chain(values("last", 5)).collect();
+        expected.sort();
+        if let Some(read) = kcat_read(&cluster, &topic, "read_committed") {
+            assert_eq!(read, expected, "kcat's read_committed reading");
+        }
+    });
+}
+
+#[test]
+fn every_end_txn_on_transactions_v2_gives_the_producer_the_coordinators_next_epoch() {
+    epoch_after_end_txn(Target::Kafka41);
+}
+
+#[test]
+fn end_txn_on_kafka_3_9_leaves_the_epoch_as_it_was() {
+    epoch_after_end_txn(Target::Kafka39);
+}
+
+/// A batch written by hand as a late Produce of a finished transaction would arrive: the
+/// producer's id, the `epoch` and `sequence` given, transactional, to partition 0.
+async fn late_write(
+    client: &Client,
+    topic: &str,
+    transactional_id: &str,
+    producer: (i64, i16),
+    sequence: i32,
+) -> ErrorCode {
+    let metadata = client.refresh_metadata(&[topic.to_owned()]).await.unwrap();
+    let info = metadata.topic(topic).unwrap();
+    let leader = info.partitions.iter().find(|p| p.partition == 0).unwrap().leader.unwrap();
+    let broker = BrokerRef { node_id: Some(leader), addr: metadata.broker(leader).unwrap().addr() };
+    let mut batch =
+        RecordBatch::new(0, 0, Compression::None, vec![Record::new(None, Some(Bytes::from("late")))]);
+    batch.producer_id = producer.0;
+    batch.producer_epoch = producer.1;
+    batch.base_sequence = sequence;
+    batch.attributes.is_transactional = true;
+    let request = ProduceRequest {
+        transactional_id: Some(transactional_id.to_owned()),
+        acks: -1,
+        timeout_ms: 30_000,
+        topic_data: vec![TopicProduceData {
+            name: Some(topic.to_owned()),
+            topic_id: info.topic_id,
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(batch.to_bytes().unwrap()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let (_, response) = client.send(&broker, &request).await.unwrap();
+    response.responses[0].partition_responses[0].error_code
+}
+
+/// KIP-890's hazard: a write of a committed transaction that arrives late, after the producer
+/// began the next one on the same partition. On version 1 the epoch is the same, so with the
+/// next sequence the broker takes it into the open transaction (shown on Kafka 3.9); on
+/// version 2 the commit bumped the epoch, and the leader refuses the old one.
+fn late_write_after_commit(target: Target) {
+    let Some(cluster) = cluster_of(target) else { return };
+    support::multi_thread_runtime().block_on(async {
+        let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = support::new_topic_with_leaders(&client, "txn-late", 1).await;
+        let id = support::unique("txn-late");
+        let producer = transactional(&client, &id);
+        producer.init_transactions().await.unwrap();
+        producer.begin_transaction().await.unwrap();
+        send_values(&producer, &topic, "first", 1).await.unwrap();
+        producer.commit_transaction().await.unwrap();
+        let old = producer.producer_id_and_epoch().unwrap();
+        let old = match target {
+            // The epoch the first transaction wrote with.
+            Target::Kafka41 => (old.0, old.1 - 1),
+            Target::Kafka39 => old,
+        };
+        producer.begin_transaction().await.unwrap();
+        send_values(&producer, &topic, "second", 1).await.unwrap();
+        producer.flush().await;
+        // Sequence 0 went with the first transaction, 1 with the second on version 1.
+        let code = late_write(&client, &topic, &id, old, 2).await;
+        producer.commit_transaction().await.unwrap();
+        producer.close().await;
+        let read = kcat_read(&cluster, &topic, "read_committed");
+        match target {
+            Target::Kafka41 => {
+                assert!(
+                    matches!(code, ErrorCode::INVALID_PRODUCER_EPOCH | ErrorCode::PRODUCER_FENCED),
+                    "the late write: {code:?}"
+                );
+                if let Some(read) = read {
+                    assert_eq!(read, vec!["first-0".to_owned(), "second-0".to_owned()]);
+                }
+            }
+            Target::Kafka39 => {
+                assert_eq!(code, ErrorCode::NONE, "the late write on version 1");
+                if let Some(read) = read {
+                    assert_eq!(read, vec!["first-0".to_owned(), "late".to_owned(), "second-0".to_owned()]);
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn a_late_write_of_a_committed_transaction_is_refused_on_transactions_v2() {
+    late_write_after_commit(Target::Kafka41);
+}
+
+#[test]
+fn a_late_write_of_a_committed_transaction_joins_the_next_one_on_kafka_3_9() {
+    late_write_after_commit(Target::Kafka39);
+}
+
+/// `kwire --trace produce --transactional-id` over two transactions: the (API, version) of every
+/// request traced on stderr.
+fn traced_cli_produce(cluster: &support::Cluster, topic: &str) -> Vec<(String, i16)> {
+    let txn_id = support::unique("txn-trace");
+    let lines: String = (0..20).map(|i| format!("v{i}")).collect::<Vec<_>>().join("\n");
+    let out = support::output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_kwire"))
+            .args(["--trace", "produce", topic, "--transactional-id", &txn_id, "--txn-every", "10"])
+            .env("KWIRE_BOOTSTRAP", &cluster.bootstrap),
+        Some(&lines),
+    );
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let trace = support::stderr(&out);
+    let mut seen: Vec<(String, i16)> = Vec::new();
+    // A request's header names its API key; an answer's has only the correlation id.
+    for line in trace.lines().filter(|l| l.contains("\"request_api_key\"")) {
+        let Some(rest) = line.split("\"api\":\"").nth(1) else { continue };
+        let Some((api, rest)) = rest.split_once('"') else { continue };
+        let Some(version) = rest
+            .split("\"version\":")
+            .nth(1)
+            .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next().and_then(|v| v.parse::<i16>().ok()))
+        else {
+            continue;
+        };
+        seen.push((api.to_owned(), version));
+    }
+    seen
+}
+
+fn cli_trace(target: Target) {
+    let Some(cluster) = cluster_of(target) else { return };
+    let topic = support::unique("txn-trace");
+    let created = support::kwire(
+        &cluster,
+        &["topic", "create", &topic, "--partitions", "2", "--replication-factor", "1"],
+    );
+    assert!(created.status.success(), "{}", support::stderr(&created));
+    let seen = traced_cli_produce(&cluster, &topic);
+    let count = |api: &str| seen.iter().filter(|(a, _)| a == api).count();
+    let versions =
+        |api: &str| seen.iter().filter(|(a, _)| a == api).map(|(_, v)| *v).collect::<BTreeSet<i16>>();
+    // Two transactions of 10 records, each ended by one EndTxn.
+    assert_eq!(count("EndTxn"), 2, "{seen:?}");
+    match target {
+        Target::Kafka41 => {
+            assert_eq!(count("AddPartitionsToTxn"), 0, "{seen:?}");
+            assert_eq!(versions("EndTxn"), BTreeSet::from([5]));
+            assert!(versions("Produce").iter().all(|v| *v >= 12), "{seen:?}");
+        }
+        Target::Kafka39 => {
+            assert!(count("AddPartitionsToTxn") >= 2, "{seen:?}");
+            assert!(versions("EndTxn").iter().all(|v| *v <= 4), "{seen:?}");
+            assert!(versions("Produce").iter().all(|v| *v <= 11), "{seen:?}");
+        }
+    }
+    if let Some(read) = kcat_read(&cluster, &topic, "read_committed") {
+        assert_eq!(read.len(), 20, "kcat's read_committed reading");
+    }
+}
+
+#[test]
+fn kwire_trace_shows_no_add_partitions_to_txn_for_a_transactional_produce_on_transactions_v2() {
+    cli_trace(Target::Kafka41);
+}
+
+#[test]
+fn kwire_trace_shows_add_partitions_to_txn_for_a_transactional_produce_on_kafka_3_9() {
+    cli_trace(Target::Kafka39);
 }

@@ -47,6 +47,7 @@ mod tls_files;
 mod trace;
 mod transaction;
 mod transaction_error;
+mod transaction_version;
 mod transport;
 
 pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};

@@ -11,15 +11,31 @@ use crate::protocol::{ApiKey, ApiSpec, VersionRange};
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BrokerVersions {
     ranges: BTreeMap<ApiKey, VersionRange>,
+    /// Finalized feature levels by name (ApiVersions v3+).
+    finalized: BTreeMap<String, i16>,
     /// True when the broker predates ApiVersions (0.8/0.9) and the ranges are a fixed table.
     pub legacy: bool,
 }
 
 impl BrokerVersions {
-    /// The ranges a broker listed in its ApiVersions response (not [`legacy`](Self::legacy)).
+    /// The ranges and finalized features a broker listed in its ApiVersions response (not
+    /// [`legacy`](Self::legacy)). A malformed finalized-features field counts as none
+    /// finalized: what depends on a feature then takes the path every broker serves.
     pub fn from_response(response: &ApiVersionsResponse) -> Self {
         let ranges = response.api_keys.iter().map(|a| (a.api_key, a.range())).collect();
-        Self { ranges, legacy: false }
+        let finalized = response
+            .finalized_features()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| (f.name, f.max_version_level))
+            .collect();
+        Self { ranges, finalized, legacy: false }
+    }
+
+    /// The level at which the cluster finalized feature `name` (`transaction.version`, ...),
+    /// as this broker reported it; `None` when not finalized (or before Kafka 2.7).
+    pub fn finalized_level(&self, name: &str) -> Option<i16> {
+        self.finalized.get(name).copied()
     }
 
     /// The fixed table for brokers that close the connection on ApiVersions (before 0.10.0):
@@ -38,7 +54,7 @@ impl BrokerVersions {
         ]
         .into_iter()
         .collect();
-        Self { ranges, legacy: true }
+        Self { ranges, finalized: BTreeMap::new(), legacy: true }
     }
 
     /// The broker's range for `api`, if it supports it at all.

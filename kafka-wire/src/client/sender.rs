@@ -22,7 +22,7 @@ use super::producer::{Shared, State};
 use super::retry::{batch_backoff, batch_recovery, BatchRecovery};
 use super::router::TopicPartition;
 use super::sync::lock;
-use crate::protocol::messages::{produce, InitProducerIdRequest, ProduceRequest, ProduceResponse};
+use crate::protocol::messages::{InitProducerIdRequest, ProduceRequest, ProduceResponse};
 use crate::protocol::records::Compression;
 use crate::protocol::{ApiKey, ErrorCode, TaggedFields};
 
@@ -208,6 +208,7 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
     let drain_all = state.flushing > 0 || state.closed;
     let State { partitions, in_flight, refresh_metadata, txn_added, .. } = &mut *state;
     let transactional = config.transactional_id.is_some();
+    let mut took_transactional = false;
     let mut next_due: Option<Instant> = None;
     let mut by_node: BTreeMap<i32, Request> = BTreeMap::new();
     for (tp, queue) in partitions.iter_mut() {
@@ -245,9 +246,13 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
             }
         };
         if let Some(mut batch) = queue.take(producer) {
-            batch.wire.attributes.is_transactional = config.transactional_id.is_some();
+            batch.wire.attributes.is_transactional = transactional;
             request.batches.push((tp.clone(), batch));
+            took_transactional |= transactional;
         }
+    }
+    if took_transactional {
+        super::transaction::note_batch_sent(shared);
     }
     for node in by_node.keys() {
         *in_flight.entry(*node).or_default() += 1;
@@ -303,8 +308,8 @@ async fn send(shared: &Arc<Shared>, request: Request) {
         Ok(conn) => conn,
         Err(e) => return answer(shared, node, batches, &Err(e)),
     };
-    let version = match conn.versions.choose(&produce::SPEC, &broker) {
-        Ok(v) => super::transaction::produce_version(&shared.config, v),
+    let version = match conn.versions.choose(&super::transaction::produce_spec(shared), &broker) {
+        Ok(v) => v,
         Err(e) => return answer(shared, node, batches, &Err(e)),
     };
     if let Err(e) = PRODUCE_RECORD_BATCHES.check(version, &broker) {

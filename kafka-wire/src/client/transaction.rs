@@ -1,17 +1,19 @@
 //! Transactions (KIP-98) on a [`Producer`] made with a `transactional_id`:
 //! [`init_transactions`](Producer::init_transactions) (the transaction coordinator gives the
 //! producer id and a new epoch, fencing any older producer with the same id and aborting what
-//! it left open), [`begin_transaction`](Producer::begin_transaction), sends (the partitions
-//! new to the transaction added by the sender before their first batch, all those waiting in
-//! one AddPartitionsToTxn), [`send_offsets_to_transaction`]
-//! (AddOffsetsToTxn, then TxnOffsetCommit to the group's coordinator as a non-member: generation
-//! −1, empty member id), [`commit_transaction`](Producer::commit_transaction) and
-//! [`abort_transaction`](Producer::abort_transaction) (flush, then EndTxn).
+//! it left open), [`begin_transaction`](Producer::begin_transaction), sends,
+//! [`send_offsets_to_transaction`] (TxnOffsetCommit to the group's coordinator as a
+//! non-member: generation −1, empty member id), [`commit_transaction`](Producer::commit_transaction)
+//! and [`abort_transaction`](Producer::abort_transaction) (flush, then EndTxn).
 //!
-//! kwire speaks transactions version 1: the client adds partitions itself and keeps its epoch
-//! across transactions, so Produce is capped at v11, EndTxn and TxnOffsetCommit at v4 (v12 / v5
-//! are version 2, KIP-890, where the broker adds partitions and every EndTxn bumps the epoch).
-//! Kafka 4.x brokers serve both.
+//! Each transaction speaks the [`TxnVersion`] its coordinator allows, chosen at init and at
+//! every begin. On version 1 the sender adds the partitions new to the transaction before
+//! their first batch (all those waiting in one AddPartitionsToTxn), `send_offsets` adds the
+//! group with AddOffsetsToTxn, and the epoch stays. On version 2 (KIP-890, Kafka 4.0+ with
+//! `transaction.version` 2) neither is sent — Produce v12+ and TxnOffsetCommit v5+ make the
+//! brokers add them — and EndTxn v5+ answers with a new epoch (or a new producer id once the
+//! epoch runs out), which the producer takes: a late write of the finished transaction, with
+//! the old epoch, is refused.
 //!
 //! Errors are [`TransactionError`]s inside [`ClientError::Transaction`]: fenced, abortable (call
 //! `abort_transaction` and go on) or fatal, decided per error code by [`txn_recovery`];
@@ -20,6 +22,7 @@
 //! [`send_offsets_to_transaction`]: Producer::send_offsets_to_transaction
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::cluster::{retire_on_decode_error, Client};
@@ -32,8 +35,10 @@ use super::router::TopicPartition;
 use super::sender;
 use super::sync::lock;
 use super::transaction_error::{txn_recovery, TransactionError, TxnRecovery};
+use super::transaction_version::TxnVersion;
 use crate::protocol::api::{ApiSpec, Request, VersionRange};
 use crate::protocol::messages::find_coordinator::KEY_TYPE_TRANSACTION;
+use crate::protocol::messages::produce;
 use crate::protocol::messages::{
     AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, AddPartitionsToTxnTopic, EndTxnRequest,
     InitProducerIdRequest, TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
@@ -42,13 +47,8 @@ use crate::protocol::messages::{
 use crate::protocol::names::validate_group;
 use crate::protocol::{ErrorCode, TaggedFields};
 
-/// The last Produce version of transactions version 1 (v12 tells the broker to add partitions
-/// itself).
-const PRODUCE_TV1_MAX: i16 = 11;
-/// The last EndTxn version of transactions version 1 (v5 bumps the epoch at every end).
-const END_TXN_TV1_MAX: i16 = 4;
-/// The last TxnOffsetCommit version of transactions version 1.
-const TXN_OFFSET_COMMIT_TV1_MAX: i16 = 4;
+/// Every version kwire speaks of a request (no narrowing).
+const ANY_VERSION: VersionRange = VersionRange::new(0, i16::MAX);
 
 /// A transactional producer's side of its transactions; one per producer, its calls one at a
 /// time (a tokio mutex held across each call's requests).
@@ -57,6 +57,12 @@ pub(crate) struct Transactions {
     id: String,
     timeout: Duration,
     inner: tokio::sync::Mutex<Txn>,
+    /// The open (or next) transaction speaks version 2; changed only by init and begin, while
+    /// nothing of a transaction is queued, and read by the sender for the Produce version.
+    v2: AtomicBool,
+    /// On version 2: a batch of the open transaction went out (set by the sender as it takes
+    /// it), so the brokers may have added its partition and EndTxn must end the transaction.
+    batch_sent: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -86,7 +92,33 @@ impl Transactions {
     /// The transaction side of a producer made with `config`, if it has a transactional id.
     pub(crate) fn from_config(config: &ProducerConfig) -> Option<Self> {
         let id = config.transactional_id.clone()?;
-        Some(Self { id, timeout: config.transaction_timeout, inner: tokio::sync::Mutex::new(Txn::default()) })
+        Some(Self {
+            id,
+            timeout: config.transaction_timeout,
+            inner: tokio::sync::Mutex::new(Txn::default()),
+            v2: AtomicBool::new(false),
+            batch_sent: AtomicBool::new(false),
+        })
+    }
+
+    /// The protocol of the open (or next) transaction.
+    pub(crate) fn version(&self) -> TxnVersion {
+        if self.v2.load(Ordering::Acquire) {
+            TxnVersion::V2
+        } else {
+            TxnVersion::V1
+        }
+    }
+
+    /// Chooses the protocol of the next transaction from what the coordinator said in
+    /// ApiVersions; keeps the current one when the coordinator is not known or not reachable
+    /// (the calls that need it find it and report why they cannot).
+    async fn choose_version(&self, txn: &Txn, client: &Client) {
+        let Some(coordinator) = txn.coordinator.clone() else { return };
+        if let Ok(conn) = client.connection(&coordinator).await {
+            let v2 = TxnVersion::for_coordinator(&conn.versions) == TxnVersion::V2;
+            self.v2.store(v2, Ordering::Release);
+        }
     }
 
     fn invalid(&self, message: impl Into<String>) -> ClientError {
@@ -149,14 +181,14 @@ impl Transactions {
     }
 
     /// Sends a request built by `build` to the transaction coordinator (found, and found again
-    /// when it moves) at a version up to `max_version`, until its error code (`code_of`) is
+    /// when it moves) at a version within `allowed`, until its error code (`code_of`) is
     /// NONE or calls for something other than a retry, or `transaction_timeout` passes.
     async fn coordinator_call<R, B, C>(
         &self,
         txn: &mut Txn,
         shared: &Shared,
         what: &str,
-        max_version: i16,
+        allowed: VersionRange,
         build: B,
         code_of: C,
     ) -> Result<R::Response, ClientError>
@@ -182,7 +214,7 @@ impl Transactions {
                         found
                     }
                 };
-                let response = send_capped(client, &broker, max_version, &build).await?;
+                let response = send_in(client, &broker, allowed, &build).await?;
                 Ok::<_, ClientError>((broker, response))
             }
             .await;
@@ -253,7 +285,12 @@ impl Transactions {
             let error = self.sorted_failure(&mut txn, shared, e);
             return Err(settle(&mut txn, error));
         }
-        if !state.txn_added.contains(tp) && !state.txn_pending.contains(tp) {
+        if !self.version().client_adds() {
+            // The leader adds it with the Produce (v12+) that carries its first batch.
+            if !state.txn_added.contains(tp) {
+                state.txn_added.insert(tp.clone());
+            }
+        } else if !state.txn_added.contains(tp) && !state.txn_pending.contains(tp) {
             state.txn_pending.insert(tp.clone());
         }
         Ok(())
@@ -299,7 +336,7 @@ impl Transactions {
             std::sync::Mutex::new(BTreeMap::new());
         let what = format!("adding {} partition(s) to the transaction", pending.len());
         let result = self
-            .coordinator_call(txn, shared, &what, i16::MAX, request, |r| {
+            .coordinator_call(txn, shared, &what, ANY_VERSION, request, |r| {
                 let mut seen = lock(&codes);
                 seen.clear();
                 for t in &r.results_by_topic {
@@ -428,12 +465,12 @@ fn producer_of(shared: &Shared, id: &str) -> Result<(i64, i16), ClientError> {
     })
 }
 
-/// Sends `build(version)` to `broker` at the highest version both know, but at most
-/// `max_version`.
-async fn send_capped<R, B>(
+/// Sends `build(version)` to `broker` at the highest version both know within `allowed`
+/// (an error naming the ranges when there is none).
+async fn send_in<R, B>(
     client: &Client,
     broker: &BrokerRef,
-    max_version: i16,
+    allowed: VersionRange,
     build: &B,
 ) -> Result<R::Response, ClientError>
 where
@@ -442,20 +479,31 @@ where
     B: Fn(i16) -> R,
 {
     let conn = client.connection(broker).await?;
-    let ours = R::SPEC.versions;
-    let spec = ApiSpec { versions: VersionRange::new(ours.min, ours.max.min(max_version)), ..R::SPEC };
-    let version = conn.versions.choose(&spec, broker)?;
+    let version = conn.versions.choose(&within(R::SPEC, allowed), broker)?;
     let response = client.round_trip(&conn.connection, &build(version), version).await;
     retire_on_decode_error(&conn, response)
 }
 
-/// The Produce version a producer made with `config` uses when the broker offers
-/// `negotiated`: at most v11 for a transactional one (transactions version 1).
-pub(crate) fn produce_version(config: &ProducerConfig, negotiated: i16) -> i16 {
-    if config.transactional_id.is_some() {
-        negotiated.min(PRODUCE_TV1_MAX)
-    } else {
-        negotiated
+/// `spec` with its versions narrowed to `allowed` (an empty range when they do not meet).
+fn within(spec: ApiSpec, allowed: VersionRange) -> ApiSpec {
+    let ours = spec.versions;
+    ApiSpec { versions: VersionRange::new(ours.min.max(allowed.min), ours.max.min(allowed.max)), ..spec }
+}
+
+/// Produce as the producer may send it: a transactional producer's at the versions of its
+/// transaction's protocol (v12+ on version 2, where the leader adds the partition; at most v11
+/// on version 1), anyone else's at every version kwire speaks.
+pub(crate) fn produce_spec(shared: &Shared) -> ApiSpec {
+    match &shared.transactions {
+        Some(txns) => within(produce::SPEC, txns.version().produce()),
+        None => produce::SPEC,
+    }
+}
+
+/// The sender took a batch of the open transaction to send it.
+pub(crate) fn note_batch_sent(shared: &Shared) {
+    if let Some(txns) = &shared.transactions {
+        txns.batch_sent.store(true, Ordering::Release);
     }
 }
 
@@ -529,7 +577,7 @@ impl Producer {
             tagged_fields: TaggedFields::default(),
         };
         let response = match txns
-            .coordinator_call(&mut txn, shared, "InitProducerId", i16::MAX, request, |r| r.error_code)
+            .coordinator_call(&mut txn, shared, "InitProducerId", ANY_VERSION, request, |r| r.error_code)
             .await
         {
             Ok(r) => r,
@@ -542,6 +590,7 @@ impl Producer {
             }
         };
         set_producer(shared, (response.producer_id, response.producer_epoch));
+        txns.choose_version(&txn, &shared.client).await;
         txn.phase = Phase::Ready;
         Ok(())
     }
@@ -562,6 +611,10 @@ impl Producer {
             state.txn_pending.clear();
             state.txn_added.clear();
         }
+        // Nothing of a transaction is queued now: the protocol may change here (as the Java
+        // client's, at each begin).
+        txns.choose_version(&txn, &self.shared.client).await;
+        txns.batch_sent.store(false, Ordering::Release);
         txn.phase = Phase::Open;
         Ok(())
     }
@@ -581,7 +634,12 @@ impl Producer {
         let mut txn = txns.inner.lock().await;
         txns.require_open(&txn, "send_offsets_to_transaction")?;
         let (producer_id, producer_epoch) = producer_of(shared, &txns.id)?;
-        if !txn.groups.contains(group_id) {
+        let version = txns.version();
+        if !version.client_adds() {
+            // The group coordinator adds the group with the TxnOffsetCommit (v5+) below; if
+            // that goes out at all, EndTxn must end the transaction.
+            txn.groups.insert(group_id.to_owned());
+        } else if !txn.groups.contains(group_id) {
             let request = |_: i16| AddOffsetsToTxnRequest {
                 transactional_id: txns.id.clone(),
                 producer_id,
@@ -591,7 +649,7 @@ impl Producer {
             };
             let what = format!("adding group `{group_id}` to the transaction");
             if let Err(e) =
-                txns.coordinator_call(&mut txn, shared, &what, i16::MAX, request, |r| r.error_code).await
+                txns.coordinator_call(&mut txn, shared, &what, ANY_VERSION, request, |r| r.error_code).await
             {
                 return Err(settle(&mut txn, e));
             }
@@ -629,7 +687,7 @@ impl Producer {
         };
         let committed = client
             .with_coordinator(group_id, txns.timeout, |broker| async move {
-                let response = send_capped(client, &broker, TXN_OFFSET_COMMIT_TV1_MAX, &request).await?;
+                let response = send_in(client, &broker, version.txn_offset_commit(), &request).await?;
                 let failed = response
                     .topics
                     .iter()
@@ -726,7 +784,9 @@ impl Producer {
                 tagged_fields: TaggedFields::default(),
             };
             match txns
-                .coordinator_call(&mut txn, shared, "bumping the epoch", i16::MAX, request, |r| r.error_code)
+                .coordinator_call(&mut txn, shared, "bumping the epoch", ANY_VERSION, request, |r| {
+                    r.error_code
+                })
                 .await
             {
                 Ok(r) => set_producer(shared, (r.producer_id, r.producer_epoch)),
@@ -736,7 +796,10 @@ impl Producer {
         Ok(())
     }
 
-    /// EndTxn for the open transaction (nothing to send when it wrote nothing).
+    /// EndTxn for the open transaction (nothing to send when it wrote nothing: on version 1
+    /// when no partition was added, on version 2 when no batch went out). On version 2 the
+    /// answer's producer id and epoch (the epoch bumped, or a new id once it ran out) are the
+    /// producer's from then on.
     async fn end_transaction(
         &self,
         txns: &Transactions,
@@ -744,7 +807,12 @@ impl Producer {
         commit: bool,
     ) -> Result<(), ClientError> {
         let shared = &self.shared;
-        let wrote = !lock(&shared.state).txn_added.is_empty();
+        let version = txns.version();
+        let wrote = if version.client_adds() {
+            !lock(&shared.state).txn_added.is_empty()
+        } else {
+            txns.batch_sent.load(Ordering::Acquire)
+        };
         if wrote || !txn.groups.is_empty() {
             let (producer_id, producer_epoch) = producer_of(shared, &txns.id)?;
             let request = |_: i16| EndTxnRequest {
@@ -755,12 +823,21 @@ impl Producer {
                 tagged_fields: TaggedFields::default(),
             };
             let what = if commit { "committing the transaction" } else { "aborting the transaction" };
-            if let Err(e) =
-                txns.coordinator_call(txn, shared, what, END_TXN_TV1_MAX, request, |r| r.error_code).await
+            let response = match txns
+                .coordinator_call(txn, shared, what, version.end_txn(), request, |r| r.error_code)
+                .await
             {
-                return Err(settle(txn, e));
+                Ok(response) => response,
+                Err(e) => return Err(settle(txn, e)),
+            };
+            if let (Some(id), Some(epoch)) = (response.producer_id, response.producer_epoch) {
+                // v5+: −1 from a coordinator that did not bump (the transaction was version 1).
+                if id >= 0 && epoch >= 0 {
+                    set_producer(shared, (id, epoch));
+                }
             }
         }
+        txns.batch_sent.store(false, Ordering::Release);
         {
             let mut state = lock(&shared.state);
             state.txn_added.clear();

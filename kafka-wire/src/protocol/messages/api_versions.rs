@@ -104,6 +104,43 @@ impl ApiVersionsResponse {
     pub fn range_of(&self, key: ApiKey) -> Option<VersionRange> {
         self.api_keys.iter().find(|a| a.api_key == key).map(ApiVersionRange::range)
     }
+
+    /// The cluster-wide feature levels the broker reports as finalized (tagged field 2, v3+;
+    /// empty before v3 or when the broker finalizes none), read from the raw tagged fields,
+    /// which stay as they are. A malformed field is an error naming it.
+    pub fn finalized_features(&self) -> DecodeResult<Vec<FinalizedFeature>> {
+        let Some((_, payload)) = self.tagged_fields.iter().find(|(tag, _)| *tag == FINALIZED_FEATURES_TAG)
+        else {
+            return Ok(Vec::new());
+        };
+        let mut d = Decoder::with_flexible(payload.clone(), true);
+        // Each element: a name (at least its length byte), two INT16 and a tag count.
+        let features = d.array("finalized_features", 6, |d| {
+            let name = d.string("finalized_features.name")?;
+            let max_version_level = d.i16("finalized_features.max_version_level")?;
+            let min_version_level = d.i16("finalized_features.min_version_level")?;
+            d.tagged_fields("finalized_features.tagged_fields")?;
+            Ok(FinalizedFeature { name, max_version_level, min_version_level })
+        })?;
+        d.finish("finalized_features")?;
+        Ok(features)
+    }
+}
+
+/// The tag of ApiVersions v3+'s `finalized_features` field.
+pub const FINALIZED_FEATURES_TAG: u32 = 2;
+
+/// A feature (`metadata.version`, `transaction.version`, ...) finalized for the cluster at a
+/// level: the brokers use it, and clients may rely on what the level brings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
+pub struct FinalizedFeature {
+    /// The feature's name.
+    pub name: String,
+    /// The level in force.
+    pub max_version_level: i16,
+    /// The lowest level the cluster may still be downgraded to.
+    pub min_version_level: i16,
 }
 
 impl Body for ApiVersionsResponse {
@@ -175,6 +212,61 @@ mod tests {
                 tagged_fields,
             },
         )
+    }
+
+    /// The payload of tagged field 2 as a broker writes it.
+    fn finalized_payload(features: &[(&str, i16, i16)]) -> bytes::Bytes {
+        let mut e = Encoder::new(true);
+        e.array(features, "finalized_features", |e, (name, max, min)| {
+            e.string(name, "name")?;
+            e.i16(*max);
+            e.i16(*min);
+            e.tagged_fields(&TaggedFields::default(), "tagged_fields", 3)
+        })
+        .unwrap();
+        bytes::Bytes::from(e.into_inner())
+    }
+
+    #[test]
+    fn a_kafka_4_broker_finalizing_transaction_version_2_is_read_from_tag_2() {
+        let payload = finalized_payload(&[("metadata.version", 27, 1), ("transaction.version", 2, 0)]);
+        let response = ApiVersionsResponse {
+            tagged_fields: TaggedFields::new(vec![(1, bytes::Bytes::from_static(&[0; 8])), (2, payload)]),
+            ..Default::default()
+        };
+        let features = response.finalized_features().unwrap();
+        assert_eq!(
+            features,
+            vec![
+                FinalizedFeature {
+                    name: "metadata.version".into(),
+                    max_version_level: 27,
+                    min_version_level: 1
+                },
+                FinalizedFeature {
+                    name: "transaction.version".into(),
+                    max_version_level: 2,
+                    min_version_level: 0
+                },
+            ]
+        );
+        // The raw field stays for a round trip.
+        assert_eq!(response.tagged_fields.len(), 2);
+    }
+
+    #[test]
+    fn a_broker_before_features_finalizes_nothing() {
+        assert_eq!(ApiVersionsResponse::default().finalized_features().unwrap(), Vec::new());
+    }
+
+    #[test]
+    fn a_truncated_finalized_features_field_is_an_error_naming_it() {
+        let payload = finalized_payload(&[("transaction.version", 2, 0)]);
+        let cut = payload.slice(..payload.len() - 3);
+        let response =
+            ApiVersionsResponse { tagged_fields: TaggedFields::new(vec![(2, cut)]), ..Default::default() };
+        let error = response.finalized_features().unwrap_err();
+        assert!(error.to_string().contains("finalized_features"), "{error}");
     }
 
     #[test]

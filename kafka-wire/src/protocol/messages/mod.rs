@@ -45,7 +45,7 @@ pub use add_partitions_to_txn::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse,
     AddPartitionsToTxnTopic, AddPartitionsToTxnTopicResult,
 };
-pub use api_versions::{ApiVersionRange, ApiVersionsRequest, ApiVersionsResponse};
+pub use api_versions::{ApiVersionRange, ApiVersionsRequest, ApiVersionsResponse, FinalizedFeature};
 pub use consumer_group_describe::{
     AssignedTopicPartitions, ConsumerDescribedGroup, ConsumerGroupAssignment, ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse, ConsumerGroupMember,
