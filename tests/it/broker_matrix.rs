@@ -329,11 +329,20 @@ impl Broker<'_> {
         if self.generation.release < (0, 11) {
             args.push("--new-consumer");
         }
-        let text = self.tool(
-            "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-            "kafka.admin.ConsumerGroupCommand",
-            &args,
-        );
+        // The tool prints nothing (exit 0) while the coordinator has not loaded the group yet
+        // (seen on 3.9 right after kwire's commit): asked again, it prints the table.
+        let mut text = String::new();
+        for _ in 0..10 {
+            text = self.tool(
+                "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+                "kafka.admin.ConsumerGroupCommand",
+                &args,
+            );
+            if text.contains("CURRENT-OFFSET") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
         let mut lines = text.lines().filter(|l| !l.trim().is_empty());
         let header: Vec<&str> =
             lines.by_ref().find(|l| l.contains("CURRENT-OFFSET")).unwrap_or("").split_whitespace().collect();
