@@ -167,7 +167,7 @@ pub fn modification_time(line: &str) -> Result<i64, String> {
                 Ok(u as i64) // the low 64 bits, as Java's BigInt.longValue
             } else {
                 match n.as_f64() {
-                    Some(f) if f.abs() < 9.223_372_036_854_775_807e18 => Ok(f.trunc() as i64),
+                    Some(f) if f.abs() < 2f64.powi(63) => Ok(f.trunc() as i64),
                     _ => Err(format!("`modificationTime` {n} is beyond 64 bits: not a time Spark wrote")),
                 }
             }
