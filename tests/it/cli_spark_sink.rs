@@ -11,6 +11,8 @@
 //!   or an older copy of the checkpoint was restored. Spark would re-run that batch and its sink
 //!   would skip it, losing its records without an error; kwire's batch would be one the log
 //!   already has, so it refuses, naming the sink's file, and writes nothing.
+//!
+//! And `--spark-sink-retention` values Spark's `retention` option would not take.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -137,4 +139,37 @@ fn reset_after_spark_died_between_its_sink_entry_and_its_commit_writes_the_batch
     }
     assert!(!ckpt.join("commits/1").exists());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_spark_sink_retention_spark_would_not_accept_is_a_usage_error_naming_the_value() {
+    for bad in ["7 days", "1.5h", "10sec"] {
+        let out = support::kwire_bare(&[
+            "reset",
+            "--group",
+            "q",
+            "--store",
+            "spark:/nonexistent",
+            "--topic",
+            "t",
+            "--to",
+            "earliest",
+            "--spark-sink",
+            "/nonexistent",
+            "--spark-sink-retention",
+            bad,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{bad}: {}", stderr(&out));
+        let text = stderr(&out);
+        assert!(text.contains("--spark-sink-retention") && text.contains(&format!("`{bad}`")), "{text}");
+    }
+    // The environment variable is read the same way.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kwire"))
+        .args(["reset", "--group", "q", "--store", "spark:/nonexistent", "--topic", "t", "--to", "earliest"])
+        .env_remove("KWIRE_BOOTSTRAP")
+        .env("KWIRE_SPARK_SINK_RETENTION", "7x")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("`7x`"), "{}", stderr(&out));
 }
