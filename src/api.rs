@@ -14,6 +14,10 @@ use crate::cli::{Cli, Command, FormatArg, Global, GroupCommand};
 use crate::commands::{self, Context};
 use crate::exit::{Exit, Failure};
 
+/// A file sink's `retention` option ([`Settings::spark_sink_retention`]), parsed from Spark's
+/// time string with `str::parse`.
+pub use kwire_stores::spark::sink::Retention as SparkSinkRetention;
+
 /// How an embedding connects: the global options of the command line it can set.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -29,6 +33,9 @@ pub struct Settings {
     pub spark_sink: Option<std::path::PathBuf>,
     /// `--spark-sink-compact-interval`.
     pub spark_sink_compact_interval: u32,
+    /// `--spark-sink-retention`: the file sink's `retention` option (`"7d".parse()`, Spark's
+    /// time string), applied when a batch written is a compaction batch.
+    pub spark_sink_retention: Option<SparkSinkRetention>,
 }
 
 /// One connection to a cluster and the runtime its calls run on. Every call blocks its thread
@@ -87,6 +94,7 @@ impl Session {
             zookeeper_tls_key: None,
             spark_sink: settings.spark_sink,
             spark_sink_compact_interval: settings.spark_sink_compact_interval,
+            spark_sink_retention: settings.spark_sink_retention,
             zookeeper_acl: "inherit"
                 .parse()
                 .map_err(|e: kwire_stores::UnknownAclPolicy| Failure::new(Exit::USAGE, e.to_string()))?,

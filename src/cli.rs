@@ -77,6 +77,12 @@ pub struct Global {
     #[arg(long, value_name = "N", default_value_t = kwire_stores::spark::sink::DEFAULT_COMPACT_INTERVAL,
           value_parser = clap::value_parser!(u32).range(1..), global = true)]
     pub spark_sink_compact_interval: u32,
+    /// The file sink's `retention` option, for --spark-sink, spelled as the query spells it
+    /// (Spark's time string: 7d, 12h, 90s, a bare number is ms): a batch kwire writes that is a
+    /// compaction batch leaves out the entries whose files are older than that, as Spark does.
+    #[arg(long, value_name = "DURATION", env = "KWIRE_SPARK_SINK_RETENTION", value_parser = parse_spark_sink_retention,
+          global = true)]
+    pub spark_sink_retention: Option<kwire_stores::spark::sink::Retention>,
     /// Output format: aligned text tables, one JSON document on stdout, or (`plan` only) the
     /// batch as Spark's startingOffsets / endingOffsets JSON.
     #[arg(long, value_enum, default_value_t = FormatArg::Text, global = true)]
@@ -785,6 +791,10 @@ pub struct MetadataArgs {
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
 
 /// Parses `--timeout`: a duration above zero and at most [`MAX_TIMEOUT`].
+fn parse_spark_sink_retention(text: &str) -> Result<kwire_stores::spark::sink::Retention, String> {
+    text.parse().map_err(|e: kwire_stores::spark::sink::retention::BadRetention| e.to_string())
+}
+
 fn parse_zookeeper_acl(text: &str) -> Result<kwire_stores::AclPolicy, String> {
     text.parse().map_err(|e: kwire_stores::UnknownAclPolicy| e.to_string())
 }

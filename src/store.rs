@@ -34,6 +34,8 @@ pub struct StoreAccess<'a> {
     pub spark_sink: Option<&'a Path>,
     /// `--spark-sink-compact-interval`.
     pub spark_sink_compact_interval: u32,
+    /// `--spark-sink-retention`.
+    pub spark_sink_retention: Option<kwire_stores::spark::sink::Retention>,
     pub timeout: Duration,
 }
 
@@ -88,6 +90,7 @@ async fn open(
         spark_sink: access.spark_sink.map(|output| kwire_stores::spark::FileSink {
             output: output.to_path_buf(),
             compact_interval: access.spark_sink_compact_interval,
+            retention: access.spark_sink_retention,
         }),
         ..OpenOptions::new(Arc::clone(access.client), access.timeout)
     };

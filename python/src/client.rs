@@ -42,11 +42,12 @@ fn property_value(value: &Bound<'_, PyAny>) -> PyResult<String> {
 impl Client {
     /// `bootstrap` as `--bootstrap-server`; `config` the Kafka client properties `-X` and
     /// `--command-config` take (security.protocol, sasl.*, ssl.*, ...); `timeout` in seconds per
-    /// request, as `--timeout`; `zookeeper` for the `zk` store; `spark_sink` and
-    /// `spark_sink_compact_interval` as `--spark-sink` and `--spark-sink-compact-interval`
-    /// (a `spark:` store's commits also write that file sink's log entry).
+    /// request, as `--timeout`; `zookeeper` for the `zk` store; `spark_sink`,
+    /// `spark_sink_compact_interval` and `spark_sink_retention` as `--spark-sink`,
+    /// `--spark-sink-compact-interval` and `--spark-sink-retention` (a `spark:` store's commits
+    /// also write that file sink's log entry; the retention is Spark's time string, `"7d"`).
     #[new]
-    #[pyo3(signature = (bootstrap, config = None, *, timeout = 30.0, zookeeper = None, spark_sink = None, spark_sink_compact_interval = 10))]
+    #[pyo3(signature = (bootstrap, config = None, *, timeout = 30.0, zookeeper = None, spark_sink = None, spark_sink_compact_interval = 10, spark_sink_retention = None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one per CLI option
     fn new(
         py: Python<'_>,
@@ -56,6 +57,7 @@ impl Client {
         zookeeper: Option<String>,
         spark_sink: Option<std::path::PathBuf>,
         spark_sink_compact_interval: u32,
+        spark_sink_retention: Option<String>,
     ) -> PyResult<Self> {
         if spark_sink_compact_interval == 0 {
             return Err(to_py_err(
@@ -63,6 +65,12 @@ impl Client {
                 &Failure::new(kwire::exit::Exit::USAGE, "spark_sink_compact_interval: at least 1"),
             ));
         }
+        let spark_sink_retention = spark_sink_retention
+            .map(|r| r.parse::<kwire::api::SparkSinkRetention>())
+            .transpose()
+            .map_err(|e| {
+                to_py_err(py, &Failure::new(kwire::exit::Exit::USAGE, format!("spark_sink_retention: {e}")))
+            })?;
         let mut properties = Vec::new();
         for (key, value) in config.iter().flat_map(|c| c.iter()) {
             properties.push((key.extract::<String>()?, property_value(&value)?));
@@ -83,6 +91,7 @@ impl Client {
             zookeeper,
             spark_sink,
             spark_sink_compact_interval,
+            spark_sink_retention,
         })
         .map_err(|f| to_py_err(py, &f))?;
         for warning in warnings {

@@ -285,9 +285,8 @@ def test_a_plan_without_topics_raises_usage_error_naming_the_missing_argument(
     assert "TOPICS" in str(raised.value), str(raised.value)
 
 
-def test_a_commit_into_a_spark_checkpoint_with_spark_sink_writes_the_file_sinks_entry(
-    bootstrap: str, topic: str, group: str, tmp_path: Path
-) -> None:
+def spark_checkpoint(tmp_path: Path, topic: str, sink_batch_0: str = "v1") -> tuple[Path, Path]:
+    """A checkpoint with batch 0 committed, and its file sink's log holding `sink_batch_0`."""
     ckpt, out = tmp_path / "ckpt", tmp_path / "out"
     (ckpt / "offsets").mkdir(parents=True)
     (ckpt / "commits").mkdir()
@@ -295,7 +294,14 @@ def test_a_commit_into_a_spark_checkpoint_with_spark_sink_writes_the_file_sinks_
     (ckpt / "offsets" / "0").write_text(f'v1\n{{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{{}}}}\n{{"{topic}":{{"0":0,"1":0,"2":0}}}}')
     (ckpt / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}')
     (out / "_spark_metadata").mkdir(parents=True)
-    (out / "_spark_metadata" / "0").write_text("v1")
+    (out / "_spark_metadata" / "0").write_text(sink_batch_0)
+    return ckpt, out
+
+
+def test_a_commit_into_a_spark_checkpoint_with_spark_sink_writes_the_file_sinks_entry(
+    bootstrap: str, topic: str, group: str, tmp_path: Path
+) -> None:
+    ckpt, out = spark_checkpoint(tmp_path, topic)
     store = f"spark:{ckpt}"
     # The sink folder has no log: refused, naming it, and nothing written.
     elsewhere = kwire.Client(bootstrap, spark_sink=str(tmp_path / "nowhere"))
@@ -308,3 +314,18 @@ def test_a_commit_into_a_spark_checkpoint_with_spark_sink_writes_the_file_sinks_
     assert (ckpt / "commits" / "1").exists()
     # Batch 1 is a compaction batch at interval 2: `1.compact`, holding batch 0's (no) entries.
     assert (out / "_spark_metadata" / "1.compact").read_text() == "v1"
+
+
+def test_spark_sink_retention_drops_expired_entries_at_a_compaction_and_a_bad_one_is_a_usage_error(
+    bootstrap: str, topic: str, group: str, tmp_path: Path
+) -> None:
+    with pytest.raises(kwire.UsageError) as raised:
+        kwire.Client(bootstrap, spark_sink=str(tmp_path), spark_sink_retention="7 days")
+    assert "spark_sink_retention" in str(raised.value) and "`7 days`" in str(raised.value)
+    entry = '{{"path":"file:///o/{0}.json","size":1,"isDir":false,"modificationTime":{1},"blockReplication":1,"blockSize":1,"action":"add"}}'
+    old, recent = entry.format("old", 1), entry.format("recent", int(time.time() * 1000))
+    ckpt, out = spark_checkpoint(tmp_path, topic, f"v1\n{old}\n{recent}")
+    client = kwire.Client(bootstrap, spark_sink=str(out), spark_sink_compact_interval=2, spark_sink_retention="1d")
+    client.commit(group, {(topic, 0): 3}, store=f"spark:{ckpt}", force=True)
+    # Batch 1 is a compaction batch at interval 2: the entry older than a day is left out.
+    assert (out / "_spark_metadata" / "1.compact").read_text() == f"v1\n{recent}"

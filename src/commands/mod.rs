@@ -114,6 +114,7 @@ impl Context {
             zookeeper_acl: self.global.zookeeper_acl,
             spark_sink: self.global.spark_sink.as_deref(),
             spark_sink_compact_interval: self.global.spark_sink_compact_interval,
+            spark_sink_retention: self.global.spark_sink_retention,
             timeout: self.global.timeout,
         }
     }

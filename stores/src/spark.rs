@@ -223,6 +223,9 @@ pub struct FileSink {
     /// `spark.sql.streaming.fileSink.log.compactInterval` as the query runs with it; the log's
     /// own `.compact` files take precedence, as in Spark.
     pub compact_interval: u32,
+    /// The sink's `retention` option, applied as Spark applies it when a batch kwire writes is
+    /// a compaction batch ([`sink::retention`]); `None` keeps every entry.
+    pub retention: Option<sink::Retention>,
 }
 
 impl SparkStore {
@@ -323,8 +326,12 @@ impl SparkStore {
             });
         }
         // Planned (and the log checked) before anything is written.
-        let sink_entries =
-            self.sink.as_ref().map(|s| sink::plan(&s.output, s.compact_interval, next)).transpose()?;
+        let clock = sink::retention::epoch_millis(SystemTime::now());
+        let sink_entries = self
+            .sink
+            .as_ref()
+            .map(|s| sink::plan(&s.output, s.compact_interval, s.retention, next, clock))
+            .transpose()?;
         let text = log::render_offsets(&OffsetsFile { metadata, sources });
         let commit = ckpt.commit_text.clone().unwrap_or_else(|| log::DEFAULT_COMMIT.to_owned());
         self.write_new(&ckpt, "offsets", next, text.as_bytes())?;

@@ -317,8 +317,11 @@ fn reading_ten_thousand_batches_of_a_thousand_partitions_reads_only_the_newest()
 }
 
 fn with_sink(dir: &Path, output: &Path) -> SparkStore {
-    idle(dir)
-        .file_sink(Some(kwire_stores::spark::FileSink { output: output.to_path_buf(), compact_interval: 10 }))
+    idle(dir).file_sink(Some(kwire_stores::spark::FileSink {
+        output: output.to_path_buf(),
+        compact_interval: 10,
+        retention: None,
+    }))
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod cli_hardening;
 mod cli_offsets;
 mod cli_records;
 mod cli_reset_plan;
+mod cli_spark_sink;
 mod cli_spellings;
 mod cli_stores;
 mod cli_time_lag;

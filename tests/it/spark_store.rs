@@ -101,7 +101,17 @@ impl Spark {
         if let Some(n) = how.max_offsets_per_trigger {
             cmd["max_offsets_per_trigger"] = json!(n);
         }
+        if let Some(r) = how.retention {
+            cmd["retention"] = json!(r);
+        }
         self.ask(&cmd).map(drop)
+    }
+
+    /// Spark's own compaction of `output`'s sink log: its `FileStreamSinkLog` with `retention`
+    /// adds compaction batch `batch` with no files. Returns the retention in ms as Spark parsed it.
+    fn compact(&mut self, output: &Path, batch: u64, retention: &str, interval: u32) -> Result<i64, String> {
+        let cmd = json!({"op": "compact", "path": output, "batch": batch, "retention": retention, "compact_interval": interval});
+        Ok(self.ask(&cmd)?["retention_ms"].as_i64().expect("retention_ms"))
     }
 
     /// `spark.read.json(output)`: every record's value, read through the sink's log.
@@ -122,12 +132,14 @@ impl Spark {
     }
 }
 
-/// How a query runs: its file sink log's compact interval (Spark's default 10 when `None`)
-/// and at most this many records per batch (all available in one batch when `None`).
+/// How a query runs: its file sink log's compact interval (Spark's default 10 when `None`),
+/// at most this many records per batch (all available in one batch when `None`) and its file
+/// sink's `retention` option.
 #[derive(Debug, Default)]
 struct SinkRun {
     compact_interval: Option<u32>,
     max_offsets_per_trigger: Option<u32>,
+    retention: Option<&'static str>,
 }
 
 /// The session every test of this file shares (started by the first), one query at a time.
@@ -652,7 +664,7 @@ fn a_kwire_batch_that_is_a_file_sinks_compaction_batch_is_compacted_into_its_log
     let (ckpt, output) = (dir.join("ckpt"), dir.join("out"));
     let (ckpt_control, output_control) = (dir.join("ckpt-control"), dir.join("out-control"));
     let store = format!("spark:{}", ckpt.display());
-    let every3 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: None };
+    let every3 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: None, retention: None };
     create_topic(&cluster, &topic, 6, 3);
     // Batches 0 and 1 (one per run), then `b-` records the reset skips.
     produce(&cluster, &topic, (0..60).map(|i| format!("a-{i}")));
@@ -689,7 +701,8 @@ fn a_kwire_batch_that_is_a_file_sinks_compaction_batch_is_compacted_into_its_log
 
     // Restarted: batches 3, 4 and the next compaction batch 5 (30 records each).
     produce(&cluster, &topic, (0..90).map(|i| format!("d-{i}")));
-    let every3_by30 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: Some(30) };
+    let every3_by30 =
+        SinkRun { compact_interval: Some(3), max_offsets_per_trigger: Some(30), retention: None };
     spark.run_with(&topic, &ckpt, &output, &every3_by30).expect("the query runs past its next compaction");
     assert!(ckpt.join("commits/5").exists(), "Spark committed batches 3 to 5");
     assert!(output.join("_spark_metadata/5.compact").exists(), "Spark compacted batch 5");
@@ -718,7 +731,7 @@ fn a_kwire_batch_that_is_a_plain_file_sink_batch_gets_v1_alone_and_the_query_com
     let dir = temp_dir("sink-plain");
     let (ckpt, output) = (dir.join("ckpt"), dir.join("out"));
     let store = format!("spark:{}", ckpt.display());
-    let every3 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: None };
+    let every3 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: None, retention: None };
     create_topic(&cluster, &topic, 6, 3);
     produce(&cluster, &topic, (0..60).map(|i| format!("a-{i}")));
     spark.run_with(&topic, &ckpt, &output, &every3).unwrap();
@@ -745,7 +758,7 @@ fn a_kwire_batch_that_is_a_plain_file_sink_batch_gets_v1_alone_and_the_query_com
 
     // Restarted: batches 2 (a compaction, which needs batch 1's entry) and 3.
     produce(&cluster, &topic, (0..60).map(|i| format!("d-{i}")));
-    let by30 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: Some(30) };
+    let by30 = SinkRun { compact_interval: Some(3), max_offsets_per_trigger: Some(30), retention: None };
     spark.run_with(&topic, &ckpt, &output, &by30).expect("the query runs past its next compaction");
     assert!(ckpt.join("commits/3").exists(), "Spark committed batches 2 and 3");
     assert!(output.join("_spark_metadata/2.compact").exists());
@@ -763,6 +776,85 @@ fn a_kwire_batch_that_is_a_plain_file_sink_batch_gets_v1_alone_and_the_query_com
     let written = sink_log_file(&output, &kwire_stores::spark::sink::file_name(next, 3));
     assert!(written.starts_with("v1"), "{written}");
     assert!(spark.read(&output).is_ok(), "spark.read after the second kwire batch");
+}
+
+/// The file sink's `retention` the retention test's query runs with, and how long it waits
+/// for the first batch's files to expire (the kwire write and Spark's own compaction of a copy
+/// both take place within seconds of the second batch, well inside the retention).
+const RETENTION: &str = "20s";
+const PAST_RETENTION: Duration = Duration::from_secs(22);
+
+#[test]
+fn a_kwire_compaction_batch_with_spark_sink_retention_drops_what_sparks_own_compaction_drops() {
+    let Some(cluster) = support::cluster() else { return };
+    let Some(mut spark) = spark(&cluster) else { return };
+    let topic = unique("spark-sink-retention");
+    let dir = temp_dir("sink-retention");
+    let (ckpt, output, output_spark) = (dir.join("ckpt"), dir.join("out"), dir.join("out-spark"));
+    let store = format!("spark:{}", ckpt.display());
+    let run =
+        SinkRun { compact_interval: Some(3), max_offsets_per_trigger: None, retention: Some(RETENTION) };
+    create_topic(&cluster, &topic, 6, 3);
+    // Batch 0 (`a-`), left to expire; batch 1 (`b-`) fresh; then `x-` records the reset skips.
+    produce(&cluster, &topic, (0..60).map(|i| format!("a-{i}")));
+    spark.run_with(&topic, &ckpt, &output, &run).unwrap();
+    std::thread::sleep(PAST_RETENTION);
+    produce(&cluster, &topic, (0..60).map(|i| format!("b-{i}")));
+    spark.run_with(&topic, &ckpt, &output, &run).unwrap();
+    assert!(ckpt.join("commits/1").exists() && !ckpt.join("offsets/2").exists(), "one batch per run");
+    produce(&cluster, &topic, (0..30).map(|i| format!("x-{i}")));
+    copy_dir(&output, &output_spark);
+
+    // kwire's batch 2 is the sink's compaction batch at interval 3.
+    let output_arg = output.display().to_string();
+    let out = kwire(
+        &cluster,
+        &[
+            "reset",
+            "--group",
+            "q",
+            "--store",
+            &store,
+            "--topic",
+            &topic,
+            "--to",
+            "latest",
+            "--execute",
+            "--force",
+            "--spark-sink",
+            &output_arg,
+            "--spark-sink-compact-interval",
+            "3",
+            "--spark-sink-retention",
+            RETENTION,
+        ],
+    );
+    assert!(out.status.success(), "kwire reset failed ({:?}): {}", out.status.code(), stderr(&out));
+    // Spark's own compaction of the same log, with the same retention, moments later: the
+    // oracle for what Spark drops.
+    let millis =
+        spark.compact(&output_spark, 2, RETENTION, 3).expect("Spark's FileStreamSinkLog compacts the copy");
+    assert_eq!(millis, 20_000, "Spark parsed {RETENTION}");
+    let kwire_compact = sink_log_file(&output, "2.compact");
+    let spark_compact = sink_log_file(&output_spark, "2.compact");
+    assert_eq!(kwire_compact, spark_compact, "kwire's 2.compact is Spark's, byte for byte");
+    // What both dropped: every entry of batch 0 (older than the retention), none of batch 1.
+    let kept: Vec<String> = kwire_compact.lines().skip(1).map(str::to_owned).collect();
+    assert_eq!(kept, entry_lines(&output, &["1"]));
+    assert!(!entry_lines(&output, &["0"]).is_empty(), "batch 0 wrote files");
+    let read = spark.read(&output).expect("spark.read of the sink folder after kwire's compaction");
+    assert_eq!(prefixes(read.iter().map(String::as_str)), BTreeMap::from([("b".into(), 60)]), "a- expired");
+
+    // Restarted (with its retention): batch 3 after kwire's compaction, no `x-` record.
+    produce(&cluster, &topic, (0..60).map(|i| format!("c-{i}")));
+    spark.run_with(&topic, &ckpt, &output, &run).expect("the query resumes after kwire's compaction batch");
+    assert!(ckpt.join("commits/3").exists(), "Spark committed batch 3");
+    assert_eq!(sink_log_file(&output, "2.compact"), kwire_compact, "Spark kept kwire's compaction");
+    let read = spark.read(&output).expect("spark.read after the restarted query's batch");
+    assert_eq!(
+        prefixes(read.iter().map(String::as_str)),
+        BTreeMap::from([("b".into(), 60), ("c".into(), 60)])
+    );
 }
 
 #[test]

@@ -8,8 +8,13 @@ stdout (Spark's own logs go to stderr):
       trigger(availableNow=True): every record available at the start, then it stops.
       Answers {"ok": true} or {"ok": false, "error": "<the exception's text>"}.
       Optional: "compact_interval": N (the file sink log's
-      spark.sql.streaming.fileSink.log.compactInterval, default Spark's 10) and
-      "max_offsets_per_trigger": N (more than one batch per run).
+      spark.sql.streaming.fileSink.log.compactInterval, default Spark's 10),
+      "max_offsets_per_trigger": N (more than one batch per run) and "retention": DURATION
+      (the file sink's retention option, Spark's time string).
+  {"op": "compact", "path": DIR, "batch": N, "retention": DURATION, "compact_interval": N}
+      Spark's own compaction of a file sink's log: the FileStreamSinkLog of DIR/_spark_metadata,
+      with that retention, adds batch N (a compaction batch) with no files of its own, as
+      Spark's sink does for a batch that wrote none. Answers {"ok": true, "retention_ms": MS}.
   {"op": "read", "path": DIR}
       spark.read.json(DIR): reads a file sink's folder through its _spark_metadata log.
       Answers {"ok": true, "values": [...every record's value...]} or {"ok": false, "error": ...}.
@@ -31,6 +36,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "ex
 import batch_loop  # noqa: E402  (the example, run in this session)
 
 from pyspark.sql import SparkSession
+
+
+def compact(spark: SparkSession, cmd: dict) -> int:
+    """Spark's FileStreamSinkLog(retention).add(batch, no files) on DIR's sink log."""
+    jvm = spark._jvm
+    spark.conf.set("spark.sql.streaming.fileSink.log.compactInterval", str(cmd["compact_interval"]))
+    millis = jvm.org.apache.spark.util.Utils.timeStringAsMs(cmd["retention"])
+    # Option[Long] built in the JVM: py4j would pass a small Python int as an Integer, which
+    # the sink log's Long unboxing rejects.
+    retention = spark._jsparkSession.sql(f"SELECT CAST({int(millis)} AS BIGINT)").head().toSeq().headOption()
+    package = "org.apache.spark.sql.execution.streaming" + ("" if spark.version.startswith("3.") else ".sinks")
+    log_class = jvm
+    for part in (package + ".FileStreamSinkLog").split("."):
+        log_class = getattr(log_class, part)
+    metadata = os.path.join(cmd["path"], "_spark_metadata")
+    log = log_class(1, spark._jsparkSession, metadata, retention)
+    if not log.add(cmd["batch"], spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 0)):
+        raise RuntimeError(f"Spark's sink log already has batch {cmd['batch']}")
+    return int(millis)
 
 
 def main() -> None:
@@ -62,6 +86,13 @@ def main() -> None:
                 answer = {"ok": False, "error": str(e)}
             print(json.dumps(answer), flush=True)
             continue
+        if cmd["op"] == "compact":
+            try:
+                answer = {"ok": True, "retention_ms": compact(spark, cmd)}
+            except Exception as e:
+                answer = {"ok": False, "error": str(e)}
+            print(json.dumps(answer), flush=True)
+            continue
         if cmd["op"] == "read":
             try:
                 rows = spark.read.json(cmd["path"]).select("value").collect()
@@ -83,9 +114,11 @@ def main() -> None:
             if cmd.get("max_offsets_per_trigger"):
                 reader = reader.option("maxOffsetsPerTrigger", str(cmd["max_offsets_per_trigger"]))
             df = reader.load()
+            writer = df.selectExpr("CAST(value AS STRING) AS value", "topic", "partition", "offset").writeStream
+            if cmd.get("retention"):
+                writer = writer.option("retention", cmd["retention"])
             query = (
-                df.selectExpr("CAST(value AS STRING) AS value", "topic", "partition", "offset")
-                .writeStream.format("json")
+                writer.format("json")
                 .option("path", cmd["output"])
                 .option("checkpointLocation", cmd["checkpoint"])
                 .trigger(availableNow=True)
