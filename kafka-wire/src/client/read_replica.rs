@@ -91,7 +91,10 @@ impl ReadReplicas {
         if node < 0 || self.leader_only(tp, now) {
             return;
         }
-        self.chosen.insert(tp.clone(), Chosen { node, leader_epoch, expires: now + READ_REPLICA_TTL });
+        self.chosen.insert(
+            tp.clone(),
+            Chosen { node, leader_epoch, expires: now.checked_add(READ_REPLICA_TTL).unwrap_or(now) },
+        );
     }
 
     /// Whether `tp` is read from `node` as its preferred read replica (not as its leader).
@@ -114,7 +117,7 @@ impl ReadReplicas {
     pub(crate) fn replica_failed(&mut self, tp: &TopicPartition, node: Option<i32>, now: Instant) -> bool {
         let was = self.back_to_leader(tp, node);
         if was {
-            self.leader_only.insert(tp.clone(), now + LEADER_ONLY_AFTER_FAILURE);
+            self.leader_only.insert(tp.clone(), now.checked_add(LEADER_ONLY_AFTER_FAILURE).unwrap_or(now));
         }
         was
     }
@@ -276,7 +279,10 @@ mod tests {
         let p = partition(1, 5, &[1, 2, 3], &[]);
         let m = cluster(&[1, 2, 3], &p);
         let mut r = chose_3(now);
-        assert_eq!(r.target(&tp(), &p, &m, now + READ_REPLICA_TTL - Duration::from_millis(1)), Some(3));
+        assert_eq!(
+            r.target(&tp(), &p, &m, now + READ_REPLICA_TTL.saturating_sub(Duration::from_millis(1))),
+            Some(3)
+        );
         assert_eq!(r.target(&tp(), &p, &m, now + READ_REPLICA_TTL), Some(1));
     }
 }
