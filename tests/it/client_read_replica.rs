@@ -189,3 +189,28 @@ fn a_follower_whose_connection_fails_sends_the_reader_back_to_the_leader_losing_
     assert!(after.iter().all(|b| *b != p.other_addr), "{after:?}");
     drop(proxy);
 }
+
+#[test]
+fn kwire_consume_with_client_rack_traces_its_fetches_going_to_the_follower_in_that_rack() {
+    let Some(cluster) = support::cluster() else { return };
+    let runtime = support::multi_thread_runtime();
+    let p = replicated_topic(&runtime, &cluster, "read-replica-cli");
+    let rack = format!("client.rack=r{}", p.follower);
+    let out = support::kwire(&cluster, &["consume", &p.tp.topic, "-X", &rack, "--trace"]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    assert_eq!(support::stdout(&out).lines().count(), RECORDS as usize, "every record printed once");
+    let trace = support::stderr(&out);
+    // `-> host:port Fetch vN request ...`: the broker of each Fetch, in order.
+    let fetches: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.starts_with("-> ") && l.contains(" Fetch v") && l.contains(" request "))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    let rack_id = format!("\"rack_id\":\"r{}\"", p.follower);
+    assert!(trace.contains(&rack_id), "no Fetch carried {rack_id}");
+    assert_eq!(fetches.first(), Some(&p.leader.as_str()), "{fetches:?}");
+    assert_eq!(fetches.get(1), Some(&p.follower_addr.as_str()), "{fetches:?}");
+    let to_follower = fetches.iter().filter(|b| **b == p.follower_addr).count();
+    assert!(to_follower > fetches.len() / 2, "{fetches:?}");
+    assert!(!fetches.contains(&p.other_addr.as_str()), "{fetches:?}");
+}
