@@ -35,6 +35,12 @@ pub struct StreamConfig {
     /// Size batches so they are processed within a time budget, from the measured processing
     /// rate (seed 003; none by default).
     pub processing_budget: Option<ProcessingBudget>,
+    /// [`DirectStream::run`](crate::DirectStream::run) reads the next batch while the
+    /// application processes one (default: on). At most one batch is read ahead, planned with
+    /// the same limits, so at most two batches' records are held at once; it is planned from
+    /// the log as it was while the previous batch was processed, and with the processing rate
+    /// measured before that batch.
+    pub prefetch: bool,
 }
 
 /// Batches capped at `rate × budget × safety` records, where `rate` is the application's
@@ -84,6 +90,7 @@ impl StreamConfig {
             fetch_attempts: 3,
             poll_interval: Duration::from_millis(500),
             processing_budget: None,
+            prefetch: true,
         }
     }
 
@@ -91,6 +98,13 @@ impl StreamConfig {
     /// Caps each batch so processing it fits this budget (seed 003).
     pub fn processing_budget(mut self, budget: ProcessingBudget) -> Self {
         self.processing_budget = Some(budget);
+        self
+    }
+
+    #[must_use]
+    /// Whether `run` reads the next batch while the application processes one (default: on).
+    pub fn prefetch(mut self, prefetch: bool) -> Self {
+        self.prefetch = prefetch;
         self
     }
 

@@ -1,5 +1,6 @@
 //! The loop: load stored offsets → look at the logs → plan → fetch exactly the planned ranges →
-//! hand the batch over → commit its untils after the application finished it.
+//! hand the batch over → commit its untils after the application finished it. `run` reads the
+//! next batch while the application processes one, from the positions that batch will commit.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
@@ -502,21 +503,39 @@ impl<S: OffsetStore> DirectStream<S> {
     /// loop waits [`StreamConfig::poll_interval`] after a batch without records. Returns when
     /// `process` says [`Control::Stop`] (after committing that batch), or with the first error:
     /// an error from `process` leaves its batch uncommitted, so it is read again next time.
+    ///
+    /// With [`StreamConfig::prefetch`] (the default), while `process` works on a batch with
+    /// records the next batch is planned and fetched from the positions that batch will commit
+    /// (see [`StreamConfig::prefetch`]): it is handed out next only when the commit wrote
+    /// exactly those positions, and thrown away on an error, a `Stop`, or a commit that
+    /// stored anything else. Nothing of it is committed before its own turn.
     pub async fn run<F, Fut, E>(&mut self, mut process: F) -> Result<(), StreamError>
     where
         F: FnMut(Batch) -> Fut,
         Fut: Future<Output = Result<Control, E>>,
         E: Into<BoxError>,
     {
+        let mut ahead: Option<Batch> = None;
         loop {
-            let batch = self.next_batch().await?;
+            let batch = match ahead.take() {
+                Some(batch) => batch,
+                None => self.next_batch().await?,
+            };
             let commits = batch.commits.clone();
             let records = batch.record_count();
+            let mut read_ahead = None;
             let control = if batch.is_idle() {
                 Control::Continue
             } else {
                 let started = std::time::Instant::now();
-                let control = process(batch).await.map_err(|e| StreamError::Application(e.into()))?;
+                let outcome = if records > 0 && self.config.prefetch {
+                    let (outcome, read) = self.process_reading_ahead(process(batch), &commits).await;
+                    read_ahead = read;
+                    outcome
+                } else {
+                    process(batch).await
+                };
+                let control = outcome.map_err(|e| StreamError::Application(e.into()))?;
                 self.observe(records as u64, started.elapsed());
                 control
             };
@@ -524,11 +543,109 @@ impl<S: OffsetStore> DirectStream<S> {
             if control == Control::Stop {
                 return Ok(());
             }
+            if let Some(read) = read_ahead {
+                ahead = self.adopt(read);
+            }
             if records == 0 {
                 tokio::time::sleep(self.config.poll_interval).await;
             }
         }
     }
+
+    /// Awaits `processing` while the next batch is read from the positions `commits` will
+    /// store. Returns the application's outcome and, when it succeeded, what was read ahead;
+    /// either way the stream's own state is as it was before (the read-ahead's state travels
+    /// in [`ReadAhead`] until [`adopt`](Self::adopt) takes it).
+    async fn process_reading_ahead<Fut, E>(
+        &mut self,
+        processing: Fut,
+        commits: &[Commit],
+    ) -> (Result<Control, E>, Option<ReadAhead>)
+    where
+        Fut: Future<Output = Result<Control, E>>,
+    {
+        let before = self.planning_state();
+        let (outcome, read) = {
+            let reading = self.read_ahead(commits);
+            tokio::pin!(processing, reading);
+            let mut read = None;
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut processing => break outcome,
+                    result = &mut reading, if read.is_none() => read = Some(result),
+                }
+            };
+            // A failed batch is read again from its own positions: what was read ahead is
+            // dropped unfinished (its fetches are cancelled with it).
+            if outcome.is_ok() && read.is_none() {
+                read = Some(reading.await);
+            }
+            let ok = outcome.is_ok();
+            (outcome, read.filter(|_| ok))
+        };
+        let assumed = std::mem::replace(&mut self.stored, before.stored);
+        let after = PlanningState {
+            stored: assumed,
+            carry: std::mem::replace(&mut self.carry, before.carry),
+            previous: std::mem::replace(&mut self.previous, before.previous),
+            next_id: std::mem::replace(&mut self.next_id, before.next_id),
+        };
+        let read = read.and_then(Result::ok).map(|batch| ReadAhead { batch, state: after });
+        (outcome, read)
+    }
+
+    /// Plans and fetches the batch after one whose `commits` are not stored yet, as if they
+    /// were: from the stored positions merged with them, in memory only.
+    async fn read_ahead(&mut self, commits: &[Commit]) -> Result<Batch, StreamError> {
+        let stored = self.stored_now().await?;
+        let (assumed, _) = merge_commits(&stored, commits, now_ms());
+        self.stored = Some(assumed);
+        self.next_batch().await
+    }
+
+    /// The batch read ahead, when the store now holds the positions it was planned from;
+    /// `None` (thrown away) otherwise.
+    fn adopt(&mut self, read: ReadAhead) -> Option<Batch> {
+        let positions = |s: &Option<HashMap<TopicPartition, Stored>>| {
+            s.as_ref().map(|m| {
+                m.iter()
+                    .map(|(tp, s)| (tp.clone(), (s.offset, s.leader_epoch, s.topic_id)))
+                    .collect::<HashMap<_, _>>()
+            })
+        };
+        if self.stored.is_none() || positions(&self.stored) != positions(&read.state.stored) {
+            return None;
+        }
+        self.carry = read.state.carry;
+        self.previous = read.state.previous;
+        self.next_id = read.state.next_id;
+        Some(read.batch)
+    }
+
+    fn planning_state(&self) -> PlanningState {
+        PlanningState {
+            stored: self.stored.clone(),
+            carry: self.carry.clone(),
+            previous: self.previous.clone(),
+            next_id: self.next_id,
+        }
+    }
+}
+
+/// What planning the next batch reads and changes in a [`DirectStream`].
+#[derive(Debug)]
+struct PlanningState {
+    stored: Option<HashMap<TopicPartition, Stored>>,
+    carry: RateCarry,
+    previous: HashMap<TopicPartition, (Offset, Option<TopicId>)>,
+    next_id: u64,
+}
+
+/// A batch read while the one before it was processed, and the stream's state after it.
+#[derive(Debug)]
+struct ReadAhead {
+    batch: Batch,
+    state: PlanningState,
 }
 
 impl<S> DirectStream<S> {

@@ -33,6 +33,7 @@ mod client_fetch_sessions;
 mod client_fetcher;
 mod client_produce_fetch;
 mod client_producer;
+mod client_read_replica;
 mod client_record_oracle;
 mod client_routing;
 mod client_security;

@@ -52,6 +52,10 @@ pub struct ClientConfig {
     /// `host:port`): for tunnels, NAT, and fault-injecting proxies in tests. Errors and
     /// metadata still name the advertised address. Empty by default.
     pub address_map: HashMap<String, String>,
+    /// The rack this client runs in (`client.rack`): sent in every Fetch (v11+, Kafka 2.4), so a
+    /// leader with a rack-aware `replica.selector.class` can name a replica in this rack to
+    /// read from (KIP-392). `None` (the default): always read from the leader.
+    pub client_rack: Option<String>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -67,6 +71,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("tls", &self.tls)
             .field("sasl", &self.sasl)
             .field("address_map", &self.address_map)
+            .field("client_rack", &self.client_rack)
             .finish()
     }
 }
@@ -85,6 +90,7 @@ impl ClientConfig {
             tls: TlsConfig::default(),
             sasl: None,
             address_map: HashMap::new(),
+            client_rack: None,
         })
     }
 }
@@ -200,6 +206,9 @@ pub struct Client {
     /// Incremental fetch sessions (KIP-227) by broker address; taken out while a Fetch to that
     /// broker is in flight, so two concurrent fetches never share an epoch.
     fetch_sessions: StdMutex<HashMap<String, super::fetch_session::FetchSession>>,
+    /// The preferred read replicas leaders named (KIP-392), kept across fetch calls as the Java
+    /// consumer keeps them across polls.
+    read_replicas: StdMutex<super::read_replica::ReadReplicas>,
     /// Broker connections opened (TCP, and TLS), over all brokers.
     connections_opened: AtomicU64,
     /// In-place SASL re-authentications that succeeded, over all connections.
@@ -227,6 +236,7 @@ impl Client {
             throttled_until: StdMutex::default(),
             throttle_waited_ms: AtomicU64::new(0),
             fetch_sessions: StdMutex::default(),
+            read_replicas: StdMutex::default(),
             connections_opened: AtomicU64::new(0),
             reauthentications: AtomicU64::new(0),
             reauthentications_abandoned: AtomicU64::new(0),
@@ -614,6 +624,11 @@ impl Client {
     /// fetch to that broker holds it); give it back with [`Client::put_fetch_session`].
     pub(crate) fn take_fetch_session(&self, addr: &str) -> super::fetch_session::FetchSession {
         lock(&self.fetch_sessions).remove(addr).unwrap_or_default()
+    }
+
+    /// The preferred read replicas (KIP-392), locked for a short look-up or update.
+    pub(crate) fn read_replicas(&self) -> std::sync::MutexGuard<'_, super::read_replica::ReadReplicas> {
+        lock(&self.read_replicas)
     }
 
     /// Keeps `session` for the next fetch to `addr`.

@@ -23,6 +23,7 @@ use super::cluster::Client;
 use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
 use super::fetch_session::{FetchSession, PartitionFetch, SessionRequest};
+use super::metadata::{ClusterMetadata, PartitionInfo};
 use super::produce::{topic_ids, topic_name};
 use super::router::{LeaderAnswer, LeaderBatch, PartitionResults, TopicPartition};
 use crate::protocol::messages::fetch::{self, AbortedTransaction, READ_COMMITTED, READ_UNCOMMITTED};
@@ -138,8 +139,11 @@ pub struct FetchedPartition {
 pub(super) struct LeaderData {
     pub(super) broker: BrokerRef,
     pub(super) version: i16,
-    /// `None`: an incremental session response left the partition out — nothing new.
+    /// `None`: nothing new — an incremental session response left the partition out, or its
+    /// preferred read replica answered an error and the leader is asked next.
     pub(super) response: Option<FetchPartitionResponse>,
+    /// `broker` is the partition's preferred read replica, not its leader.
+    pub(super) from_replica: bool,
 }
 
 /// What one round asks of one partition.
@@ -160,6 +164,10 @@ pub(super) struct Progress {
     pub(super) max_bytes: i32,
     /// Rounds in a row without progress; such partitions go first in the next request.
     pub(super) stalls: u32,
+    /// The preferred read replica whose answer gave the log bounds in `fetched`; `None` when
+    /// the leader gave them. A replica's end of the log does not end a range: see
+    /// [`Progress::at_replica_end`].
+    pub(super) bounds_from: Option<i32>,
     pub(super) fetched: FetchedPartition,
 }
 
@@ -171,6 +179,7 @@ impl Progress {
             position: range.from,
             max_bytes,
             stalls: 0,
+            bounds_from: None,
             fetched: FetchedPartition {
                 records: Vec::new(),
                 next_offset: range.from,
@@ -181,10 +190,20 @@ impl Progress {
         }
     }
 
+    /// The range is complete: `until` reached, or the end of the log as its leader reported it.
     pub(super) fn done(&self, isolation: Isolation) -> bool {
-        if self.position >= self.until {
-            return true;
-        }
+        self.position >= self.until || (self.bounds_from.is_none() && self.at_log_end(isolation))
+    }
+
+    /// The preferred read replica that reported the position at its end of the log, short of
+    /// `until`. A follower's high watermark may lag the leader's, so only the leader's word
+    /// ends a range: the caller sends the next fetch to the leader (which names the replica
+    /// again if the range goes on).
+    pub(super) fn at_replica_end(&self, isolation: Isolation) -> Option<i32> {
+        self.bounds_from.filter(|_| self.position < self.until && self.at_log_end(isolation))
+    }
+
+    fn at_log_end(&self, isolation: Isolation) -> bool {
         let end = match isolation {
             Isolation::ReadUncommitted => Some(self.fetched.high_watermark),
             Isolation::ReadCommitted => self.fetched.last_stable.or(Some(self.fetched.high_watermark)),
@@ -260,6 +279,9 @@ impl Client {
             for (tp, answer) in round {
                 let Some(p) = progress.get_mut(&tp) else { continue };
                 let outcome = answer.and_then(|data| apply_answer(p, data, options));
+                if outcome.is_ok() {
+                    self.leader_confirms_end(&tp, p, options.isolation);
+                }
                 match outcome {
                     Ok(()) if p.done(options.isolation) => {
                         if let Some(mut p) = progress.remove(&tp) {
@@ -301,11 +323,37 @@ impl Client {
         results
     }
 
-    /// One Fetch request per leader for `partitions`, at the positions in `requested`, inside
+    /// The node to fetch `tp` from now: the preferred read replica its leader named while that
+    /// choice holds (see [`ReadReplicas`](super::read_replica::ReadReplicas)), else its leader.
+    pub(super) fn fetch_target(
+        &self,
+        tp: &TopicPartition,
+        partition: &PartitionInfo,
+        metadata: &ClusterMetadata,
+    ) -> Option<i32> {
+        self.read_replicas().target(tp, partition, metadata, Instant::now())
+    }
+
+    /// After `p` took an answer: a preferred read replica's end of the log short of the
+    /// range's end is for the leader to confirm, so the next fetch of `tp` goes to the leader.
+    pub(super) fn leader_confirms_end(&self, tp: &TopicPartition, p: &Progress, isolation: Isolation) {
+        if let Some(node) = p.at_replica_end(isolation) {
+            self.read_replicas().back_to_leader(tp, Some(node));
+        }
+    }
+
+    /// One Fetch request per broker for `partitions`, at the positions in `requested`, inside
     /// that broker's incremental fetch session (v7+): the first request to a broker lists every
     /// partition, the next ones only those whose position or size changed (and forget the
     /// ones no longer read). A partition an incremental response leaves out has nothing new
     /// (its [`LeaderData::response`] is `None`).
+    ///
+    /// Each partition goes to [`Client::fetch_target`]: its leader, or the preferred read
+    /// replica its leader named (KIP-392, with `client.rack` set). An error code from that
+    /// replica, or the replica's connection failing, sends the partition back to its leader
+    /// (the error code itself becomes "nothing new", the leader's answer follows in the next
+    /// round; a failed connection is retried at the leader within the round), which is then
+    /// asked without the rack id for a while so that it serves the records itself.
     pub(super) async fn fetch_round(
         &self,
         partitions: &[TopicPartition],
@@ -314,10 +362,17 @@ impl Client {
         timeout: Duration,
     ) -> PartitionResults<LeaderData> {
         let api = fetch::SPEC.key;
-        self.route_by_leader(api, partitions, timeout, |target, batch| async move {
+        let choose = |tp: &TopicPartition, partition: &PartitionInfo, metadata: &ClusterMetadata| {
+            self.fetch_target(tp, partition, metadata)
+        };
+        self.route_to(api, partitions, timeout, choose, |target, batch| async move {
             let ids = topic_ids(self);
             let wanted = wanted_in_order(&batch, requested);
             let addr = target.broker.addr.clone();
+            let node = target.broker.node_id;
+            let rack_allowed =
+                self.read_replicas().rack_allowed(batch.iter().map(|(tp, _)| tp), Instant::now());
+            let rack = self.config().client_rack.as_deref().filter(|_| rack_allowed);
             let mut session = self.take_fetch_session(&addr);
             if session.ids_changed(wanted.iter().map(|(tp, _)| &*tp.topic), &ids) {
                 session = FetchSession::default();
@@ -325,9 +380,23 @@ impl Client {
             let plan = session.next_request(&wanted);
             // Not given back on an error: the broker may or may not have applied the epoch, so
             // the next request starts a new session.
-            let (version, response) = self
-                .send_built(&target.broker, |version| build_request(&wanted, &plan, &ids, options, version))
-                .await?;
+            let sent = self
+                .send_built(&target.broker, |version| {
+                    build_request(&wanted, &plan, &ids, options, rack, version)
+                })
+                .await;
+            let (version, response) = match sent {
+                Ok(answer) => answer,
+                Err(e) => {
+                    // A replica that cannot be reached: its partitions' retry goes to their leaders.
+                    let mut replicas = self.read_replicas();
+                    let now = Instant::now();
+                    for (tp, _) in &batch {
+                        replicas.replica_failed(tp, node, now);
+                    }
+                    return Err(e);
+                }
+            };
             if options.isolation == Isolation::ReadCommitted {
                 super::kafka_release::READ_COMMITTED_FETCH.check(version, &target.broker)?;
             }
@@ -346,25 +415,54 @@ impl Client {
                 self.put_fetch_session(&addr, session);
             }
             let mut answers: Vec<(TopicPartition, LeaderAnswer<LeaderData>)> = Vec::new();
+            let epochs: HashMap<&TopicPartition, Option<i32>> =
+                batch.iter().map(|(tp, e)| (tp, *e)).collect();
+            let now = Instant::now();
+            let mut replicas = self.read_replicas();
             for topic in response.responses {
                 let Some(name) = topic_name(topic.topic, topic.topic_id, &ids) else { continue };
                 for p in topic.partitions {
                     let tp = TopicPartition::new(name.clone(), p.partition_index);
+                    let from_replica = replicas.reads_from(&tp, node);
                     let answer = if p.error_code.is_ok() {
-                        Ok(LeaderData { broker: target.broker.clone(), version, response: Some(p) })
+                        if let Some(replica) = p.preferred_read_replica.filter(|r| Some(*r) != node) {
+                            let epoch = epochs.get(&tp).copied().flatten();
+                            replicas.preferred(&tp, replica, epoch, now);
+                        }
+                        Ok(LeaderData {
+                            broker: target.broker.clone(),
+                            version,
+                            response: Some(p),
+                            from_replica,
+                        })
+                    } else if replicas.replica_failed(&tp, node, now) {
+                        // Whatever the replica's error (not a follower any more, an offset it
+                        // does not have yet, ...), the leader answers for the partition next.
+                        Ok(LeaderData {
+                            broker: target.broker.clone(),
+                            version,
+                            response: None,
+                            from_replica,
+                        })
                     } else {
                         Err(p.error_code)
                     };
                     answers.push((tp, answer));
                 }
             }
+            drop(replicas);
             if incremental {
                 let answered: HashSet<TopicPartition> = answers.iter().map(|(tp, _)| tp.clone()).collect();
                 for (tp, _) in wanted {
                     if !answered.contains(&tp) {
                         answers.push((
                             tp,
-                            Ok(LeaderData { broker: target.broker.clone(), version, response: None }),
+                            Ok(LeaderData {
+                                broker: target.broker.clone(),
+                                version,
+                                response: None,
+                                from_replica: false,
+                            }),
                         ));
                     }
                 }
@@ -386,6 +484,7 @@ pub(super) fn apply_answer(
 ) -> Result<(), ClientError> {
     let before = p.position;
     let Some(response) = &data.response else { return Ok(()) };
+    p.bounds_from = if data.from_replica { data.broker.node_id } else { None };
     apply_response(p, response, options.isolation, &options.decode).map_err(|source| {
         ClientError::Decode { broker: data.broker, api: fetch::SPEC.key, version: data.version, source }
     })?;
@@ -447,6 +546,7 @@ fn build_request(
     plan: &SessionRequest,
     ids: &HashMap<String, Uuid>,
     options: &FetchOptions,
+    rack: Option<&str>,
     version: i16,
 ) -> FetchRequest {
     let sessions = version >= SESSIONS_FROM;
@@ -505,7 +605,7 @@ fn build_request(
         session_epoch: Some(if sessions { plan.session_epoch } else { -1 }),
         topics,
         forgotten_topics_data: Some(forgotten),
-        rack_id: Some(String::new()),
+        rack_id: Some(rack.unwrap_or_default().to_owned()),
         tagged_fields: TaggedFields::default(),
     }
 }
@@ -828,6 +928,32 @@ mod tests {
     }
 
     #[test]
+    fn a_follower_at_its_high_watermark_short_of_the_range_does_not_end_it() {
+        let r = response(&[data(0, 3, -1, false)], &[], 3);
+        let replica = |from_replica| LeaderData {
+            broker: BrokerRef { node_id: Some(3), addr: "127.0.0.1:9003".to_owned() },
+            version: 12,
+            response: Some(r.clone()),
+            from_replica,
+        };
+        let mut p = progress(0, 10);
+        apply_answer(&mut p, replica(true), &FetchOptions::default()).unwrap();
+        assert_eq!(p.position, 3);
+        assert!(!p.done(Isolation::ReadUncommitted));
+        assert_eq!(p.at_replica_end(Isolation::ReadUncommitted), Some(3));
+        // The same bounds from the leader end the range.
+        let mut p = progress(0, 10);
+        apply_answer(&mut p, replica(false), &FetchOptions::default()).unwrap();
+        assert!(p.done(Isolation::ReadUncommitted));
+        assert_eq!(p.at_replica_end(Isolation::ReadUncommitted), None);
+        // `until` reached through a follower is the end.
+        let mut p = progress(0, 3);
+        apply_answer(&mut p, replica(true), &FetchOptions::default()).unwrap();
+        assert!(p.done(Isolation::ReadUncommitted));
+        assert_eq!(p.at_replica_end(Isolation::ReadUncommitted), None);
+    }
+
+    #[test]
     fn read_committed_stops_at_the_last_stable_offset() {
         let mut p = progress(0, 10);
         let mut r = response(&[data(0, 2, -1, false)], &[], 5);
@@ -930,7 +1056,7 @@ mod tests {
         .collect();
         let wanted = wanted_in_order(&batch, &requested);
         let plan = FetchSession::default().next_request(&wanted);
-        let r = build_request(&wanted, &plan, &HashMap::new(), &FetchOptions::default(), 12);
+        let r = build_request(&wanted, &plan, &HashMap::new(), &FetchOptions::default(), None, 12);
         assert_eq!((r.session_id, r.session_epoch), (Some(0), Some(0)));
         let shape: Shape<'_> = r
             .topics
@@ -969,7 +1095,7 @@ mod tests {
         // Partition 0 moved on, 1 did not, 2 is finished.
         let wanted = [want(0, 9), want(1, 6)];
         let plan = session.next_request(&wanted);
-        let r = build_request(&wanted, &plan, &HashMap::new(), &FetchOptions::default(), 12);
+        let r = build_request(&wanted, &plan, &HashMap::new(), &FetchOptions::default(), None, 12);
         assert_eq!((r.session_id, r.session_epoch), (Some(77), Some(1)));
         let sent: Vec<(i32, i64)> = r
             .topics
@@ -992,7 +1118,7 @@ mod tests {
         session.answered(&first, 77);
         let wanted = [want(0, 9), want(1, 6)];
         let plan = session.next_request(&wanted);
-        let r = build_request(&wanted, &plan, &HashMap::new(), &FetchOptions::default(), 6);
+        let r = build_request(&wanted, &plan, &HashMap::new(), &FetchOptions::default(), None, 6);
         assert_eq!((r.session_id, r.session_epoch), (Some(0), Some(-1)));
         assert_eq!(r.topics.iter().map(|t| t.partitions.len()).sum::<usize>(), 2);
         assert_eq!(r.forgotten_topics_data, Some(Vec::new()));

@@ -48,8 +48,9 @@ pub struct FetchedChunk {
     pub complete: bool,
 }
 
-/// A broker lane: the node id metadata gives as leader, `None` while no leader is known (the
-/// round refreshes metadata).
+/// A broker lane: the node id a partition is read from — its leader, or the preferred read
+/// replica its leader named (KIP-392) — `None` while no leader is known (the round refreshes
+/// metadata).
 type Lane = Option<i32>;
 
 #[derive(Debug, Default)]
@@ -268,7 +269,9 @@ impl Fetcher {
                 continue;
             }
             let lane = metadata.as_ref().and_then(|m| {
-                m.topic(&tp.topic)?.partitions.iter().find(|p| p.partition == tp.partition)?.leader
+                let partition =
+                    m.topic(&tp.topic)?.partitions.iter().find(|p| p.partition == tp.partition)?;
+                self.client.fetch_target(tp, partition, m)
             });
             by_lane.entry(lane).or_default().push(tp.clone());
         }
@@ -325,6 +328,7 @@ impl Fetcher {
             let p = &mut r.progress;
             match answer.and_then(|data| apply_answer(p, data, &self.options)) {
                 Ok(()) => {
+                    self.client.leader_confirms_end(&tp, p, self.options.isolation);
                     let complete = p.done(self.options.isolation);
                     let records = std::mem::take(&mut p.fetched.records);
                     if records.is_empty() && !complete {

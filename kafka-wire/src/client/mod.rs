@@ -33,6 +33,7 @@ mod produce;
 mod producer;
 mod producer_properties;
 mod properties;
+mod read_replica;
 mod retry;
 mod router;
 mod sasl;

@@ -220,6 +220,8 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
                 config.bootstrap = parse_bootstrap(&value).map_err(|e| invalid(key, e.to_string()))?;
             }
             "client.id" => config.client_id = value,
+            // Java and librdkafka both call it client.rack; empty means no rack, as there.
+            "client.rack" => config.client_rack = Some(value).filter(|rack| !rack.is_empty()),
             "request.timeout.ms" => config.request_timeout = millis(key, &value)?,
             "socket.connection.setup.timeout.ms" => config.connect_timeout = millis(key, &value)?,
             "security.protocol" => {
@@ -611,5 +613,14 @@ mod tests {
             prop_assert_eq!(jaas.options.get("username"), Some(&user));
             prop_assert_eq!(jaas.options.get("password"), Some(&pw));
         }
+    }
+
+    #[test]
+    fn client_rack_is_sent_for_follower_fetching_and_empty_means_none() {
+        let mut c = config();
+        assert!(apply_properties(&mut c, [("client.rack", "r2")]).unwrap().is_empty());
+        assert_eq!(c.client_rack.as_deref(), Some("r2"));
+        apply_properties(&mut c, [("client.rack", "")]).unwrap();
+        assert_eq!(c.client_rack, None);
     }
 }

@@ -14,6 +14,7 @@ pub use kafka_vocab::TopicPartition;
 use super::cluster::Client;
 use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
+use super::metadata::{ClusterMetadata, PartitionInfo};
 use super::retry::Backoff;
 use crate::protocol::names::validate_topic;
 use crate::protocol::{ApiKey, ErrorCode, Recovery};
@@ -49,6 +50,26 @@ impl Client {
         per_leader: F,
     ) -> PartitionResults<T>
     where
+        F: Fn(LeaderTarget, LeaderBatch) -> Fut,
+        Fut: Future<Output = Result<Vec<(TopicPartition, LeaderAnswer<T>)>, ClientError>>,
+    {
+        self.route_to(api, partitions, timeout, |_, partition, _| partition.leader, per_leader).await
+    }
+
+    /// [`route_by_leader`](Self::route_by_leader), sending each partition to the node `choose`
+    /// picks from the metadata at that try (its leader, or a replica to read from); asked
+    /// again on every retry, so a failed choice can be replaced. The target's leader epoch is
+    /// still the leader's.
+    pub(crate) async fn route_to<T, C, F, Fut>(
+        &self,
+        api: ApiKey,
+        partitions: &[TopicPartition],
+        timeout: Duration,
+        choose: C,
+        per_leader: F,
+    ) -> PartitionResults<T>
+    where
+        C: Fn(&TopicPartition, &PartitionInfo, &ClusterMetadata) -> Option<i32>,
         F: Fn(LeaderTarget, LeaderBatch) -> Fut,
         Fut: Future<Output = Result<Vec<(TopicPartition, LeaderAnswer<T>)>, ClientError>>,
     {
@@ -147,7 +168,8 @@ impl Client {
                     );
                     continue;
                 };
-                let leader = partition.leader.and_then(|id| metadata.broker(id).map(|b| (id, b.addr())));
+                let leader = choose(&tp, partition, &metadata)
+                    .and_then(|id| metadata.broker(id).map(|b| (id, b.addr())));
                 match leader {
                     Some((id, addr)) => {
                         by_leader
