@@ -94,7 +94,8 @@ async fn open(
     kwire_stores::open(spec, &options).await.map_err(failure)
 }
 
-/// Reads `group`'s offsets from `store`, for `topics` (all stored topics when `None`).
+/// Reads `group`'s offsets from `store`, for `topics` (all stored topics when `None`); a
+/// partition the store refused fails the load (see [`load_or_refused`] to keep the others).
 pub async fn load(
     spec: &StoreSpec,
     access: StoreAccess<'_>,
@@ -104,7 +105,43 @@ pub async fn load(
     let store = open(spec, access, false).await?;
     // Every store returns only `topics` (the `OffsetStore::load` contract).
     let stored = store.load(group, topics).await.map_err(failure)?;
-    Ok(stored.iter().filter_map(|o| Some((o.topic_partition(), Stored::from_store(o)?))).collect())
+    Ok(stored_offsets(&stored))
+}
+
+/// What [`load_or_refused`] read: the offsets the store answered, and each partition it refused
+/// with the store's reason (for Kafka's store, the coordinator's [`ClientError`] of that
+/// partition).
+///
+/// [`ClientError`]: kafka_wire::client::ClientError
+pub struct Loaded {
+    pub stored: StoredOffsets,
+    pub refused: Vec<(TopicPartition, offset_store::BoxError)>,
+}
+
+/// [`load`] keeping the partitions a store answered when it refuses others
+/// ([`StoreError::PartlyRead`]): the caller reports each refused partition.
+pub async fn load_or_refused(
+    spec: &StoreSpec,
+    access: StoreAccess<'_>,
+    group: &str,
+    topics: Option<&[String]>,
+) -> Result<Loaded, Failure> {
+    let store = open(spec, access, false).await?;
+    match store.load(group, topics).await {
+        Ok(stored) => Ok(Loaded { stored: stored_offsets(&stored), refused: Vec::new() }),
+        Err(StoreError::PartlyRead { loaded, refused, .. }) => Ok(Loaded {
+            stored: stored_offsets(&loaded),
+            refused: refused
+                .into_iter()
+                .map(|r| (TopicPartition::new(r.topic, r.partition), r.reason))
+                .collect(),
+        }),
+        Err(e) => Err(failure(e)),
+    }
+}
+
+fn stored_offsets(stored: &[StoredOffset]) -> StoredOffsets {
+    stored.iter().filter_map(|o| Some((o.topic_partition(), Stored::from_store(o)?))).collect()
 }
 
 /// One partition the store refused to write, and why.
@@ -176,6 +213,17 @@ fn failure(e: StoreError) -> Failure {
             Exit::REFUSED
         }
         StoreError::PartlyWritten { .. } => Exit::PARTIAL,
+        // Refused by ACLs only: the principal's rights, as for a refused topic elsewhere.
+        StoreError::PartlyRead { refused, .. }
+            if refused.iter().all(|r| {
+                r.reason
+                    .downcast_ref::<kafka_wire::client::ClientError>()
+                    .is_some_and(kafka_wire::client::ClientError::is_authorization)
+            }) =>
+        {
+            Exit::NOT_AUTHORIZED
+        }
+        StoreError::PartlyRead { .. } => Exit::CLUSTER,
         StoreError::Invalid { .. } => Exit::USAGE,
         // A file store's backend is the file system: its failures are the store's (exit 6).
         StoreError::Backend { store: "file", .. } => Exit::STORE,

@@ -150,7 +150,7 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits() {
         send_values(&producer, &topic, "v", 10).await.unwrap();
         producer.send_offsets_to_transaction(&[offset(&tp0, 5), offset(&tp1, 7)], &group).await.unwrap();
         producer.abort_transaction().await.unwrap();
-        let committed = client.committed_offsets(&group, None, TIMEOUT).await.unwrap();
+        let committed = client.committed_offsets(&group, None, TIMEOUT).await.unwrap().complete().unwrap();
         assert!(committed.is_empty(), "an aborted transaction's offsets: {committed:?}");
 
         producer.begin_transaction().await.unwrap();
@@ -160,7 +160,8 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits() {
         producer.close().await;
         let mut offsets = Vec::new();
         for _ in 0..50 {
-            let committed = client.committed_offsets(&group, None, TIMEOUT).await.unwrap();
+            let committed =
+                client.committed_offsets(&group, None, TIMEOUT).await.unwrap().complete().unwrap();
             offsets = committed.iter().map(|(tp, c)| (tp.partition, c.offset)).collect();
             if offsets.len() == 2 {
                 break;

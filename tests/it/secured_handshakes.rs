@@ -144,7 +144,12 @@ fn a_sasl_ssl_client_opens_one_tls_connection_per_broker_and_reuses_it_for_every
         let mut opened = Vec::new();
         for _ in 0..2 {
             client.describe_group(&group, timeout).await.expect("describe");
-            client.committed_offsets(&group, None, timeout).await.expect("offsets");
+            client
+                .committed_offsets(&group, None, timeout)
+                .await
+                .expect("offsets")
+                .complete()
+                .expect("every partition");
             let ranges = client.log_ranges(&partitions, timeout).await;
             assert!(ranges.values().all(Result::is_ok), "{ranges:?}");
             opened.push(client.connections_opened());
