@@ -59,10 +59,11 @@ impl Resources {
     fn both(&self) -> [String; 2] {
         [self.authorized.clone(), self.forbidden.clone()]
     }
+}
 
-    fn partitions(&self, topic: &str) -> Vec<TopicPartition> {
-        (0..2).map(|p| TopicPartition::new(topic, p)).collect()
-    }
+/// The two partitions of `topic`.
+fn partitions_of(topic: &str) -> Vec<TopicPartition> {
+    (0..2).map(|p| TopicPartition::new(topic, p)).collect()
 }
 
 /// The admin's client (PLAINTEXT) and the restricted user's, once the restricted user's
@@ -118,7 +119,7 @@ fn the_restricted_user_listing_offsets_of_its_topic_and_a_forbidden_one_on_their
     let r = Resources::new(&cluster);
     support::multi_thread_runtime().block_on(async {
         let (admin, user) = clients(&cluster, &restricted, &r.authorized).await;
-        let all: Vec<TopicPartition> = [r.partitions(&r.authorized), r.partitions(&r.forbidden)].concat();
+        let all: Vec<TopicPartition> = [partitions_of(&r.authorized), partitions_of(&r.forbidden)].concat();
         let truth = admin.list_offsets(&all, OffsetQuery::Latest, Isolation::ReadUncommitted, TIMEOUT).await;
 
         // One ListOffsets per leader, both topics' partitions in each: the leader answers each.
@@ -136,13 +137,13 @@ fn the_restricted_user_listing_offsets_of_its_topic_and_a_forbidden_one_on_their
             }
         }
         assert_eq!(answers.len(), 4, "{answers:?}");
-        for tp in r.partitions(&r.authorized) {
+        for tp in partitions_of(&r.authorized) {
             let listed = answers[&tp].as_ref().unwrap_or_else(|e| panic!("{tp}: {e}"));
             let expected = truth[&tp].as_ref().unwrap();
             assert_eq!(listed.offset, expected.offset, "{tp}: the admin's high watermark");
             assert!(listed.offset.is_some_and(|o| o > 0), "{tp}: {listed:?}");
         }
-        for tp in r.partitions(&r.forbidden) {
+        for tp in partitions_of(&r.forbidden) {
             let e = answers[&tp].as_ref().expect_err("a forbidden partition is refused");
             assert_topic_refusal(e, ApiKey::LIST_OFFSETS);
         }
@@ -150,11 +151,11 @@ fn the_restricted_user_listing_offsets_of_its_topic_and_a_forbidden_one_on_their
         // The routed call (`kwire offsets`' own): Metadata refuses the forbidden topic, each of
         // its partitions with that code, and the authorized ones are answered all the same.
         let routed = user.list_offsets(&all, OffsetQuery::Latest, Isolation::ReadUncommitted, TIMEOUT).await;
-        for tp in r.partitions(&r.authorized) {
+        for tp in partitions_of(&r.authorized) {
             let listed = routed[&tp].as_ref().unwrap_or_else(|e| panic!("{tp}: {e}"));
             assert_eq!(listed.offset, truth[&tp].as_ref().unwrap().offset, "{tp}");
         }
-        for tp in r.partitions(&r.forbidden) {
+        for tp in partitions_of(&r.forbidden) {
             let e = routed[&tp].as_ref().expect_err("a forbidden partition is refused");
             assert_topic_refusal(e, ApiKey::METADATA);
         }
@@ -170,7 +171,7 @@ fn the_restricted_user_fetching_its_groups_commits_on_its_topic_and_a_forbidden_
     support::multi_thread_runtime().block_on(async {
         let (admin, user) = clients(&cluster, &restricted, &r.authorized).await;
         // As the admin: commits on both topics.
-        let all: Vec<TopicPartition> = [r.partitions(&r.authorized), r.partitions(&r.forbidden)].concat();
+        let all: Vec<TopicPartition> = [partitions_of(&r.authorized), partitions_of(&r.forbidden)].concat();
         let to_commit: Vec<OffsetToCommit> = all
             .iter()
             .zip(3..)
@@ -198,7 +199,7 @@ fn the_restricted_user_fetching_its_groups_commits_on_its_topic_and_a_forbidden_
         assert_eq!(offsets_of(&answer), expected, "{answer:?}");
         assert_eq!(
             answer.refused.keys().cloned().collect::<Vec<_>>(),
-            r.partitions(&r.forbidden),
+            partitions_of(&r.forbidden),
             "{answer:?}"
         );
         for e in answer.refused.values() {
