@@ -240,3 +240,35 @@ fn failure(e: StoreError) -> Failure {
     };
     Failure::new(exit, message)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_wire::client::{BrokerRef, ClientError};
+    use kafka_wire::protocol::{ApiKey, ErrorCode};
+    use offset_store::RefusedPartition;
+
+    fn partly_read(code: ErrorCode) -> StoreError {
+        let reason = ClientError::Kafka {
+            broker: BrokerRef { node_id: Some(1), addr: "b1:9092".to_owned() },
+            api: ApiKey::OFFSET_FETCH,
+            code,
+            context: "group `g` t-1".to_owned(),
+        };
+        StoreError::PartlyRead {
+            store: "kafka",
+            loaded: Vec::new(),
+            refused: vec![RefusedPartition { topic: "t".to_owned(), partition: 1, reason: Box::new(reason) }],
+        }
+    }
+
+    #[test]
+    fn a_load_partly_refused_by_acls_fails_with_exit_10_naming_the_partition_and_otherwise_as_the_cluster() {
+        let refused = failure(partly_read(ErrorCode::TOPIC_AUTHORIZATION_FAILED));
+        assert_eq!(refused.exit, Exit::NOT_AUTHORIZED);
+        assert!(refused.message.contains("t:1 ("), "{}", refused.message);
+        assert!(refused.message.contains("TOPIC_AUTHORIZATION_FAILED"), "{}", refused.message);
+        let unknown = failure(partly_read(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION));
+        assert_eq!(unknown.exit, Exit::CLUSTER);
+    }
+}
