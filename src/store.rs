@@ -97,7 +97,8 @@ async fn open(
     kwire_stores::open(spec, &options).await.map_err(failure)
 }
 
-/// Reads `group`'s offsets from `store`, for `topics` (all stored topics when `None`).
+/// Reads `group`'s offsets from `store`, for `topics` (all stored topics when `None`); a
+/// partition the store refused fails the load (see [`load_or_refused`] to keep the others).
 pub async fn load(
     spec: &StoreSpec,
     access: StoreAccess<'_>,
@@ -107,7 +108,43 @@ pub async fn load(
     let store = open(spec, access, false).await?;
     // Every store returns only `topics` (the `OffsetStore::load` contract).
     let stored = store.load(group, topics).await.map_err(failure)?;
-    Ok(stored.iter().filter_map(|o| Some((o.topic_partition(), Stored::from_store(o)?))).collect())
+    Ok(stored_offsets(&stored))
+}
+
+/// What [`load_or_refused`] read: the offsets the store answered, and each partition it refused
+/// with the store's reason (for Kafka's store, the coordinator's [`ClientError`] of that
+/// partition).
+///
+/// [`ClientError`]: kafka_wire::client::ClientError
+pub struct Loaded {
+    pub stored: StoredOffsets,
+    pub refused: Vec<(TopicPartition, offset_store::BoxError)>,
+}
+
+/// [`load`] keeping the partitions a store answered when it refuses others
+/// ([`StoreError::PartlyRead`]): the caller reports each refused partition.
+pub async fn load_or_refused(
+    spec: &StoreSpec,
+    access: StoreAccess<'_>,
+    group: &str,
+    topics: Option<&[String]>,
+) -> Result<Loaded, Failure> {
+    let store = open(spec, access, false).await?;
+    match store.load(group, topics).await {
+        Ok(stored) => Ok(Loaded { stored: stored_offsets(&stored), refused: Vec::new() }),
+        Err(StoreError::PartlyRead { loaded, refused, .. }) => Ok(Loaded {
+            stored: stored_offsets(&loaded),
+            refused: refused
+                .into_iter()
+                .map(|r| (TopicPartition::new(r.topic, r.partition), r.reason))
+                .collect(),
+        }),
+        Err(e) => Err(failure(e)),
+    }
+}
+
+fn stored_offsets(stored: &[StoredOffset]) -> StoredOffsets {
+    stored.iter().filter_map(|o| Some((o.topic_partition(), Stored::from_store(o)?))).collect()
 }
 
 /// One partition the store refused to write, and why.
@@ -179,6 +216,17 @@ fn failure(e: StoreError) -> Failure {
             Exit::REFUSED
         }
         StoreError::PartlyWritten { .. } => Exit::PARTIAL,
+        // Refused by ACLs only: the principal's rights, as for a refused topic elsewhere.
+        StoreError::PartlyRead { refused, .. }
+            if refused.iter().all(|r| {
+                r.reason
+                    .downcast_ref::<kafka_wire::client::ClientError>()
+                    .is_some_and(kafka_wire::client::ClientError::is_authorization)
+            }) =>
+        {
+            Exit::NOT_AUTHORIZED
+        }
+        StoreError::PartlyRead { .. } => Exit::CLUSTER,
         StoreError::Invalid { .. } => Exit::USAGE,
         // A file store's backend is the file system: its failures are the store's (exit 6).
         StoreError::Backend { store: "file", .. } => Exit::STORE,
@@ -194,4 +242,36 @@ fn failure(e: StoreError) -> Failure {
         other => other.to_string(),
     };
     Failure::new(exit, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_wire::client::{BrokerRef, ClientError};
+    use kafka_wire::protocol::{ApiKey, ErrorCode};
+    use offset_store::RefusedPartition;
+
+    fn partly_read(code: ErrorCode) -> StoreError {
+        let reason = ClientError::Kafka {
+            broker: BrokerRef { node_id: Some(1), addr: "b1:9092".to_owned() },
+            api: ApiKey::OFFSET_FETCH,
+            code,
+            context: "group `g` t-1".to_owned(),
+        };
+        StoreError::PartlyRead {
+            store: "kafka",
+            loaded: Vec::new(),
+            refused: vec![RefusedPartition { topic: "t".to_owned(), partition: 1, reason: Box::new(reason) }],
+        }
+    }
+
+    #[test]
+    fn a_load_partly_refused_by_acls_fails_with_exit_10_naming_the_partition_and_otherwise_as_the_cluster() {
+        let refused = failure(partly_read(ErrorCode::TOPIC_AUTHORIZATION_FAILED));
+        assert_eq!(refused.exit, Exit::NOT_AUTHORIZED);
+        assert!(refused.message.contains("t:1 ("), "{}", refused.message);
+        assert!(refused.message.contains("TOPIC_AUTHORIZATION_FAILED"), "{}", refused.message);
+        let unknown = failure(partly_read(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION));
+        assert_eq!(unknown.exit, Exit::CLUSTER);
+    }
 }

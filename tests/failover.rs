@@ -143,7 +143,11 @@ async fn round(client: &Client, tps: &[TopicPartition], group: &str, topic: &str
                 return (Some(format!("{tp}: {range:?}, expected [0, {want})")), leaders);
             }
         }
-        let committed = match client.committed_offsets(group, Some(&[topic.to_owned()]), DEADLINE).await {
+        let committed = match client
+            .committed_offsets(group, Some(&[topic.to_owned()]), DEADLINE)
+            .await
+            .and_then(kafka_wire::client::CommittedOffsets::complete)
+        {
             Ok(c) => c,
             Err(e) => return (Some(format!("committed offsets: {e}")), leaders),
         };
@@ -250,8 +254,12 @@ fn offsets_and_group_offsets_stay_right_while_the_coordinator_and_leader_broker_
         assert_ne!(coordinator.node_id, None);
 
         // The group offsets themselves, in full, once more after it all.
-        let committed =
-            client.committed_offsets(&group, Some(std::slice::from_ref(&topic)), DEADLINE).await.unwrap();
+        let committed = client
+            .committed_offsets(&group, Some(std::slice::from_ref(&topic)), DEADLINE)
+            .await
+            .unwrap()
+            .complete()
+            .unwrap();
         assert_eq!(
             committed.get(&tps[0]),
             Some(&CommittedOffset {

@@ -57,6 +57,19 @@ pub enum StoreError {
         /// The partitions refused, each with its reason.
         refused: Vec<RefusedPartition>,
     },
+    /// The store answered some partitions and refused the others (Kafka's coordinator answers
+    /// per partition, e.g. TOPIC_AUTHORIZATION_FAILED for a topic the principal may not
+    /// describe). `loaded` is what it answered, `refused` each partition it did not; a caller that
+    /// needs every partition treats this as the load failing, one that can show a partial
+    /// answer shows both.
+    PartlyRead {
+        /// The store's short name (`kafka`, `file`, `zookeeper`, ...).
+        store: &'static str,
+        /// The offsets of the partitions answered (partitions with nothing stored are absent).
+        loaded: Vec<crate::StoredOffset>,
+        /// The partitions refused, each with its reason.
+        refused: Vec<RefusedPartition>,
+    },
     /// The group has active members: a non-member commit would fight their commits (the rule
     /// kafka-consumer-groups applies). Stop the consumers, or build the store with `force`.
     /// `state` is the group state the coordinator reported, `members` how many it has.
@@ -149,6 +162,7 @@ impl StoreError {
                 | Self::ReadBackMismatch { .. }
                 | Self::CommitRefused { .. }
                 | Self::PartlyWritten { .. }
+                | Self::PartlyRead { .. }
         )
     }
 }
@@ -161,6 +175,16 @@ impl fmt::Display for StoreError {
             }
             Self::PartlyWritten { store, written, refused } => {
                 write!(f, "{store} offset store: partly written: {} partition(s) written, refused: ", written.len())?;
+                for (i, r) in refused.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{}:{} ({})", r.topic, r.partition, r.reason)?;
+                }
+                Ok(())
+            }
+            Self::PartlyRead { store, loaded, refused } => {
+                write!(f, "{store} offset store: partly read: {} offset(s) read, refused: ", loaded.len())?;
                 for (i, r) in refused.iter().enumerate() {
                     if i > 0 {
                         f.write_str("; ")?;

@@ -32,7 +32,10 @@ pub trait OffsetStore: Send + Sync + fmt::Debug {
 
     /// The stored offsets of `group` for `topics` (every topic the group has offsets for when
     /// `None`). A partition with nothing stored is absent; a group with nothing stored gives an
-    /// empty list, not an error. Damaged data is an error, never "nothing stored".
+    /// empty list, not an error. Damaged data is an error, never "nothing stored". A store that
+    /// answers per partition (Kafka's) and refuses some fails with [`StoreError::PartlyRead`],
+    /// which carries the partitions it did answer: a refused partition is never left out
+    /// silently.
     fn load<'a>(&'a self, group: &'a str, topics: Option<&'a [String]>)
         -> StoreFuture<'a, Vec<StoredOffset>>;
 

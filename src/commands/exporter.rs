@@ -114,8 +114,10 @@ async fn refresh(
     let mut sources: Vec<(Option<String>, String, StoredResult)> = committed
         .into_iter()
         .map(|(g, r)| {
-            let r =
-                r.map(|m| m.into_iter().map(|(tp, c)| (tp, c.offset)).collect()).map_err(|e| e.to_string());
+            let r = r
+                .and_then(kafka_wire::client::CommittedOffsets::complete)
+                .map(|m| m.into_iter().map(|(tp, c)| (tp, c.offset)).collect())
+                .map_err(|e| e.to_string());
             (None, g, r)
         })
         .collect();

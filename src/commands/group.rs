@@ -124,12 +124,24 @@ pub async fn partition_rows_or_refused(
     isolation: Isolation,
 ) -> Result<GroupRows, Failure> {
     let timeout = ctx.global.timeout;
-    let stored = store::load(store, ctx.store_access(client), group, topics).await?;
+    let loaded = store::load_or_refused(store, ctx.store_access(client), group, topics).await?;
+    let stored = loaded.stored;
+    // A partition the store refused is a refusal, never a row with nothing committed.
+    let mut refused = Vec::new();
+    let mut store_refused: BTreeSet<TopicPartition> = BTreeSet::new();
+    for (tp, reason) in &loaded.refused {
+        let client_error = reason.downcast_ref::<kafka_wire::client::ClientError>();
+        match (client_error, client_error.and_then(|e| Refusal::of(&tp.topic, Some(tp.partition), e))) {
+            (_, Some(r)) => refused.push(r),
+            (Some(e), None) => return Err(Failure::client(tp, e)),
+            (None, None) => return Err(Failure::new(crate::exit::Exit::STORE, format!("{tp}: {reason}"))),
+        }
+        store_refused.insert(tp.clone());
+    }
     let mut names: BTreeSet<String> = stored.keys().map(|tp| tp.topic.to_string()).collect();
     names.extend(topics.unwrap_or_default().iter().cloned());
     let names: Vec<String> = names.into_iter().collect();
     let metadata = client.refresh_metadata(&names).await?;
-    let mut refused = Vec::new();
     let mut partitions: BTreeSet<TopicPartition> = BTreeSet::new();
     for name in &names {
         let stored_here = stored.keys().filter(|tp| *tp.topic == **name);
@@ -157,6 +169,7 @@ pub async fn partition_rows_or_refused(
             }
         }
     }
+    partitions.retain(|tp| !store_refused.contains(tp));
     let live: Vec<TopicPartition> = partitions
         .iter()
         .filter(|tp| {

@@ -67,11 +67,32 @@ impl KafkaGroupStore {
         // call: its offsets are still stored, and the caller decides what they mean.
         let committed =
             self.client.committed_offsets(group, None, self.timeout).await.map_err(kafka_error)?;
-        Ok(committed
+        let wanted = |tp: &TopicPartition| topics.is_none_or(|t| t.iter().any(|name| **name == *tp.topic));
+        let loaded: Vec<StoredOffset> = committed
+            .offsets
+            .iter()
+            .filter(|(tp, _)| wanted(tp))
+            .map(|(tp, c)| stored_offset(tp, c))
+            .collect();
+        // Only named topics can be refused whole, and none are named above.
+        if let Some((_, e)) = committed.refused_topics.into_iter().next() {
+            return Err(kafka_error(e));
+        }
+        let refused: Vec<RefusedPartition> = committed
+            .refused
             .into_iter()
-            .filter(|(tp, _)| topics.is_none_or(|t| t.iter().any(|name| **name == *tp.topic)))
-            .map(|(tp, c)| stored_offset(&tp, &c))
-            .collect())
+            .filter(|(tp, _)| wanted(tp))
+            .map(|(tp, e)| RefusedPartition {
+                topic: tp.topic.to_string(),
+                partition: tp.partition,
+                reason: Box::new(e),
+            })
+            .collect();
+        if refused.is_empty() {
+            Ok(loaded)
+        } else {
+            Err(StoreError::PartlyRead { store: "kafka", loaded, refused })
+        }
     }
 }
 

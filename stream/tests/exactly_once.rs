@@ -122,7 +122,12 @@ async fn sigkilled_ten_times_the_pipe_outputs_every_input_record_exactly_once_wi
             "output partition {p} read read_committed: every input record once, in order"
         );
     }
-    let offsets = client.committed_offsets(&group, None, Duration::from_secs(30)).await.expect("offsets");
+    let offsets = client
+        .committed_offsets(&group, None, Duration::from_secs(30))
+        .await
+        .expect("offsets")
+        .complete()
+        .expect("every partition");
     let offsets: BTreeMap<i32, i64> = offsets.iter().map(|(tp, c)| (tp.partition, c.offset)).collect();
     let ends: BTreeMap<i32, i64> = (0..PARTITIONS).map(|p| (p, PER_PARTITION as i64)).collect();
     assert_eq!(offsets, ends, "the group's committed offsets are the input's ends");

@@ -95,8 +95,12 @@ fn offsets_and_group_offsets_equal_kafkas_tools_while_a_transaction_is_open() {
             client.list_offsets(&tps, OffsetQuery::Latest, Isolation::ReadUncommitted, TIMEOUT).await;
         let max_ts =
             client.list_offsets(&tps, OffsetQuery::MaxTimestamp, Isolation::ReadUncommitted, TIMEOUT).await;
-        let committed =
-            client.committed_offsets(&group, Some(std::slice::from_ref(&topic)), TIMEOUT).await.unwrap();
+        let committed = client
+            .committed_offsets(&group, Some(std::slice::from_ref(&topic)), TIMEOUT)
+            .await
+            .unwrap()
+            .complete()
+            .unwrap();
         (ranges, latest, max_ts, committed)
     });
 

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_wire::client::{
-    apply_properties, Acks, Client, ClientConfig, Direction, FetchOptions, FetchRange, Isolation,
-    OffsetQuery, ProduceOptions, ProduceRecord, TopicPartition,
+    Acks, Client, Direction, FetchOptions, FetchRange, Isolation, OffsetQuery, ProduceOptions, ProduceRecord,
+    TopicPartition,
 };
 use kafka_wire::protocol::ApiKey;
 
@@ -480,17 +480,7 @@ fn a_client_outlives_four_sasl_session_lifetimes_on_the_same_connections_without
     let lifetimes = Arc::new(std::sync::Mutex::new(Vec::new()));
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let mut config = ClientConfig::new(&bootstrap).expect("bootstrap");
-        let text = std::fs::read_to_string(&file).expect("properties file");
-        let pairs: Vec<(String, String)> = text
-            .lines()
-            .filter(|l| !l.starts_with('#') && l.contains('='))
-            .map(|l| {
-                let (k, v) = l.split_once('=').unwrap();
-                (k.to_owned(), v.to_owned())
-            })
-            .collect();
-        apply_properties(&mut config, pairs).expect("the cluster's file applies");
+        let mut config = secured::client_config(&bootstrap, Path::new(&file));
         let (counter, seen) = (Arc::clone(&authentications), Arc::clone(&lifetimes));
         config.trace = Some(Arc::new(move |event| {
             if event.api == ApiKey::SASL_AUTHENTICATE && event.direction == Direction::Response {

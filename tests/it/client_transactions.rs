@@ -272,7 +272,7 @@ fn offsets_only_on_commit(target: Target) {
         send_values(&producer, &topic, "v", 10).await.unwrap();
         producer.send_offsets_to_transaction(&[offset(&tp0, 5), offset(&tp1, 7)], &group).await.unwrap();
         producer.abort_transaction().await.unwrap();
-        let committed = client.committed_offsets(&group, None, TIMEOUT).await.unwrap();
+        let committed = client.committed_offsets(&group, None, TIMEOUT).await.unwrap().complete().unwrap();
         assert!(committed.is_empty(), "an aborted transaction's offsets: {committed:?}");
 
         // Offsets alone (no record) make a transaction too.
@@ -288,7 +288,8 @@ fn offsets_only_on_commit(target: Target) {
         seen.lock().unwrap().assert_protocol(target, true);
         let mut offsets = Vec::new();
         for _ in 0..50 {
-            let committed = client.committed_offsets(&group, None, TIMEOUT).await.unwrap();
+            let committed =
+                client.committed_offsets(&group, None, TIMEOUT).await.unwrap().complete().unwrap();
             offsets = committed.iter().map(|(tp, c)| (tp.partition, c.offset)).collect();
             if offsets.len() == 2 {
                 break;

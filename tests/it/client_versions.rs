@@ -135,6 +135,8 @@ async fn run_everything(client: &Client, topic: &str, group: &str) -> Observed {
         .committed_offsets(group, Some(&[topic.to_owned()]), TIMEOUT)
         .await
         .unwrap()
+        .complete()
+        .unwrap()
         .into_iter()
         .map(|(tp, c)| (tp, (c.offset, c.metadata)))
         .collect();

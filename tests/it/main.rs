@@ -31,6 +31,7 @@ mod client_differential;
 mod client_faults;
 mod client_fetch_sessions;
 mod client_fetcher;
+mod client_partial_authz;
 mod client_produce_fetch;
 mod client_producer;
 mod client_read_replica;

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kafka_wire::client::{apply_properties, Client, ClientConfig, Direction, TopicPartition};
+use kafka_wire::client::{Client, Direction, TopicPartition};
 use kafka_wire::protocol::ApiKey;
 
 use crate::support::secured;
@@ -120,17 +120,10 @@ fn a_sasl_ssl_client_opens_one_tls_connection_per_broker_and_reuses_it_for_every
     let sasl_ssl =
         setups.iter().find(|s| s.name == "SASL_SSL/SCRAM-SHA-512").expect("SASL_SSL set-up").clone();
     let (topic, group) = spread_topic_and_group(&cluster);
-    let text = std::fs::read_to_string(&sasl_ssl.kwire_config).expect("properties file");
-    let pairs: Vec<(String, String)> = text
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
-        .collect();
     let handshakes: Arc<Mutex<Vec<String>>> = Arc::default();
     let runtime = support::multi_thread_runtime();
     runtime.block_on(async {
-        let mut config = ClientConfig::new(&sasl_ssl.bootstrap).expect("bootstrap");
-        apply_properties(&mut config, pairs).expect("the set-up's file applies");
+        let mut config = secured::client_config(&sasl_ssl.bootstrap, &sasl_ssl.kwire_config);
         let seen = Arc::clone(&handshakes);
         config.trace = Some(Arc::new(move |event| {
             if event.api == ApiKey::SASL_HANDSHAKE && event.direction == Direction::Request {
@@ -144,7 +137,12 @@ fn a_sasl_ssl_client_opens_one_tls_connection_per_broker_and_reuses_it_for_every
         let mut opened = Vec::new();
         for _ in 0..2 {
             client.describe_group(&group, timeout).await.expect("describe");
-            client.committed_offsets(&group, None, timeout).await.expect("offsets");
+            client
+                .committed_offsets(&group, None, timeout)
+                .await
+                .expect("offsets")
+                .complete()
+                .expect("every partition");
             let ranges = client.log_ranges(&partitions, timeout).await;
             assert!(ranges.values().all(Result::is_ok), "{ranges:?}");
             opened.push(client.connections_opened());

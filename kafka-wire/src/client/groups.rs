@@ -8,6 +8,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 
 use super::cluster::Client;
+use super::committed_offsets::{committed_of, CommittedOffsets};
 use super::error::{BrokerRef, ClientError};
 use super::router::{PartitionResults, TopicPartition};
 use crate::protocol::messages::{
@@ -159,36 +160,95 @@ impl GroupDescription {
 
 impl Client {
     /// The committed offsets of `group` for `topics` (every topic it has offsets for when
-    /// `None`). Partitions without a commit are absent from the map.
+    /// `None`), partition by partition as [`CommittedOffsets`] describes: partitions without a
+    /// commit are absent, each partition the coordinator refuses (TOPIC_AUTHORIZATION_FAILED,
+    /// ...) is in [`CommittedOffsets::refused`], and each named topic Metadata refuses (its
+    /// partitions cannot be listed) in [`CommittedOffsets::refused_topics`]; the other partitions'
+    /// offsets are kept. Without named topics, Kafka leaves the topics the principal may not
+    /// describe out of its answer: they cannot be listed, and are not refusals.
     ///
     /// Sent to the group's coordinator, retried until `timeout` as
-    /// [`with_coordinator`](Self::with_coordinator) describes. A named topic that does not exist
-    /// fails the call with [`ClientError::UnknownTopic`].
+    /// [`with_coordinator`](Self::with_coordinator) describes. The group's own errors
+    /// (GROUP_AUTHORIZATION_FAILED, a coordinator error past the deadline) fail the call, and so
+    /// does a named topic that does not exist ([`ClientError::UnknownTopic`]).
     pub async fn committed_offsets(
         &self,
         group: &str,
         topics: Option<&[String]>,
         timeout: Duration,
-    ) -> Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError> {
-        // v0–v1 need explicit partitions; asking with them also covers v2+.
-        let wanted: Option<Vec<OffsetFetchRequestTopic>> = match topics {
-            None => None,
-            Some(names) => {
-                let metadata = self.refresh_metadata(names).await?;
-                let mut list = Vec::new();
-                for name in names {
-                    let topic =
-                        metadata.topic(name).filter(|t| t.error != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
-                    let topic = topic.ok_or_else(|| ClientError::UnknownTopic { topic: name.clone() })?;
-                    list.push(OffsetFetchRequestTopic {
-                        name: name.clone(),
-                        partition_indexes: topic.partitions.iter().map(|p| p.partition).collect(),
-                        tagged_fields: TaggedFields::default(),
-                    });
-                }
-                Some(list)
-            }
+    ) -> Result<CommittedOffsets, ClientError> {
+        let Some(names) = topics else {
+            return self.fetch_committed(group, None, timeout).await;
         };
+        let metadata = self.refresh_metadata(names).await?;
+        let mut partitions = Vec::new();
+        let mut refused_topics = BTreeMap::new();
+        for name in names {
+            let topic = metadata.topic(name).filter(|t| t.error != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
+            let topic = topic.ok_or_else(|| ClientError::UnknownTopic { topic: name.clone() })?;
+            if topic.error.is_authorization() {
+                refused_topics.insert(
+                    name.clone(),
+                    ClientError::Kafka {
+                        broker: BrokerRef { node_id: None, addr: "metadata".to_owned() },
+                        api: crate::protocol::ApiKey::METADATA,
+                        code: topic.error,
+                        context: format!("topic `{name}`"),
+                    },
+                );
+                continue;
+            }
+            partitions
+                .extend(topic.partitions.iter().map(|p| TopicPartition::new(name.clone(), p.partition)));
+        }
+        let mut answer = if partitions.is_empty() {
+            CommittedOffsets::default()
+        } else {
+            self.committed_offsets_of_partitions(group, &partitions, timeout).await?
+        };
+        answer.refused_topics = refused_topics;
+        Ok(answer)
+    }
+
+    /// The committed offsets of `group` for exactly `partitions`, asked of the coordinator
+    /// without a Metadata lookup (for partitions learned elsewhere): the coordinator answers
+    /// each, so one it refuses is in [`CommittedOffsets::refused`] next to the others' offsets.
+    /// Errors as for [`committed_offsets`](Self::committed_offsets); a topic name that breaks
+    /// Kafka's rules is refused before anything is sent.
+    pub async fn committed_offsets_of_partitions(
+        &self,
+        group: &str,
+        partitions: &[TopicPartition],
+        timeout: Duration,
+    ) -> Result<CommittedOffsets, ClientError> {
+        validate_topics(partitions.iter().map(|tp| &*tp.topic))?;
+        let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+        for tp in partitions {
+            by_topic.entry(&*tp.topic).or_default().push(tp.partition);
+        }
+        // Named partitions work at every version (v0–v1 need them).
+        let wanted = by_topic
+            .into_iter()
+            .map(|(name, mut indexes)| {
+                indexes.sort_unstable();
+                indexes.dedup();
+                OffsetFetchRequestTopic {
+                    name: name.to_owned(),
+                    partition_indexes: indexes,
+                    tagged_fields: TaggedFields::default(),
+                }
+            })
+            .collect();
+        self.fetch_committed(group, Some(wanted), timeout).await
+    }
+
+    /// One group's OffsetFetch for `wanted` (every topic when `None`, v2+).
+    async fn fetch_committed(
+        &self,
+        group: &str,
+        wanted: Option<Vec<OffsetFetchRequestTopic>>,
+        timeout: Duration,
+    ) -> Result<CommittedOffsets, ClientError> {
         self.with_coordinator(group, timeout, |broker| {
             let wanted = wanted.clone();
             async move {
@@ -230,13 +290,14 @@ impl Client {
     /// coordinators get one request per group). The coordinators not cached yet are found with
     /// one batched FindCoordinator ([`find_coordinators`](Self::find_coordinators)), any group
     /// that left uncached alone; they stay cached, and are forgotten for a group that failed.
-    /// One result per group: a group whose coordinator could not be found or answered an error
-    /// fails alone.
+    /// One result per group: a group whose coordinator could not be found or answered a group
+    /// error fails alone; a partition the coordinator refused is in that group's
+    /// [`CommittedOffsets::refused`], next to its other offsets.
     pub async fn committed_offsets_of_groups(
         &self,
         groups: &[String],
         timeout: Duration,
-    ) -> BTreeMap<String, Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError>> {
+    ) -> BTreeMap<String, Result<CommittedOffsets, ClientError>> {
         let mut out = BTreeMap::new();
         self.find_coordinators(groups).await;
         let found =
@@ -288,7 +349,7 @@ impl Client {
         &self,
         broker: &BrokerRef,
         groups: &[String],
-    ) -> Vec<(String, Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError>)> {
+    ) -> Vec<(String, Result<CommittedOffsets, ClientError>)> {
         let answer = self
             .send_built(broker, |version| {
                 if version >= 8 {
@@ -629,39 +690,6 @@ impl Client {
         })
         .await
     }
-}
-
-/// One group's OffsetFetch topics as committed offsets; −1 ("nothing committed") is left out.
-fn committed_of(
-    broker: &BrokerRef,
-    group: &str,
-    topics: Vec<OffsetFetchResponseTopic>,
-) -> Result<BTreeMap<TopicPartition, CommittedOffset>, ClientError> {
-    let mut out = BTreeMap::new();
-    for topic in topics {
-        for p in topic.partitions {
-            let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
-            if !p.error_code.is_ok() {
-                return Err(ClientError::Kafka {
-                    broker: broker.clone(),
-                    api: offset_fetch::SPEC.key,
-                    code: p.error_code,
-                    context: format!("group `{group}` {tp}"),
-                });
-            }
-            if p.committed_offset >= 0 {
-                out.insert(
-                    tp,
-                    CommittedOffset {
-                        offset: p.committed_offset,
-                        leader_epoch: p.committed_leader_epoch.filter(|e| *e >= 0),
-                        metadata: p.metadata.filter(|m| !m.is_empty()),
-                    },
-                );
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// An assignment as a sorted list of partitions (topic ids dropped: the names are there).

@@ -12,6 +12,7 @@ mod admin;
 #[cfg(feature = "tls")]
 mod certificate_names;
 mod cluster;
+mod committed_offsets;
 mod connection;
 mod coordinator;
 mod deadline;
@@ -53,6 +54,7 @@ mod transport;
 
 pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};
 pub use cluster::{Client, ClientConfig};
+pub use committed_offsets::CommittedOffsets;
 pub use error::{BrokerRef, ClientError};
 pub use fetch::{FetchOptions, FetchRange, FetchedPartition, FetchedRecord};
 pub use fetcher::{FetchedChunk, Fetcher};

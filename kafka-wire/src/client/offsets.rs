@@ -5,9 +5,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::cluster::Client;
-use super::error::ClientError;
+use super::error::{BrokerRef, ClientError};
 use super::router::{LeaderAnswer, PartitionResults, TopicPartition};
-use crate::protocol::messages::{ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic};
+use crate::protocol::messages::{
+    ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
+};
+use crate::protocol::names::validate_topics;
 use crate::protocol::TaggedFields;
 use kafka_vocab::Isolation;
 
@@ -100,30 +103,55 @@ impl Client {
             if isolation == Isolation::ReadCommitted {
                 super::kafka_release::READ_COMMITTED_OFFSETS.check(version, &target.broker)?;
             }
-            let mut answers: Vec<(TopicPartition, LeaderAnswer<ListedOffset>)> = Vec::new();
-            for topic in response.topics {
-                for p in topic.partitions {
-                    let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
-                    let answer = if p.error_code.is_ok() {
-                        let offset = if version == 0 {
-                            p.old_style_offsets.as_deref().and_then(|o| o.first().copied())
-                        } else {
-                            p.offset
-                        };
-                        Ok(ListedOffset {
-                            offset: offset.filter(|o| *o >= 0),
-                            timestamp: p.timestamp.filter(|t| *t >= 0),
-                            leader_epoch: p.leader_epoch.filter(|e| *e >= 0),
-                        })
-                    } else {
-                        Err(p.error_code)
-                    };
-                    answers.push((tp, answer));
-                }
-            }
-            Ok(answers)
+            Ok(listed_of(version, response))
         })
         .await
+    }
+
+    /// One ListOffsets request to `leader` for `partitions`, without Metadata and without
+    /// retries: for partitions whose leaders the caller learned elsewhere. The leader answers
+    /// each partition, so one it refuses (TOPIC_AUTHORIZATION_FAILED, NOT_LEADER_OR_FOLLOWER,
+    /// ...) is that partition's [`ClientError::Kafka`] next to the others' offsets, as in
+    /// [`list_offsets`](Self::list_offsets); a partition missing from the answer is a
+    /// [`ClientError::Protocol`]. The `Err` of the outer result is a failure of the whole
+    /// request (connection, a broker too old for `query` or `isolation`).
+    pub async fn list_offsets_on(
+        &self,
+        leader: &BrokerRef,
+        partitions: &[TopicPartition],
+        query: OffsetQuery,
+        isolation: Isolation,
+    ) -> Result<PartitionResults<ListedOffset>, ClientError> {
+        let api = crate::protocol::messages::list_offsets::SPEC.key;
+        validate_topics(partitions.iter().map(|tp| &*tp.topic))?;
+        let batch: Vec<(TopicPartition, Option<i32>)> =
+            partitions.iter().map(|tp| (tp.clone(), None)).collect();
+        let (version, response) =
+            self.send_built(leader, |version| build_request(&batch, query, isolation, version)).await?;
+        if query == OffsetQuery::MaxTimestamp {
+            super::kafka_release::MAX_TIMESTAMP_OFFSETS.check(version, leader)?;
+        }
+        if isolation == Isolation::ReadCommitted {
+            super::kafka_release::READ_COMMITTED_OFFSETS.check(version, leader)?;
+        }
+        let mut answered: BTreeMap<TopicPartition, LeaderAnswer<ListedOffset>> =
+            listed_of(version, response).into_iter().collect();
+        Ok(partitions
+            .iter()
+            .map(|tp| {
+                let result = match answered.remove(tp) {
+                    Some(Ok(listed)) => Ok(listed),
+                    Some(Err(code)) => {
+                        Err(ClientError::Kafka { broker: leader.clone(), api, code, context: tp.to_string() })
+                    }
+                    None => Err(ClientError::Protocol {
+                        broker: leader.clone(),
+                        message: format!("the response has no entry for {tp}"),
+                    }),
+                };
+                (tp.clone(), result)
+            })
+            .collect())
     }
 
     /// Log start, high watermark and last stable offset for each partition (three queries per
@@ -218,6 +246,36 @@ fn missing<T>(tp: &TopicPartition) -> Result<T, ClientError> {
     })
 }
 
+/// A leader's ListOffsets answer, partition by partition: the offset, or the partition's own
+/// error code (a refused partition does not hide the others).
+fn listed_of(
+    version: i16,
+    response: ListOffsetsResponse,
+) -> Vec<(TopicPartition, LeaderAnswer<ListedOffset>)> {
+    let mut answers = Vec::new();
+    for topic in response.topics {
+        for p in topic.partitions {
+            let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
+            let answer = if p.error_code.is_ok() {
+                let offset = if version == 0 {
+                    p.old_style_offsets.as_deref().and_then(|o| o.first().copied())
+                } else {
+                    p.offset
+                };
+                Ok(ListedOffset {
+                    offset: offset.filter(|o| *o >= 0),
+                    timestamp: p.timestamp.filter(|t| *t >= 0),
+                    leader_epoch: p.leader_epoch.filter(|e| *e >= 0),
+                })
+            } else {
+                Err(p.error_code)
+            };
+            answers.push((tp, answer));
+        }
+    }
+    answers
+}
+
 fn build_request(
     tps: &[(TopicPartition, Option<i32>)],
     query: OffsetQuery,
@@ -247,5 +305,42 @@ fn build_request(
             .collect(),
         timeout_ms: (version >= 10).then_some(30_000),
         tagged_fields: TaggedFields::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::protocol::{Body, ErrorCode};
+
+    /// A v5 answer as a leader gives it to a principal that may describe topic `a` but not `b`:
+    /// `a`'s offsets, TOPIC_AUTHORIZATION_FAILED for `b`'s partition.
+    #[rustfmt::skip]
+    const MIXED_V5: &[u8] = &[
+        0, 0, 0, 0, // throttle_time_ms
+        0, 0, 0, 2, // topics: 2
+        0, 1, b'a', 0, 0, 0, 2, // "a", partitions: 2
+        0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 2, // 0: offset 7, epoch 2
+        0, 0, 0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 2, // 1: offset 9
+        0, 1, b'b', 0, 0, 0, 1, // "b", partitions: 1
+        0, 0, 0, 0, 0, 29, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // 0: TOPIC_AUTHORIZATION_FAILED
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // offset -1, epoch -1
+    ];
+
+    #[test]
+    fn a_leader_refusing_one_topic_answers_the_other_topics_offsets_and_the_refused_partition_code() {
+        let response = ListOffsetsResponse::decode_body(Bytes::from_static(MIXED_V5), 5).unwrap();
+        let listed = listed_of(5, response);
+        let offset = |o| Ok(ListedOffset { offset: Some(o), timestamp: None, leader_epoch: Some(2) });
+        assert_eq!(
+            listed,
+            [
+                (TopicPartition::new("a", 0), offset(7)),
+                (TopicPartition::new("a", 1), offset(9)),
+                (TopicPartition::new("b", 0), Err(ErrorCode::TOPIC_AUTHORIZATION_FAILED)),
+            ]
+        );
     }
 }

@@ -156,6 +156,20 @@ impl Client {
                         .insert(tp.clone(), Err(ClientError::UnknownTopic { topic: tp.topic.to_string() }));
                     continue;
                 }
+                // Metadata hides the partitions of a topic an ACL refuses: each asked for is refused
+                // with Metadata's code, not reported missing.
+                if topic.error.is_authorization() {
+                    results.insert(
+                        tp.clone(),
+                        Err(ClientError::Kafka {
+                            broker: BrokerRef { node_id: None, addr: "metadata".to_owned() },
+                            api: ApiKey::METADATA,
+                            code: topic.error,
+                            context: format!("topic `{}`", tp.topic),
+                        }),
+                    );
+                    continue;
+                }
                 let Some(partition) = topic.partitions.iter().find(|p| p.partition == tp.partition) else {
                     results.insert(
                         tp.clone(),
