@@ -30,7 +30,8 @@ pub struct ShareStartOffset {
 
 impl Client {
     /// `group` as a share group, or `None` when the coordinator has no such share group
-    /// (GROUP_ID_NOT_FOUND: unknown, or a group of another type).
+    /// (GROUP_ID_NOT_FOUND: unknown, or a group of another type; UNSUPPORTED_VERSION: share
+    /// groups are off).
     pub async fn describe_share_group(
         &self,
         group: &str,
@@ -50,7 +51,10 @@ impl Client {
                     message: format!("ShareGroupDescribe answered without group `{group}`"),
                 }
             })?;
-            if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND {
+            // Kafka 4.1 advertises ShareGroupDescribe even with share.version 0, and then answers
+            // UNSUPPORTED_VERSION for the group: no share groups there.
+            if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND || g.error_code == ErrorCode::UNSUPPORTED_VERSION
+            {
                 return Ok(None);
             }
             g.error_code.into_result().map_err(|code| ClientError::Kafka {
