@@ -33,7 +33,7 @@ fn describe_until(cluster: &Cluster, group: &str, what: &str, ready: impl Fn(&Va
 }
 
 fn produce(cluster: &Cluster, topic: &str, partition: i32, records: usize) {
-    let lines: String = (0..records).map(|i| format!("record-{i}\n")).collect();
+    let lines = vec!["record"; records].join("\n");
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kwire"));
     command
         .args(["produce", topic, "--partition", &partition.to_string()])
