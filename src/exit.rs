@@ -36,7 +36,7 @@ exit_codes! {
     CLUSTER = 2, "cluster", "the cluster could not be reached, or answered with an error or malformed bytes";
     ANOMALY = 3, "anomaly", "an offset anomaly met a `fail` policy (`kwire plan`)";
     NOT_FOUND = 4, "not_found", "a named topic, partition or group does not exist";
-    REFUSED = 5, "refused", "a write was refused: the group has active members or the Spark query looks alive (`--force` overrides), or an offset is outside the log; nothing was written";
+    REFUSED = 5, "refused", "a write was refused: the group has active members or the Spark query looks alive (`--force` overrides), an offset is outside the log, or the group is a share group (KIP-932; `--force` does not override); nothing was written";
     STORE = 6, "store", "the offset store is unreadable or corrupt, did not read back what was written, or (file store) is a link or special file, too large, or locked or too slow to load within `--timeout`";
     PARTIAL = 7, "partial", "partly written: the store took some partitions and refused others (each listed as written or refused; what was written stays written and was read back)";
     UNSUPPORTED = 8, "unsupported", "the broker is too old for what was asked: `... not supported by this broker (needs Kafka X.Y)` names the first release that has it (see \"Kafka versions\")";

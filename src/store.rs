@@ -211,7 +211,7 @@ fn failure(e: StoreError) -> Failure {
     let exit = match &e {
         _ if client_exit.is_some() => client_exit.unwrap_or(Exit::CLUSTER),
         _ if kwire_stores::zk::is_security(&e) => Exit::SECURITY,
-        StoreError::GroupActive { .. } => Exit::REFUSED,
+        StoreError::GroupActive { .. } | StoreError::GroupTypeNotWritable { .. } => Exit::REFUSED,
         _ if matches!(kwire_stores::spark::spark_error(&e), Some(SparkStoreError::QueryRunning { .. })) => {
             Exit::REFUSED
         }

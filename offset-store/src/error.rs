@@ -81,6 +81,17 @@ pub enum StoreError {
         /// How many members the group has.
         members: usize,
     },
+    /// The group is of a type whose positions this store cannot write (a Kafka share group:
+    /// OffsetCommit does not move its share-partition start offsets). Refused whatever `force`
+    /// says; nothing was written.
+    GroupTypeNotWritable {
+        /// The group.
+        group: String,
+        /// The group's type as the coordinator reported it (`share`, ...).
+        group_type: String,
+        /// Why, and what can write it instead.
+        detail: String,
+    },
     /// Another writer changed this partition's stored offset since this store last read it;
     /// nothing of the batch was written. Load again to see the other writer's value. `detail`
     /// says where (e.g. the znode).
@@ -198,6 +209,9 @@ impl fmt::Display for StoreError {
                 "group `{group}` has {members} active member(s) (state {state}): offsets can only be \
                  written while it is inactive; stop its consumers or force the write"
             ),
+            Self::GroupTypeNotWritable { group, group_type, detail } => {
+                write!(f, "group `{group}` is a {group_type} group: {detail}; nothing was written")
+            }
             Self::ConcurrentModification { store, topic, partition, detail } => write!(
                 f,
                 "{store} offset store: {topic}:{partition} was changed by another writer; nothing \

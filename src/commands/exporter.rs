@@ -103,8 +103,13 @@ async fn refresh(
 ) -> Result<Snapshot, String> {
     let started = Instant::now();
     let listed = client.list_groups().await.map_err(|e| e.to_string())?;
-    let listed: Vec<_> =
-        listed.into_iter().filter(|g| filter.is_none_or(|re| re.is_match(&g.group_id))).collect();
+    // Share groups (KIP-932) are left out on purpose: their positions are share-partition start
+    // offsets, not committed offsets, and OffsetFetch has none for them (README, "exporter").
+    let listed: Vec<_> = listed
+        .into_iter()
+        .filter(|g| g.group_type.as_deref() != Some("share"))
+        .filter(|g| filter.is_none_or(|re| re.is_match(&g.group_id)))
+        .collect();
     let groups: Vec<String> = listed.iter().map(|g| g.group_id.clone()).collect();
     let (committed, members) = tokio::join!(
         client.committed_offsets_of_groups(&groups, timeout),

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kafka_wire::client::{GroupMember, TopicPartition};
+use kafka_wire::client::{GroupMember, GroupType, TopicPartition};
 use offset_engine::{
     stored_lag, Isolation, Lag, LeaderEpoch, LogState, LogView, Offset, Sample, Stored, TimeLag, TopicId,
 };
@@ -123,9 +123,7 @@ pub async fn partition_rows_or_refused(
     topics: Option<&[String]>,
     isolation: Isolation,
 ) -> Result<GroupRows, Failure> {
-    let timeout = ctx.global.timeout;
     let loaded = store::load_or_refused(store, ctx.store_access(client), group, topics).await?;
-    let stored = loaded.stored;
     // A partition the store refused is a refusal, never a row with nothing committed.
     let mut refused = Vec::new();
     let mut store_refused: BTreeSet<TopicPartition> = BTreeSet::new();
@@ -138,6 +136,41 @@ pub async fn partition_rows_or_refused(
         }
         store_refused.insert(tp.clone());
     }
+    rows_against_log(ctx, client, loaded.stored, topics, isolation, refused, &store_refused).await
+}
+
+/// The share-partition start offsets (KIP-932) of share group `group` in place of committed
+/// offsets, limited to `topics` when given, joined with the live log as
+/// [`partition_rows_or_refused`] does: lag is what the group has not yet acknowledged.
+pub async fn share_group_rows(
+    ctx: &Context,
+    client: &std::sync::Arc<kafka_wire::client::Client>,
+    group: &str,
+    topics: Option<&[String]>,
+    isolation: Isolation,
+) -> Result<GroupRows, Failure> {
+    let starts = client.share_group_start_offsets(group, ctx.global.timeout).await?;
+    let stored: store::StoredOffsets = starts
+        .into_iter()
+        .filter(|(tp, _)| topics.is_none_or(|names| names.iter().any(|n| **n == *tp.topic)))
+        .filter_map(|(tp, s)| Some((tp, Stored::from_wire(s.offset, s.leader_epoch, None, None)?)))
+        .collect();
+    rows_against_log(ctx, client, stored, topics, isolation, Vec::new(), &BTreeSet::new()).await
+}
+
+/// `stored` joined with the live log of every partition of its topics plus `topics`;
+/// `refused` holds what was refused before (and more is added), `store_refused` the
+/// partitions the store refused, which get no row.
+async fn rows_against_log(
+    ctx: &Context,
+    client: &std::sync::Arc<kafka_wire::client::Client>,
+    stored: store::StoredOffsets,
+    topics: Option<&[String]>,
+    isolation: Isolation,
+    mut refused: Vec<Refusal>,
+    store_refused: &BTreeSet<TopicPartition>,
+) -> Result<GroupRows, Failure> {
+    let timeout = ctx.global.timeout;
     let mut names: BTreeSet<String> = stored.keys().map(|tp| tp.topic.to_string()).collect();
     names.extend(topics.unwrap_or_default().iter().cloned());
     let names: Vec<String> = names.into_iter().collect();
@@ -230,16 +263,23 @@ pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<
         _ => None,
     };
     let topics = (!args.topics.is_empty()).then_some(args.topics.as_slice());
-    let GroupRows { mut rows, mut refused } =
-        partition_rows_or_refused(ctx, &client, &args.store, &args.group, topics, isolation).await?;
+    // A share group has no committed offsets: its position is the share-partition start offset.
+    let share = description.as_ref().is_some_and(|d| d.group_type == GroupType::Share);
+    let load = || async {
+        if share {
+            share_group_rows(ctx, &client, &args.group, topics, isolation).await
+        } else {
+            partition_rows_or_refused(ctx, &client, &args.store, &args.group, topics, isolation).await
+        }
+    };
+    let GroupRows { mut rows, mut refused } = load().await?;
     let gap = args.sample.or((args.time_lag == TimeLagArg::Estimate).then_some(Duration::from_secs(2)));
     let mut earlier: BTreeMap<TopicPartition, Sample> = BTreeMap::new();
     if let Some(gap) = gap {
         let at = crate::time::now_ms();
         earlier.extend(rows.iter().filter_map(|r| sample_of(r, isolation, at).map(|s| (r.tp.clone(), s))));
         tokio::time::sleep(gap).await;
-        GroupRows { rows, refused } =
-            partition_rows_or_refused(ctx, &client, &args.store, &args.group, topics, isolation).await?;
+        GroupRows { rows, refused } = load().await?;
     }
     let timestamps = if args.time_lag == TimeLagArg::Fetch {
         first_unconsumed_timestamps(&client, &rows, isolation, ctx.global.timeout).await
@@ -286,6 +326,8 @@ pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<
             "group_epoch": description.as_ref().and_then(|d| d.epochs).map(|e| e.group_epoch),
             "assignment_epoch": description.as_ref().and_then(|d| d.epochs).map(|e| e.assignment_epoch),
             "coordinator": description.as_ref().and_then(|d| d.coordinator.node_id),
+            // What `committed` holds: a share group's share-partition start offsets.
+            "position": if share { "share_start_offset" } else { "committed_offset" },
             "members": description.as_ref().map(|d| d.members.iter().map(member_json).collect::<Vec<_>>()).unwrap_or_default(),
             "checkpoint": checkpoint.as_ref().map(crate::checkpoint::json),
             "time_lag_mode": match args.time_lag {
@@ -337,16 +379,20 @@ pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<
                 }
                 None => outln!("group {}  store {}", args.group, args.store),
             }
+            if share {
+                outln!("share group: COMMITTED is the share-partition start offset (KIP-932): records below it are acknowledged");
+            }
             for line in checkpoint.iter().flat_map(crate::checkpoint::text) {
                 outln!("{line}");
             }
             if let Some(d) = &description {
                 for m in &d.members {
                     let consumer = m.consumer.as_ref().map_or_else(String::new, |c| {
-                        let target = if c.target_assignment == c.assignment {
-                            String::new()
-                        } else {
-                            format!("  target {}", partition_list(&c.target_assignment))
+                        let target = match &c.target_assignment {
+                            Some(target) if *target != c.assignment => {
+                                format!("  target {}", partition_list(target))
+                            }
+                            _ => String::new(),
                         };
                         format!(
                             "  epoch {}  assigned {}{target}",
@@ -482,7 +528,7 @@ fn member_json(m: &GroupMember) -> Value {
         "subscribed_topics": c.map(|c| c.subscribed_topics.clone()),
         "subscribed_topic_regex": c.and_then(|c| c.subscribed_topic_regex.clone()),
         "assignment": c.map(|c| partitions(&c.assignment)),
-        "target_assignment": c.map(|c| partitions(&c.target_assignment)),
+        "target_assignment": c.and_then(|c| c.target_assignment.as_deref()).map(partitions),
     })
 }
 

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_wire::client::{Client, ClientError, CommittedOffset, OffsetToCommit, TopicPartition};
+use kafka_wire::client::{Client, ClientError, CommittedOffset, GroupType, OffsetToCommit, TopicPartition};
 use kafka_wire::protocol::Uuid;
 use offset_store::{
     check_read_back, topics_of, validate_batch, OffsetStore, RefusedPartition, StoreError, StoreFuture,
@@ -139,9 +139,28 @@ impl OffsetStore for KafkaGroupStore {
             if offsets.is_empty() {
                 return Ok(());
             }
-            if !self.force {
-                let description =
-                    self.client.describe_group(group, self.timeout).await.map_err(kafka_error)?;
+            // The group's real state and type first, whatever `force` says: forcing may write
+            // over active members, never into a group OffsetCommit cannot move. A describe that
+            // fails stops the write unless forced.
+            let description = match self.client.describe_group(group, self.timeout).await {
+                Ok(d) => Some(d),
+                Err(_) if self.force => None,
+                Err(e) => return Err(kafka_error(e)),
+            };
+            if let Some(d) = description.as_ref().filter(|d| d.group_type == GroupType::Share) {
+                return Err(StoreError::GroupTypeNotWritable {
+                    group: group.to_owned(),
+                    group_type: d.group_type.as_str().to_owned(),
+                    detail: format!(
+                        "its positions are share-partition start offsets (KIP-932, state {}, {} member(s)), \
+                         which OffsetCommit cannot move; kwire does not alter share group offsets \
+                         (kafka-share-groups --reset-offsets does, while the group is empty)",
+                        d.state,
+                        d.members.len()
+                    ),
+                });
+            }
+            if let Some(description) = description.filter(|_| !self.force) {
                 if !description.is_inactive() {
                     return Err(StoreError::GroupActive {
                         group: group.to_owned(),

@@ -13,6 +13,7 @@ mod cli_decode;
 mod cli_exporter;
 mod cli_file_store;
 mod cli_group_check;
+mod cli_group_share;
 mod cli_group_types;
 mod cli_group_watch;
 mod cli_hardening;

@@ -1,6 +1,7 @@
 //! Consumer groups: committed offsets (fetch and commit as a non-member, the "simple
-//! consumer" way), and listing and describing groups of either protocol: classic groups through
-//! DescribeGroups, consumer-protocol groups (KIP-848) through ConsumerGroupDescribe.
+//! consumer" way), and listing and describing groups of every type: classic groups through
+//! DescribeGroups, consumer-protocol groups (KIP-848) through ConsumerGroupDescribe, share groups
+//! (KIP-932) through ShareGroupDescribe (see `share_groups`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -78,7 +79,8 @@ pub struct GroupMember {
     pub consumer: Option<ConsumerMemberState>,
 }
 
-/// A consumer-protocol member's epoch, subscription and assignments (ConsumerGroupDescribe).
+/// A consumer-protocol or share group member's epoch, subscription and assignments
+/// (ConsumerGroupDescribe, ShareGroupDescribe).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumerMemberState {
     /// The member's current epoch.
@@ -92,8 +94,9 @@ pub struct ConsumerMemberState {
     /// The partitions it owns now, sorted.
     pub assignment: Vec<TopicPartition>,
     /// The partitions the coordinator is moving it to, sorted; equal to `assignment` once the
-    /// member has reconciled.
-    pub target_assignment: Vec<TopicPartition>,
+    /// member has reconciled. `None` for a share group's member: ShareGroupDescribe reports no
+    /// target assignment.
+    pub target_assignment: Option<Vec<TopicPartition>>,
 }
 
 /// Which group protocol a group runs.
@@ -105,19 +108,24 @@ pub enum GroupType {
     /// The consumer protocol of KIP-848 (`group.protocol=consumer`), described by
     /// ConsumerGroupDescribe.
     Consumer,
+    /// A share group (KIP-932, Kafka 4.1+ with `share.version=1`), described by
+    /// ShareGroupDescribe. Its position per partition is a share-partition start offset, not a
+    /// committed offset, and OffsetCommit cannot move it.
+    Share,
 }
 
 impl GroupType {
-    /// `classic` or `consumer`, as ListGroups v5 names the types.
+    /// `classic`, `consumer` or `share`, as ListGroups v5 names the types.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Classic => "classic",
             Self::Consumer => "consumer",
+            Self::Share => "share",
         }
     }
 }
 
-/// A consumer-protocol group's epochs (ConsumerGroupDescribe).
+/// A consumer-protocol or share group's epochs (ConsumerGroupDescribe, ShareGroupDescribe).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConsumerGroupEpochs {
     /// Bumped by every change of membership or subscriptions.
@@ -141,7 +149,7 @@ pub struct GroupDescription {
     /// The assignment strategy chosen (`range`, `cooperative-sticky`, ...; for a consumer-protocol
     /// group the server-side assignor, `uniform`, `range`); empty when none has run.
     pub protocol: String,
-    /// A consumer-protocol group's epochs; `None` for a classic group.
+    /// A consumer-protocol or share group's epochs; `None` for a classic group.
     pub epochs: Option<ConsumerGroupEpochs>,
     /// The current members; empty for an inactive group.
     pub members: Vec<GroupMember>,
@@ -547,11 +555,12 @@ impl Client {
         Ok(out)
     }
 
-    /// State and members of `group`, from its coordinator, whichever protocol it runs.
+    /// State and members of `group`, from its coordinator, whichever type it is.
     ///
     /// DescribeGroups first; a group it does not know (GROUP_ID_NOT_FOUND, which Kafka 4 also
-    /// answers for a consumer-protocol group) is asked again with ConsumerGroupDescribe where the
-    /// coordinator has it. A group neither knows is reported as state `Dead` with no members.
+    /// answers for consumer-protocol and share groups) is asked again with ConsumerGroupDescribe,
+    /// then ShareGroupDescribe, each where the coordinator has it. A group none knows is reported
+    /// as state `Dead` with no members.
     pub async fn describe_group(
         &self,
         group: &str,
@@ -562,9 +571,16 @@ impl Client {
             return Ok(classic);
         }
         match self.describe_consumer_group(group, timeout).await {
-            Ok(Some(consumer)) => Ok(consumer),
-            Ok(None) => Ok(classic),
+            Ok(Some(consumer)) => return Ok(consumer),
+            Ok(None) => {}
             // A broker before 4.0 (3.7 early access aside) has no consumer-protocol groups.
+            Err(e) if e.is_unsupported() => {}
+            Err(e) => return Err(e),
+        }
+        match self.describe_share_group(group, timeout).await {
+            Ok(Some(share)) => Ok(share),
+            Ok(None) => Ok(classic),
+            // Before 4.1, or share.version 0: no share groups.
             Err(e) if e.is_unsupported() => Ok(classic),
             Err(e) => Err(e),
         }
@@ -681,7 +697,7 @@ impl Client {
                             subscribed_topics: m.subscribed_topic_names,
                             subscribed_topic_regex: m.subscribed_topic_regex.filter(|r| !r.is_empty()),
                             assignment: partitions_of(m.assignment),
-                            target_assignment: partitions_of(m.target_assignment),
+                            target_assignment: Some(partitions_of(m.target_assignment)),
                         }),
                     })
                     .collect(),
@@ -693,7 +709,7 @@ impl Client {
 }
 
 /// An assignment as a sorted list of partitions (topic ids dropped: the names are there).
-fn partitions_of(assignment: ConsumerGroupAssignment) -> Vec<TopicPartition> {
+pub(super) fn partitions_of(assignment: ConsumerGroupAssignment) -> Vec<TopicPartition> {
     let mut out: Vec<TopicPartition> = assignment
         .topic_partitions
         .into_iter()

@@ -103,6 +103,9 @@ pub fn api_introduced_in(api: ApiKey) -> Option<&'static str> {
         ApiKey::DESCRIBE_TOPIC_PARTITIONS => "3.8",
         // KIP-848 groups: early access in 3.7, generally available (and on by default) in 4.0.
         ApiKey::CONSUMER_GROUP_HEARTBEAT | ApiKey::CONSUMER_GROUP_DESCRIBE => "4.0",
+        // KIP-932 share groups: 4.0's early-access versions are gone; stable from 4.1 (with the
+        // cluster's share.version finalized at 1).
+        ApiKey::SHARE_GROUP_DESCRIBE | ApiKey::DESCRIBE_SHARE_GROUP_OFFSETS => "4.1",
         _ => return None,
     };
     Some(since)

@@ -41,6 +41,7 @@ mod sasl;
 mod scram;
 mod security;
 mod sender;
+mod share_groups;
 mod sync;
 #[cfg(feature = "tls")]
 mod tls;
@@ -73,5 +74,6 @@ pub use producer_properties::apply_producer_properties;
 pub use properties::{apply_properties, is_secret_key, ConfigError, ConfigWarning};
 pub use router::{LeaderAnswer, LeaderBatch, LeaderTarget, PartitionResults, TopicPartition};
 pub use security::{SaslConfig, SaslMechanism, Secret, SecurityProtocol, TlsConfig, TokenSource};
+pub use share_groups::ShareStartOffset;
 pub use trace::{Direction, TraceEvent, TraceHook};
 pub use transaction_error::TransactionError;

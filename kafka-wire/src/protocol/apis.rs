@@ -61,6 +61,8 @@ macro_rules! for_each_api {
             (37, CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),
             (47, OffsetDelete, OffsetDeleteRequest, OffsetDeleteResponse),
             (69, ConsumerGroupDescribe, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+            (77, ShareGroupDescribe, ShareGroupDescribeRequest, ShareGroupDescribeResponse),
+            (90, DescribeShareGroupOffsets, DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse),
         }
     };
 }

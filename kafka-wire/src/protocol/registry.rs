@@ -100,7 +100,7 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(keys, sorted);
-        assert_eq!(specs.len(), 24);
+        assert_eq!(specs.len(), 26);
         assert_eq!(spec_for(ApiKey::LIST_OFFSETS).map(|s| s.name), Some("ListOffsets"));
         assert_eq!(spec_for(ApiKey::JOIN_GROUP), None);
     }

@@ -375,7 +375,8 @@ pub fn consumer_groups_describe(
 }
 
 /// A Kafka console consumer (`ConsoleConsumer`) running in `group` on `topic` until dropped,
-/// on the classic protocol or the consumer protocol of KIP-848 (`group.protocol=consumer`).
+/// on the classic protocol or the consumer protocol of KIP-848 (`group.protocol=consumer`), or
+/// a share consumer (`ConsoleShareConsumer`, KIP-932) in share group `group`.
 /// Dropping it stops it with SIGTERM, so it leaves the group the way a consumer shut down
 /// cleanly does, and waits for it to exit (SIGKILL after 30 s).
 pub struct ConsoleConsumer {
@@ -383,12 +384,17 @@ pub struct ConsoleConsumer {
 }
 
 impl ConsoleConsumer {
-    /// Starts the consumer; `protocol` is `classic` or `consumer`.
+    /// Starts the consumer; `protocol` is `classic`, `consumer` or `share`.
     pub fn start(cluster: &Cluster, topic: &str, group: &str, protocol: &str) -> Self {
-        let child = Command::new(repo_root().join("scripts/cluster"))
-            .args(["tool", "org.apache.kafka.tools.consumer.ConsoleConsumer"])
+        let mut command = Command::new(repo_root().join("scripts/cluster"));
+        if protocol == "share" {
+            command.args(["tool", "org.apache.kafka.tools.consumer.ConsoleShareConsumer"]);
+        } else {
+            command.args(["tool", "org.apache.kafka.tools.consumer.ConsoleConsumer"]);
+            command.args(["--consumer-property", &format!("group.protocol={protocol}")]);
+        }
+        let child = command
             .args(["--bootstrap-server", &cluster.bootstrap, "--topic", topic, "--group", group])
-            .args(["--consumer-property", &format!("group.protocol={protocol}")])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

@@ -155,7 +155,8 @@ pub struct AssignedTopicPartitions {
     pub tagged_fields: TaggedFields,
 }
 
-fn write_assignment(e: &mut Encoder, a: &ConsumerGroupAssignment, version: i16) -> EncodeResult {
+/// Shared with ShareGroupDescribe, whose assignment has the same shape.
+pub(crate) fn write_assignment(e: &mut Encoder, a: &ConsumerGroupAssignment, version: i16) -> EncodeResult {
     e.array(&a.topic_partitions, "assignment.topic_partitions", |e, t| {
         e.uuid(t.topic_id);
         e.string(&t.topic_name, "assignment.topic_partitions.topic_name")?;
@@ -165,7 +166,8 @@ fn write_assignment(e: &mut Encoder, a: &ConsumerGroupAssignment, version: i16) 
     e.tagged_fields(&a.tagged_fields, "assignment.tagged_fields", version)
 }
 
-fn read_assignment(d: &mut Decoder) -> DecodeResult<ConsumerGroupAssignment> {
+/// Shared with ShareGroupDescribe, whose assignment has the same shape.
+pub(crate) fn read_assignment(d: &mut Decoder) -> DecodeResult<ConsumerGroupAssignment> {
     let topic_partitions = d.array("assignment.topic_partitions", 19, |d| {
         Ok(AssignedTopicPartitions {
             topic_id: d.uuid("assignment.topic_partitions.topic_id")?,

@@ -19,6 +19,7 @@ pub mod create_topics;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_groups;
+pub mod describe_share_group_offsets;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
@@ -33,6 +34,7 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
+pub mod share_group_describe;
 pub mod txn_offset_commit;
 
 #[cfg(test)]
@@ -65,6 +67,12 @@ pub use delete_records::{
 pub use delete_topics::{DeletableTopicResult, DeleteTopicState, DeleteTopicsRequest, DeleteTopicsResponse};
 pub use describe_groups::{
     DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup, DescribedGroupMember,
+};
+pub use describe_share_group_offsets::{
+    DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsRequestGroup,
+    DescribeShareGroupOffsetsRequestTopic, DescribeShareGroupOffsetsResponse,
+    DescribeShareGroupOffsetsResponseGroup, DescribeShareGroupOffsetsResponsePartition,
+    DescribeShareGroupOffsetsResponseTopic,
 };
 pub use end_txn::{EndTxnRequest, EndTxnResponse};
 pub use fetch::{
@@ -103,6 +111,9 @@ pub use produce::{
 };
 pub use sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 pub use sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
+pub use share_group_describe::{
+    ShareDescribedGroup, ShareGroupDescribeRequest, ShareGroupDescribeResponse, ShareGroupMember,
+};
 pub use txn_offset_commit::{
     TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
     TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
