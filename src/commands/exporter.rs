@@ -154,7 +154,7 @@ async fn refresh(
             committed.push_group(Some(store.label().to_owned()), g, r);
         }
     }
-    let topics: Vec<String> = committed.topics.iter().map(|t| t.to_string()).collect();
+    let topics: Vec<String> = committed.topics.iter().map(ToString::to_string).collect();
     let metadata = client.refresh_metadata(&topics).await.map_err(|e| e.to_string())?;
     let (partitions, index) = partitions_of(&committed.topics, &metadata);
     let mut bounds = client.log_bounds(&partitions, timeout).await;
