@@ -4,14 +4,16 @@
 //! A refresh loop, independent of scrapes, reads the cluster every `--interval`: ListGroups
 //! (one per broker), the member counts with one DescribeGroups (classic groups) and one
 //! ConsumerGroupDescribe (consumer-protocol groups) per coordinator, the coordinators not yet
-//! known with one FindCoordinator for all of them (v4+), the committed offsets of all groups
-//! with one OffsetFetch per coordinator (v8+ multi-group), one Metadata for the topics, the log
+//! known with one FindCoordinator for all of them (v4+), the committed offsets with one
+//! OffsetFetch per coordinator per 250 groups (v8+ multi-group; `exporter_committed`), one
+//! Metadata for the topics, the log
 //! start and high watermark with two ListOffsets per leader (earliest and latest: a leader
 //! refuses a partition twice in one request; lag is read_uncommitted, as kafka_exporter and
 //! kafka-consumer-groups report it, so no third read_committed request), and the first
 //! unconsumed record of each lagging partition with one Fetch per leader per round (a round
-//! per distinct committed offset of a partition). None of it grows with the number of groups
-//! or partitions; `kwire_exporter_refresh_requests{api}` shows what the last refresh sent. A scrape
+//! per distinct committed offset of a partition). Only the OffsetFetch count grows with the
+//! number of groups, by one per coordinator per 250; nothing grows with the number of
+//! partitions. `kwire_exporter_refresh_requests{api}` shows what the last refresh sent. A scrape
 //! only renders the last snapshot, so it never waits on the cluster; a snapshot older than
 //! `--stale-after` intervals is not served as current: the group series are left out and
 //! `kwire_exporter_stale` is 1. Within a fresh snapshot, what one refresh could not read is left
@@ -20,9 +22,11 @@
 //! be read, its leader being down (`kwire_topic_partition_up` 0). Prometheus marks a series
 //! that disappears from a scrape stale.
 //!
-//! The snapshot keeps numbers, not text, and a scrape renders it in chunks straight onto the
-//! connection (`exporter_snapshot`); the health window keeps one committed offset per group
-//! partition per refresh (`exporter_tracks`).
+//! Memory stays bounded by the group partitions, not by what the cluster answers: each batch of
+//! groups' offsets becomes 16-byte rows as it arrives (`exporter_committed`), the snapshot keeps
+//! numbers, not text (24 bytes per group partition), and a scrape renders it in chunks straight
+//! onto the connection, the exporter's own series first (`exporter_snapshot`); the health window
+//! keeps one committed offset per group partition per refresh (`exporter_tracks`).
 //!
 //! `--store zk[:CONNECT]` adds the groups of a ZooKeeper offset store (read at each refresh, one
 //! read per group), `--store file:PATH` the group of a kwire offset file: the same series with a `store` label naming it, measured against the same
@@ -38,6 +42,7 @@ use offset_engine::{lag, time_lag_of_record, Isolation, LogView, Offset};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
+use super::exporter_committed::{read_cluster_groups, Committed};
 use super::exporter_requests::RequestCounts;
 use super::exporter_snapshot::{push_label, GroupSnap, PartitionSnap, RowSnap, Series, Snapshot};
 use super::exporter_stores::{FileSource, Source, ZkSource};
@@ -58,40 +63,72 @@ struct State {
     scrape_duration: Duration,
 }
 
-/// Timestamps of the records at `(partition, offset)`: one `fetch_range` per round, each round
+/// The timestamp of the record at each offset in `wanted[i]` of `partitions[i]` (sorted and
+/// unique), as `(offset, timestamp)` sorted by offset: one `fetch_range` per round, each round
 /// holding at most one offset per partition (so one Fetch per leader per round).
 async fn timestamps_at(
     client: &Client,
-    wanted: &BTreeMap<TopicPartition, BTreeSet<i64>>,
+    partitions: &[PartitionSnap],
+    wanted: &[BTreeSet<i64>],
     timeout: Duration,
-) -> BTreeMap<(TopicPartition, i64), i64> {
-    let mut out = BTreeMap::new();
-    let rounds = wanted.values().map(BTreeSet::len).max().unwrap_or(0);
+) -> Vec<Vec<(i64, i64)>> {
+    let mut out = vec![Vec::new(); partitions.len()];
+    let rounds = wanted.iter().map(BTreeSet::len).max().unwrap_or(0);
     let options = FetchOptions {
         max_wait: Duration::from_millis(100),
         partition_max_bytes: 1024,
         timeout,
         ..FetchOptions::default()
     };
-    for round in 0..rounds {
-        let ranges: Vec<FetchRange> = wanted
-            .iter()
-            .filter_map(|(tp, offsets)| {
-                offsets.iter().nth(round).map(|&o| FetchRange::new(tp.clone(), o, o + 1))
-            })
+    let mut cursors: Vec<_> = wanted.iter().map(BTreeSet::iter).collect();
+    for _ in 0..rounds {
+        let ranges: Vec<FetchRange> = cursors
+            .iter_mut()
+            .zip(partitions)
+            .filter_map(|(offsets, p)| offsets.next().map(|&o| FetchRange::new(p.tp.clone(), o, o + 1)))
             .collect();
         for (tp, result) in client.fetch_range(&ranges, &options).await {
+            let Ok(i) = partitions.binary_search_by(|p| p.tp.cmp(&tp)) else { continue };
+            let Some(from) = ranges.iter().find(|r| r.partition == tp).map(|r| r.from) else { continue };
             if let Some(r) = result.ok().and_then(|f| f.records.into_iter().next()) {
-                let from = ranges.iter().find(|x| x.partition == tp).map_or(r.offset, |x| x.from);
-                out.insert((tp, from), r.timestamp.unwrap_or(-1));
+                out[i].push((from, r.timestamp.unwrap_or(-1)));
             }
         }
     }
+    // Each round asked a higher offset of each partition: already sorted.
     out
 }
 
 /// One group's committed offsets (next offset to read, by partition), or why they could not be read.
 pub(super) type StoredResult = Result<BTreeMap<TopicPartition, i64>, String>;
+
+/// The partitions of `topics` (sorted by topic, then partition, the order [`Tracks`] needs)
+/// that `metadata` lists, and for each topic number the index of each of its partitions.
+fn partitions_of(
+    topics: &[Arc<str>],
+    metadata: &kafka_wire::client::ClusterMetadata,
+) -> (Vec<TopicPartition>, Vec<Vec<Option<u32>>>) {
+    let mut order: Vec<usize> = (0..topics.len()).collect();
+    order.sort_by(|&a, &b| topics[a].cmp(&topics[b]));
+    let mut partitions = Vec::new();
+    let mut index = vec![Vec::new(); topics.len()];
+    for t in order {
+        let Some(info) = metadata.topic(&topics[t]) else { continue };
+        let mut numbers: Vec<i32> = info.partitions.iter().map(|p| p.partition).filter(|&p| p >= 0).collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        let slots = &mut index[t];
+        for p in numbers {
+            let p_usize = usize::try_from(p).unwrap_or(usize::MAX);
+            if slots.len() <= p_usize {
+                slots.resize(p_usize + 1, None);
+            }
+            slots[p_usize] = u32::try_from(partitions.len()).ok();
+            partitions.push(TopicPartition::new(&topics[t], p));
+        }
+    }
+    (partitions, index)
+}
 
 /// One refresh: reads the cluster and renders the series.
 async fn refresh(
@@ -110,106 +147,98 @@ async fn refresh(
         .filter(|g| g.group_type.as_deref() != Some("share"))
         .filter(|g| filter.is_none_or(|re| re.is_match(&g.group_id)))
         .collect();
-    let groups: Vec<String> = listed.iter().map(|g| g.group_id.clone()).collect();
-    let (committed, members) = tokio::join!(
-        client.committed_offsets_of_groups(&groups, timeout),
+    let names: Vec<String> = listed.iter().map(|g| g.group_id.clone()).collect();
+    let mut committed = Committed::default();
+    let ((), members) = tokio::join!(
+        read_cluster_groups(client, &names, timeout, &mut committed),
         client.member_counts(&listed, timeout)
     );
-    // Every group of every source: (store label, group, offsets or why not).
-    let mut sources: Vec<(Option<String>, String, StoredResult)> = committed
-        .into_iter()
-        .map(|(g, r)| {
-            let r = r
-                .and_then(kafka_wire::client::CommittedOffsets::complete)
-                .map(|m| m.into_iter().map(|(tp, c)| (tp, c.offset)).collect())
-                .map_err(|e| e.to_string());
-            (None, g, r)
-        })
-        .collect();
+    drop((listed, names));
     for store in stores {
         for (g, r) in store.read(filter, timeout).await? {
-            sources.push((Some(store.label().to_owned()), g, r));
+            committed.push_group(Some(store.label().to_owned()), g, r);
         }
     }
-    let topics: BTreeSet<String> = sources
-        .iter()
-        .filter_map(|(_, _, r)| r.as_ref().ok())
-        .flat_map(|m| m.keys().map(|tp| tp.topic.to_string()))
-        .collect();
-    let topics: Vec<String> = topics.into_iter().collect();
+    let topics: Vec<String> = committed.topics.iter().map(ToString::to_string).collect();
     let metadata = client.refresh_metadata(&topics).await.map_err(|e| e.to_string())?;
-    let partitions: Vec<TopicPartition> = topics
-        .iter()
-        .filter_map(|t| metadata.topic(t))
-        .flat_map(|t| t.partitions.iter().map(|p| TopicPartition::new(t.name.clone(), p.partition)))
-        .collect();
-    let ranges = client.log_bounds(&partitions, timeout).await;
-    let views: BTreeMap<TopicPartition, LogView> = ranges
+    let (partitions, index) = partitions_of(&committed.topics, &metadata);
+    let mut bounds = client.log_bounds(&partitions, timeout).await;
+    let partitions: Vec<PartitionSnap> = partitions
         .into_iter()
-        .filter_map(|(tp, r)| r.ok().map(|r| (tp, LogView::new(r.log_start, r.high_watermark))))
+        .map(|tp| {
+            let view =
+                bounds.remove(&tp).and_then(Result::ok).map(|r| LogView::new(r.log_start, r.high_watermark));
+            PartitionSnap { tp, view }
+        })
         .collect();
-    // Every row's partition shares the one `TopicPartition` (and topic string) of `partitions`.
-    let index: BTreeMap<&TopicPartition, u32> =
-        partitions.iter().enumerate().map(|(i, tp)| (tp, u32::try_from(i).unwrap_or(u32::MAX))).collect();
-    let mut rows = Vec::new();
-    let mut groups = Vec::with_capacity(sources.len());
-    for (store, group, offsets) in &sources {
-        let g = u32::try_from(groups.len()).map_err(|_| "more than 4 billion groups".to_owned())?;
-        groups.push(GroupSnap {
-            store: store.clone(),
-            group: group.clone(),
-            up: offsets.is_ok(),
-            members: if store.is_none() {
-                members.get(group).and_then(|m| m.as_ref().ok().copied())
-            } else {
-                None
-            },
-        });
-        let Ok(offsets) = offsets else { continue };
-        for (tp, &committed) in offsets {
-            let Some(&p) = index.get(tp) else { continue };
-            if views.contains_key(tp) {
-                rows.push(RowSnap { group: g, partition: p, committed, lag_ms: None, health: None });
+    let mut rows = Vec::with_capacity(committed.rows.len());
+    let mut groups = Vec::with_capacity(committed.groups.len());
+    for g in std::mem::take(&mut committed.groups) {
+        let start =
+            u32::try_from(rows.len()).map_err(|_| "more than 4 billion group partitions".to_owned())?;
+        if let Some(range) = &g.rows {
+            for &(topic, partition, offset) in &committed.rows[range.clone()] {
+                let slot = index.get(topic as usize).and_then(|s| s.get(usize::try_from(partition).ok()?));
+                let Some(&Some(p)) = slot else { continue };
+                if partitions[p as usize].view.is_some() {
+                    rows.push(RowSnap::new(p, offset));
+                }
             }
         }
+        let end = u32::try_from(rows.len()).map_err(|_| "more than 4 billion group partitions".to_owned())?;
+        rows[start as usize..].sort_unstable_by_key(|r: &RowSnap| r.partition);
+        let members = if g.store.is_none() {
+            members.get(&g.group).and_then(|m| m.as_ref().ok().copied())
+        } else {
+            None
+        };
+        groups.push(GroupSnap {
+            store: g.store,
+            group: g.group,
+            up: g.rows.is_some(),
+            members,
+            rows: start..end,
+        });
     }
-    let mut wanted: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
+    drop(committed);
+    drop(members);
+    let view_of = |r: &RowSnap| partitions[r.partition as usize].view.unwrap_or(LogView::new(0, 0));
+    let mut wanted = vec![BTreeSet::new(); partitions.len()];
     for r in &rows {
-        let tp = &partitions[r.partition as usize];
-        let view = &views[tp];
-        if lag(Some(Offset(r.committed)), view, Isolation::ReadUncommitted)
+        let view = view_of(r);
+        if lag(Some(Offset(r.committed)), &view, Isolation::ReadUncommitted)
             .consumable()
             .is_some_and(|c| c > 0)
         {
-            wanted.entry(tp.clone()).or_default().insert(r.committed.max(view.log_start.0));
+            wanted[r.partition as usize].insert(r.committed.max(view.log_start.0));
         }
     }
-    let stamps = timestamps_at(client, &wanted, timeout).await;
+    let stamps = timestamps_at(client, &partitions, &wanted, timeout).await;
+    drop(wanted);
     let now = crate::time::now_ms();
-    tracks.begin(now, &views);
-    let mut key: Option<(u32, Arc<str>)> = None;
     for r in &mut rows {
-        let tp = &partitions[r.partition as usize];
-        let view = &views[tp];
-        let l = lag(Some(Offset(r.committed)), view, Isolation::ReadUncommitted);
+        let view = view_of(&*r);
+        let l = lag(Some(Offset(r.committed)), &view, Isolation::ReadUncommitted);
         let at = r.committed.max(view.log_start.0);
-        let ts = stamps.get(&(tp.clone(), at)).copied();
-        r.lag_ms = time_lag_of_record(now, l.consumable(), false, ts).ms();
+        let at_partition = &stamps[r.partition as usize];
+        let ts = at_partition.binary_search_by_key(&at, |s| s.0).ok().map(|i| at_partition[i].1);
+        r.set_lag_ms(time_lag_of_record(now, l.consumable(), false, ts).ms());
+    }
+    tracks.begin(now, &partitions);
+    let negative_lag = |r: &RowSnap, view: &LogView| {
+        lag(Some(Offset(r.committed)), view, Isolation::ReadUncommitted).lag().is_some_and(|x| x < 0)
+    };
+    let mut key = String::new();
+    for g in &groups {
         // A group id may be in Kafka and in a store: the store is part of the key.
-        let group_key = match &key {
-            Some((g, k)) if *g == r.group => k.clone(),
-            _ => {
-                let g = &groups[r.group as usize];
-                let k: Arc<str> = format!("{}\0{}", g.store.as_deref().unwrap_or_default(), g.group).into();
-                key = Some((r.group, k.clone()));
-                k
-            }
-        };
-        r.health = tracks.health(&group_key, tp, r.committed, view, l.lag().is_some_and(|x| x < 0));
+        key.clear();
+        key.push_str(g.store.as_deref().unwrap_or_default());
+        key.push('\0');
+        key.push_str(&g.group);
+        let rows = &mut rows[g.rows.start as usize..g.rows.end as usize];
+        tracks.record_group(&key, rows, &partitions, negative_lag);
     }
     tracks.finish();
-    let partitions =
-        partitions.into_iter().map(|tp| PartitionSnap { view: views.get(&tp).copied(), tp }).collect();
     Ok(Snapshot {
         partitions,
         groups,
@@ -221,8 +250,10 @@ async fn refresh(
     })
 }
 
-/// The exporter's own series and `# EOF`, which end the `/metrics` body after the group series.
-fn trailer(state: &State, requests: &BTreeMap<String, u64>, stale: bool) -> String {
+/// The exporter's own series, which open the `/metrics` body (a client that wants only them,
+/// such as scripts/bench-exporter waiting for refreshes, may close the connection after them;
+/// the group series are rendered only as they are sent).
+fn own_series(state: &State, requests: &BTreeMap<String, u64>, stale: bool) -> String {
     let snap = &state.snapshot;
     let mut s = String::new();
     let _ = write!(
@@ -264,7 +295,6 @@ fn trailer(state: &State, requests: &BTreeMap<String, u64>, stale: bool) -> Stri
         push_label(&mut s, api);
         let _ = writeln!(s, "\"}} {n}");
     }
-    s.push_str("# EOF\n");
     s
 }
 
@@ -299,23 +329,24 @@ async fn serve(
     let route = path.split('?').next().unwrap_or("");
     if route == "/metrics" {
         let started = Instant::now();
-        let (mut series, trailer) = {
+        let (mut series, own) = {
             let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             state.scrapes += 1;
             let stale = state.snapshot.refreshed_at.is_none_or(|at| at.elapsed() > stale_after);
-            (Series::new(state.snapshot.clone(), stale), trailer(&state, &requests.now(), stale))
+            (Series::new(state.snapshot.clone(), stale), own_series(&state, &requests.now(), stale))
         };
         // No Content-Length: the body is rendered while it is sent and ends when the
         // connection closes (a response may be delimited so, RFC 9112 6.3).
         let head = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\nConnection: close\r\n\r\n";
         let sent = async {
             stream.write_all(head.as_bytes()).await?;
+            stream.write_all(own.as_bytes()).await?;
             let mut chunk = String::with_capacity(CHUNK + 4096);
             while series.fill(&mut chunk, CHUNK) {
                 stream.write_all(chunk.as_bytes()).await?;
                 chunk.clear();
             }
-            stream.write_all(trailer.as_bytes()).await?;
+            stream.write_all(b"# EOF\n").await?;
             stream.shutdown().await
         };
         // A client that stops reading does not keep the snapshot (or the task) forever.

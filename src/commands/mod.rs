@@ -8,6 +8,7 @@ pub(crate) mod decode;
 mod decode_pcap;
 mod docs;
 mod exporter;
+mod exporter_committed;
 mod exporter_requests;
 mod exporter_snapshot;
 mod exporter_stores;
