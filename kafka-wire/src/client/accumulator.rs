@@ -133,7 +133,8 @@ impl Batch {
             return Err(RecordEncodeError::Invalid("a record appended to a sealed batch".into()));
         };
         let timestamp = record.timestamp.unwrap_or(now_ms);
-        let index = builder.append(timestamp, record.key.as_deref(), record.value.as_deref(), &record.headers)?;
+        let index =
+            builder.append(timestamp, record.key.as_deref(), record.value.as_deref(), &record.headers)?;
         self.count = builder.record_count();
         self.bytes += size;
         Ok(index)
@@ -183,10 +184,8 @@ impl PartitionQueue {
         now: impl FnOnce() -> Instant,
         now_ms: i64,
     ) -> Result<(Arc<BatchOutcome>, i32), RecordEncodeError> {
-        let full = self
-            .open
-            .as_ref()
-            .is_some_and(|b| b.bytes + size > batch_size || b.record_count() == i32::MAX);
+        let full =
+            self.open.as_ref().is_some_and(|b| b.bytes + size > batch_size || b.record_count() == i32::MAX);
         if full {
             self.close_open();
         }
@@ -452,7 +451,7 @@ mod tests {
         fill(&mut q, 4, 100, now);
         assert!(q.expire(now, Duration::from_secs(1)).is_empty());
         let expired = q.expire(now + Duration::from_secs(1), Duration::from_secs(1));
-        assert_eq!(expired.iter().map(|b| b.record_count()).sum::<i32>(), 4);
+        assert_eq!(expired.iter().map(Batch::record_count).sum::<i32>(), 4);
         assert!(q.is_idle());
     }
 }

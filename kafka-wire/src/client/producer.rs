@@ -296,7 +296,7 @@ impl Producer {
             let permits = u32::try_from(size).unwrap_or(u32::MAX);
             if let Ok(permit) = self.shared.memory.try_acquire_many(permits) {
                 permit.forget();
-                let mut state = lock(&self.shared.state);
+                let state = lock(&self.shared.state);
                 let tp = state.topics.get(topic).map(|t| {
                     let partition = record.key.as_ref().and_then(|key| partition_for_key(key, t.partitions));
                     TopicPartition::new(Arc::clone(&t.name), partition.unwrap_or(t.sticky % t.partitions))

@@ -254,11 +254,7 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
 async fn send(shared: &Arc<Shared>, request: Request) {
     let Request { broker, node, batches } = request;
     let compression = shared.config.compression;
-    let encoded = if !batches.iter().any(|(_, b)| b.needs_compression(compression)) {
-        // The records are encoded already: sealing writes a header and a CRC (restamping a
-        // retried batch copies it once).
-        encode(batches)
-    } else {
+    let encoded = if batches.iter().any(|(_, b)| b.needs_compression(compression)) {
         // Compression is CPU work: off the runtime's threads, so the connections' reads and
         // writes and the answers keep flowing.
         match tokio::task::spawn_blocking(move || encode(batches)).await {
@@ -269,6 +265,10 @@ async fn send(shared: &Arc<Shared>, request: Request) {
                 return;
             }
         }
+    } else {
+        // The records are encoded already: sealing writes a header and a CRC (restamping a
+        // retried batch copies it once).
+        encode(batches)
     };
     let mut batches = Vec::with_capacity(encoded.len());
     let mut bytes = Vec::with_capacity(encoded.len());

@@ -23,9 +23,9 @@
 
 use bytes::Bytes;
 
+use super::builder::write_header;
 use super::compression::{self, Compression, COMPRESSION_MASK};
 use super::control::{ControlRecordKey, ControlRecordType};
-use super::builder::write_header;
 use super::view::{check_count, BatchHeader, RawBatch, Records};
 use super::{varint, Budget, DecodeOptions, RecordEncodeError};
 use crate::protocol::decoder::{DecodeResult, Decoder};

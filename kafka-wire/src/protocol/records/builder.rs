@@ -8,7 +8,9 @@
 
 use bytes::Bytes;
 
-use super::batch::{write_record, BatchAttributes, Header, CRC_START, LOG_OVERHEAD, MAGIC, RECORD_BATCH_OVERHEAD};
+use super::batch::{
+    write_record, BatchAttributes, Header, CRC_START, LOG_OVERHEAD, MAGIC, RECORD_BATCH_OVERHEAD,
+};
 use super::compression::{self, Compression};
 use super::view::BatchHeader;
 use super::RecordEncodeError;
@@ -29,7 +31,8 @@ pub struct ProducerStamp {
 
 impl ProducerStamp {
     /// No producer id: a plain batch.
-    pub const NONE: Self = Self { producer_id: -1, producer_epoch: -1, base_sequence: -1, transactional: false };
+    pub const NONE: Self =
+        Self { producer_id: -1, producer_epoch: -1, base_sequence: -1, transactional: false };
 }
 
 /// A batch being filled; see the module documentation.
@@ -87,7 +90,8 @@ impl BatchBuilder {
         headers: &[Header],
     ) -> Result<i32, RecordEncodeError> {
         let index = self.count;
-        let next = index.checked_add(1).ok_or(EncodeError::TooLong { field: "records", len: index as usize })?;
+        let next =
+            index.checked_add(1).ok_or(EncodeError::TooLong { field: "records", len: index as usize })?;
         // The widest varints of the record's lengths, deltas and counts, and its data: with
         // this much room, writing the record does not grow the buffer again.
         let data = |b: Option<&[u8]>| b.map_or(0, <[u8]>::len);
@@ -145,7 +149,11 @@ impl BatchBuilder {
 
 /// Writes `header`, `count`, the batch length and the CRC into the first
 /// [`RECORD_BATCH_OVERHEAD`] bytes of `batch`, whose records (as they go on the wire) follow.
-pub(crate) fn write_header(batch: &mut [u8], header: &BatchHeader, count: i32) -> Result<(), RecordEncodeError> {
+pub(crate) fn write_header(
+    batch: &mut [u8],
+    header: &BatchHeader,
+    count: i32,
+) -> Result<(), RecordEncodeError> {
     let batch_length = batch.len() - LOG_OVERHEAD;
     let batch_length = i32::try_from(batch_length)
         .map_err(|_| EncodeError::TooLong { field: "batch_length", len: batch_length })?;
@@ -235,7 +243,8 @@ mod tests {
 
     #[test]
     fn a_built_batch_decodes_to_the_records_appended_every_codec() {
-        let stamp = ProducerStamp { producer_id: 7, producer_epoch: 2, base_sequence: 40, transactional: true };
+        let stamp =
+            ProducerStamp { producer_id: 7, producer_epoch: 2, base_sequence: 40, transactional: true };
         for codec in Compression::ALL.into_iter().filter(|c| c.is_available()) {
             let (bytes, expected) = build(codec, stamp);
             let read = RecordBatch::decode(bytes, &DecodeOptions::default()).unwrap();
@@ -243,7 +252,10 @@ mod tests {
             assert_eq!((read.producer_id, read.producer_epoch, read.base_sequence), (7, 2, 40));
             assert!(read.attributes.is_transactional);
             assert_eq!(read.attributes.compression, codec);
-            assert_eq!((read.last_offset_delta, read.base_timestamp, read.max_timestamp), (299, 1_000, 1_010));
+            assert_eq!(
+                (read.last_offset_delta, read.base_timestamp, read.max_timestamp),
+                (299, 1_000, 1_010)
+            );
         }
     }
 
@@ -257,7 +269,8 @@ mod tests {
     #[test]
     fn a_restamped_batch_carries_the_new_producer_fields_and_a_valid_crc() {
         let (bytes, expected) = build(Compression::None, ProducerStamp::NONE);
-        let stamp = ProducerStamp { producer_id: 9, producer_epoch: 1, base_sequence: 0, transactional: false };
+        let stamp =
+            ProducerStamp { producer_id: 9, producer_epoch: 1, base_sequence: 0, transactional: false };
         let again = restamp(bytes.clone(), stamp);
         let read = RecordBatch::decode(again.clone(), &DecodeOptions::default()).unwrap();
         assert_eq!((read.producer_id, read.producer_epoch, read.base_sequence), (9, 1, 0));
