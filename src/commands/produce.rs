@@ -24,6 +24,11 @@ use crate::output::{outln, print_json};
 /// requests for a bulk load from a pipe).
 const BATCH_SIZE: usize = 1_000_000;
 
+/// Bytes of records the producer may hold (`buffer.memory`), half Java's 32 MiB: with batches
+/// of [`BATCH_SIZE`] and 5 requests in flight per broker this keeps every broker busy, and
+/// a bulk load from a pipe, which always fills the buffer, holds half as much memory.
+const BUFFER_MEMORY: usize = 16 << 20;
+
 pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
     let config = producer_config(ctx, args)?;
     let client = ctx.client().await?;
@@ -58,12 +63,13 @@ pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// kwire's defaults (librdkafka's batch size, `--timeout` as the delivery timeout), then the
-/// producer settings of `--command-config` and `-X` (Java's names and checks), then
-/// `--compression` and `--transactional-id` when given.
+/// kwire's defaults (librdkafka's batch size, a 16 MiB buffer, `--timeout` as the delivery
+/// timeout), then the producer settings of `--command-config` and `-X` (Java's names and
+/// checks), then `--compression` and `--transactional-id` when given.
 fn producer_config(ctx: &Context, args: &ProduceArgs) -> Result<ProducerConfig, Failure> {
     let mut config = ProducerConfig {
         batch_size: BATCH_SIZE,
+        buffer_memory: BUFFER_MEMORY,
         delivery_timeout: ctx.global.timeout,
         ..ProducerConfig::default()
     };

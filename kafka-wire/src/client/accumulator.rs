@@ -2,6 +2,11 @@
 //! or has lingered long enough, closed batches waiting for the sender, and the partition's
 //! idempotence bookkeeping (next sequence, last acknowledged sequence, whether a retry holds
 //! the partition to one batch in flight). No IO and no clock: times are arguments.
+//!
+//! A record is encoded into its batch's buffer when it is appended ([`BatchBuilder`]): the
+//! caller's key and value buffers are free again at once, and a batch is held as the bytes it
+//! goes on the wire as — sealed (header, CRC, compression) when first sent, restamped without
+//! re-encoding when an epoch bump gives it a new producer epoch and sequence.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
@@ -12,14 +17,18 @@ use tokio::sync::Notify;
 
 use super::error::ClientError;
 use super::produce::{ProduceRecord, Produced};
-use crate::protocol::records::{Compression, Record, RecordBatch};
+use crate::protocol::records::{restamp, BatchBuilder, Compression, ProducerStamp, RecordEncodeError};
 
 /// Bytes a record is charged against `buffer_memory` and `batch_size` beyond its key, value
 /// and headers: the widest varints of its length, deltas and counts (as Java's estimate).
 pub(crate) const RECORD_OVERHEAD: usize = 21;
 
-/// The most records a new batch reserves room for.
-const MAX_RESERVED_RECORDS: usize = 16 * 1024;
+/// The buffer a new batch starts with (unless its first record needs more, or `batch_size`
+/// is smaller); it doubles from there up to `batch_size`.
+const INITIAL_BATCH_CAPACITY: usize = 64 * 1024;
+
+/// Bytes of a batch beyond its records: the fixed header.
+const BATCH_HEADER: usize = 61;
 
 /// What a record costs in the buffer: its data plus [`RECORD_OVERHEAD`].
 pub(crate) fn record_size(record: &ProduceRecord) -> usize {
@@ -43,12 +52,22 @@ impl BatchOutcome {
     }
 }
 
+/// A batch's bytes: records being appended, or the whole batch as last sent.
+#[derive(Debug)]
+enum Body {
+    Open(BatchBuilder),
+    Sealed(Bytes),
+}
+
 /// A batch of one partition's records, open (being filled) or closed (waiting to be sent,
 /// in flight, or waiting to be sent again).
 #[derive(Debug)]
 pub(crate) struct Batch {
-    /// The records and batch header (producer id, epoch, base sequence) as they are encoded.
-    pub(crate) wire: RecordBatch,
+    body: Body,
+    count: i32,
+    /// Producer id, epoch and base sequence (−1 until the batch is first taken under a
+    /// producer id; kept across retries), and the transactional bit.
+    pub(crate) stamp: ProducerStamp,
     /// Bytes charged against the buffer, given back when the batch completes.
     pub(crate) bytes: usize,
     pub(crate) created: Instant,
@@ -62,10 +81,12 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
-    /// An empty batch with room for `records` records.
-    fn new(now: Instant, base_timestamp: i64, compression: Compression, records: usize) -> Self {
+    /// An empty batch starting with a `capacity`-byte buffer that doubles up to `cap`.
+    fn new(now: Instant, base_timestamp: i64, compression: Compression, capacity: usize, cap: usize) -> Self {
         Self {
-            wire: RecordBatch::new(0, base_timestamp, compression, Vec::with_capacity(records)),
+            body: Body::Open(BatchBuilder::new(base_timestamp, compression, capacity, cap)),
+            count: 0,
+            stamp: ProducerStamp::NONE,
             bytes: 0,
             created: now,
             retry_at: None,
@@ -76,34 +97,47 @@ impl Batch {
     }
 
     pub(crate) fn record_count(&self) -> i32 {
-        i32::try_from(self.wire.records.len()).unwrap_or(i32::MAX)
+        self.count
     }
 
     /// Whether sequence numbers were given to it (they stay across retries).
     pub(crate) fn has_sequence(&self) -> bool {
-        self.wire.base_sequence >= 0
+        self.stamp.base_sequence >= 0
     }
 
     /// The sequence of its last record.
     pub(crate) fn last_sequence(&self) -> i32 {
-        self.wire.base_sequence.wrapping_add(self.record_count() - 1) & i32::MAX
+        self.stamp.base_sequence.wrapping_add(self.record_count() - 1) & i32::MAX
     }
 
-    fn push(&mut self, record: ProduceRecord, size: usize, now_ms: i64) -> i32 {
-        let index = self.record_count();
+    /// The batch as it goes on the wire now, with its current stamp: sealed (and compressed)
+    /// the first time, the same bytes after, restamped (a copy) when the stamp changed. CPU
+    /// work for a compressed batch: call it off the IO threads.
+    pub(crate) fn seal(&mut self) -> Result<Bytes, RecordEncodeError> {
+        let sealed = match std::mem::replace(&mut self.body, Body::Sealed(Bytes::new())) {
+            Body::Open(builder) => builder.seal(self.stamp)?,
+            Body::Sealed(bytes) => restamp(bytes, self.stamp),
+        };
+        self.body = Body::Sealed(sealed.clone());
+        Ok(sealed)
+    }
+
+    /// Whether sealing it is more than writing a header: its records are to be compressed.
+    pub(crate) fn needs_compression(&self, compression: Compression) -> bool {
+        compression != Compression::None && matches!(self.body, Body::Open(_))
+    }
+
+    fn push(&mut self, record: &ProduceRecord, size: usize, now_ms: i64) -> Result<i32, RecordEncodeError> {
+        // Only the open batch is appended to, and it is sealed only once closed.
+        let Body::Open(builder) = &mut self.body else {
+            return Err(RecordEncodeError::Invalid("a record appended to a sealed batch".into()));
+        };
         let timestamp = record.timestamp.unwrap_or(now_ms);
-        self.wire.max_timestamp = self.wire.max_timestamp.max(timestamp);
-        self.wire.last_offset_delta = index;
-        self.wire.records.push(Record {
-            attributes: 0,
-            timestamp_delta: timestamp.saturating_sub(self.wire.base_timestamp),
-            offset_delta: index,
-            key: record.key,
-            value: record.value,
-            headers: record.headers,
-        });
+        let index =
+            builder.append(timestamp, record.key.as_deref(), record.value.as_deref(), &record.headers)?;
+        self.count = builder.record_count();
         self.bytes += size;
-        index
+        Ok(index)
     }
 }
 
@@ -138,32 +172,39 @@ impl Default for PartitionQueue {
 
 impl PartitionQueue {
     /// Appends `record` (costing `size`), closing the open batch first when the record would
-    /// take it past `batch_size`. Returns the record's batch outcome and its index in the batch.
-    /// `now` is asked only when a batch is opened.
+    /// take it past `batch_size`. Returns the record's batch outcome and its index in the batch,
+    /// or why it cannot be encoded (then nothing changed but a full batch closed). `now` is
+    /// asked only when a batch is opened.
     pub(crate) fn append(
         &mut self,
-        record: ProduceRecord,
+        record: &ProduceRecord,
         size: usize,
         batch_size: usize,
         compression: Compression,
         now: impl FnOnce() -> Instant,
         now_ms: i64,
-    ) -> (Arc<BatchOutcome>, i32) {
-        let full = self
-            .open
-            .as_ref()
-            .is_some_and(|b| b.bytes + size > batch_size || b.wire.records.len() >= i32::MAX as usize);
+    ) -> Result<(Arc<BatchOutcome>, i32), RecordEncodeError> {
+        let full =
+            self.open.as_ref().is_some_and(|b| b.bytes + size > batch_size || b.record_count() == i32::MAX);
         if full {
             self.close_open();
         }
         let open = self.open.get_or_insert_with(|| {
-            // Room for a batch of records like this one: the record list is not copied as it
-            // grows (a cap keeps a batch of tiny records from reserving much more than it uses).
-            let records = (batch_size / size.max(1)).clamp(1, MAX_RESERVED_RECORDS);
-            Batch::new(now(), record.timestamp.unwrap_or(now_ms), compression, records)
+            // A batch closes once its records pass `batch_size`, so its buffer never needs to
+            // double past that (a larger record alone gets the room it needs).
+            let cap = batch_size.saturating_add(BATCH_HEADER);
+            let capacity = INITIAL_BATCH_CAPACITY.min(cap).max(size.saturating_add(BATCH_HEADER));
+            Batch::new(now(), record.timestamp.unwrap_or(now_ms), compression, capacity, cap)
         });
-        let index = open.push(record, size, now_ms);
-        (Arc::clone(&open.outcome), index)
+        match open.push(record, size, now_ms) {
+            Ok(index) => Ok((Arc::clone(&open.outcome), index)),
+            Err(e) => {
+                if open.count == 0 {
+                    self.open = None;
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Whether the open batch is at least `batch_size` (a sticky partition moves on then).
@@ -211,9 +252,9 @@ impl PartitionQueue {
         let mut batch = self.ready.pop_front()?;
         if let Some((id, epoch)) = producer {
             if !batch.has_sequence() {
-                batch.wire.producer_id = id;
-                batch.wire.producer_epoch = epoch;
-                batch.wire.base_sequence = self.next_sequence;
+                batch.stamp.producer_id = id;
+                batch.stamp.producer_epoch = epoch;
+                batch.stamp.base_sequence = self.next_sequence;
                 self.next_sequence = self.next_sequence.wrapping_add(batch.record_count()) & i32::MAX;
             }
         }
@@ -226,7 +267,7 @@ impl PartitionQueue {
 
     /// Whether `batch` is the one the broker expects next: nothing before it is unresolved.
     pub(crate) fn is_next_in_line(&self, batch: &Batch) -> bool {
-        batch.wire.base_sequence == ((self.last_acked.wrapping_add(1)) & i32::MAX)
+        batch.stamp.base_sequence == ((self.last_acked.wrapping_add(1)) & i32::MAX)
     }
 
     /// Notes that the broker has `batch`; a partition held to one batch in flight by a retry
@@ -247,7 +288,7 @@ impl PartitionQueue {
         let position = self
             .ready
             .iter()
-            .position(|b| !b.sent || b.wire.base_sequence > batch.wire.base_sequence)
+            .position(|b| !b.sent || b.stamp.base_sequence > batch.stamp.base_sequence)
             .unwrap_or(self.ready.len());
         self.ready.insert(position, batch);
         self.retrying = true;
@@ -259,9 +300,7 @@ impl PartitionQueue {
         self.next_sequence = 0;
         self.last_acked = -1;
         for batch in &mut self.ready {
-            batch.wire.base_sequence = -1;
-            batch.wire.producer_id = -1;
-            batch.wire.producer_epoch = -1;
+            batch.stamp = ProducerStamp { transactional: batch.stamp.transactional, ..ProducerStamp::NONE };
         }
     }
 
@@ -304,6 +343,7 @@ impl PartitionQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::records::{DecodeOptions, RecordBatch};
 
     fn record(value: &'static str) -> ProduceRecord {
         ProduceRecord::new(None, Some(Bytes::from_static(value.as_bytes())))
@@ -313,7 +353,7 @@ mod tests {
         for _ in 0..n {
             let r = record("0123456789");
             let size = record_size(&r);
-            q.append(r, size, batch_size, Compression::None, || now, 1_000);
+            q.append(&r, size, batch_size, Compression::None, || now, 1_000).unwrap();
         }
     }
 
@@ -324,8 +364,7 @@ mod tests {
         // 31 bytes a record: three fit in 100, the fourth opens a new batch.
         fill(&mut q, 4, 100, now);
         assert_eq!(q.ready.len(), 1);
-        assert_eq!(q.ready[0].wire.records.len(), 3);
-        assert_eq!(q.ready[0].wire.last_offset_delta, 2);
+        assert_eq!(q.ready[0].record_count(), 3);
         assert!(q.sendable(now, Duration::from_secs(60), 100, false));
     }
 
@@ -348,8 +387,8 @@ mod tests {
         fill(&mut q, 6, 100, now); // batches of 3 and 3
         let first = q.take(Some((42, 0))).unwrap();
         let second = q.take(Some((42, 0))).unwrap();
-        assert_eq!((first.wire.base_sequence, second.wire.base_sequence), (0, 3));
-        assert_eq!(first.wire.producer_id, 42);
+        assert_eq!((first.stamp.base_sequence, second.stamp.base_sequence), (0, 3));
+        assert_eq!(first.stamp.producer_id, 42);
         assert!(q.is_next_in_line(&first) && !q.is_next_in_line(&second));
         // The first comes back (connection cut): it is resent before anything newer, with
         // the same sequence, and the partition is held to one batch in flight.
@@ -358,7 +397,7 @@ mod tests {
         q.requeue(first, now);
         assert!(q.retrying);
         let again = q.take(Some((42, 0))).unwrap();
-        assert_eq!(again.wire.base_sequence, 0);
+        assert_eq!(again.stamp.base_sequence, 0);
         assert_eq!(again.attempts, 2);
         q.acknowledged(&again);
         assert!(q.retrying, "the second batch is still to be resent");
@@ -380,8 +419,29 @@ mod tests {
         q.requeue(second, now);
         q.reset_sequences();
         let renumbered = q.take(Some((42, 1))).unwrap();
-        assert_eq!((renumbered.wire.base_sequence, renumbered.wire.producer_epoch), (0, 1));
+        assert_eq!((renumbered.stamp.base_sequence, renumbered.stamp.producer_epoch), (0, 1));
         assert!(q.is_next_in_line(&renumbered));
+    }
+
+    #[test]
+    fn a_sent_batch_renumbered_by_an_epoch_bump_goes_out_restamped_with_the_same_records() {
+        let now = Instant::now();
+        let mut q = PartitionQueue::default();
+        fill(&mut q, 3, 100, now);
+        let mut first = q.take(Some((42, 0))).unwrap();
+        let sent = first.seal().unwrap();
+        q.in_flight -= 1;
+        q.requeue(first, now);
+        q.reset_sequences();
+        let mut again = q.take(Some((42, 1))).unwrap();
+        let resent = again.seal().unwrap();
+        let read = |b: Bytes| RecordBatch::decode(b, &DecodeOptions::default()).unwrap();
+        let (before, after) = (read(sent), read(resent));
+        assert_eq!((before.producer_epoch, after.producer_epoch), (0, 1));
+        assert_eq!((before.base_sequence, after.base_sequence), (0, 0));
+        assert_eq!(before.records.len(), 3);
+        assert_eq!(before.records[2].value.as_deref(), Some(&b"0123456789"[..]));
+        assert_eq!(before.records, after.records);
     }
 
     #[test]
@@ -391,7 +451,7 @@ mod tests {
         fill(&mut q, 4, 100, now);
         assert!(q.expire(now, Duration::from_secs(1)).is_empty());
         let expired = q.expire(now + Duration::from_secs(1), Duration::from_secs(1));
-        assert_eq!(expired.iter().map(|b| b.wire.records.len()).sum::<usize>(), 4);
+        assert_eq!(expired.iter().map(Batch::record_count).sum::<i32>(), 4);
         assert!(q.is_idle());
     }
 }

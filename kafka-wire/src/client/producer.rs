@@ -1,7 +1,8 @@
 //! [`Producer`]: records accumulated per partition and sent by a background task — batches
-//! closed by `batch_size` or `linger`, up to `max_in_flight` requests per broker, compression
-//! (and the encoding of large uncompressed requests) on a blocking thread — with bounded memory
-//! (`send` waits while `buffer_memory` is used up) and a delivery result per record. Idempotent by default (KIP-98): a producer id and epoch from
+//! closed by `batch_size` or `linger`, each record encoded into its batch's buffer by `send`,
+//! up to `max_in_flight` requests per broker, compression on a blocking thread — with bounded
+//! memory (`send` waits while `buffer_memory` is used up) and a delivery result per record.
+//! Idempotent by default (KIP-98): a producer id and epoch from
 //! InitProducerId, sequence numbers per partition, so a batch sent again after a lost answer
 //! is written once and in order even with five requests in flight.
 //!
@@ -289,6 +290,26 @@ impl Producer {
     /// Puts `record` on the partition the Java client's partitioner picks for its key (null
     /// keys: one partition until its batch fills, then the next — Java's sticky partitioner).
     pub async fn send(&self, topic: &str, record: ProduceRecord) -> Result<DeliveryFuture, ClientError> {
+        if self.shared.transactions.is_none() {
+            // The common case in one lock: a known topic and buffer memory at hand.
+            let size = record_size(&record);
+            let permits = u32::try_from(size).unwrap_or(u32::MAX);
+            if let Ok(permit) = self.shared.memory.try_acquire_many(permits) {
+                permit.forget();
+                let state = lock(&self.shared.state);
+                let tp = state.topics.get(topic).map(|t| {
+                    let partition = record.key.as_ref().and_then(|key| partition_for_key(key, t.partitions));
+                    TopicPartition::new(Arc::clone(&t.name), partition.unwrap_or(t.sticky % t.partitions))
+                });
+                match tp {
+                    Some(tp) => return self.append(state, tp, &record, size),
+                    None => {
+                        drop(state);
+                        self.shared.memory.add_permits(size);
+                    }
+                }
+            }
+        }
         let known = {
             let state = lock(&self.shared.state);
             state.topics.get(topic).map(|t| (Arc::clone(&t.name), t.partitions, t.sticky))
@@ -339,8 +360,20 @@ impl Producer {
                 }
             }
         }
+        self.append(lock(&self.shared.state), tp, &record, size)
+    }
+
+    /// Puts `record` (whose `size` bytes of buffer memory are taken) on `tp`'s queue; gives
+    /// the memory back when the producer is closed or the record cannot be encoded.
+    fn append(
+        &self,
+        mut state: std::sync::MutexGuard<'_, State>,
+        tp: TopicPartition,
+        record: &ProduceRecord,
+        size: usize,
+    ) -> Result<DeliveryFuture, ClientError> {
+        let config = &self.shared.config;
         let (outcome, index, wake) = {
-            let mut state = lock(&self.shared.state);
             if let Err(e) = state_open(&state) {
                 drop(state);
                 self.shared.memory.add_permits(size);
@@ -361,8 +394,18 @@ impl Producer {
             };
             let was_idle = queue.is_idle();
             let before = queue.batches();
-            let (outcome, index) =
+            let appended =
                 queue.append(record, size, config.batch_size, config.compression, Instant::now, now_ms());
+            let (outcome, index) = match appended {
+                Ok(appended) => appended,
+                Err(source) => {
+                    let opened = queue.batches() - before;
+                    *unfinished += opened;
+                    drop(state);
+                    self.shared.memory.add_permits(size);
+                    return Err(ClientError::RecordEncode { context: tp.to_string(), source });
+                }
+            };
             let opened = queue.batches() - before;
             let full = queue.open_is_full(config.batch_size) || queue.batches() > 1;
             *unfinished += opened;

@@ -1,7 +1,7 @@
 //! The producer's background task: gets a producer id (and bumps its epoch when a sequence
 //! error asks for it), expires batches past their delivery timeout, takes sendable batches
 //! per leader — at most one per partition per request, at most `max_in_flight` requests per
-//! broker — encodes them (on a blocking thread when compressed or large) and queues each
+//! broker — seals them (header and CRC; compressed on a blocking thread) and queues each
 //! request on its broker's connection in the order built, so one partition's batches reach
 //! the broker in sequence order. Each answer is handled on its own task, through the one retry decision
 //! ([`batch_recovery`]).
@@ -23,16 +23,11 @@ use super::retry::{batch_backoff, batch_recovery, BatchRecovery};
 use super::router::TopicPartition;
 use super::sync::lock;
 use crate::protocol::messages::{InitProducerIdRequest, ProduceRequest, ProduceResponse};
-use crate::protocol::records::Compression;
 use crate::protocol::{ApiKey, ErrorCode, TaggedFields};
 
 /// How long the sender waits before asking again for metadata or a producer id that the
 /// cluster could not give.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
-
-/// Record bytes up to which an uncompressed request is encoded on the sender task itself: a
-/// small one costs less than the hand-over to a blocking thread.
-const INLINE_ENCODE_MAX: usize = 64 * 1024;
 
 /// Batches for one broker, one per partition.
 struct Request {
@@ -246,7 +241,7 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
             }
         };
         if let Some(mut batch) = queue.take(producer) {
-            batch.wire.attributes.is_transactional = transactional;
+            batch.stamp.transactional = transactional;
             request.batches.push((tp.clone(), batch));
             took_transactional |= transactional;
         }
@@ -264,12 +259,9 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
 async fn send(shared: &Arc<Shared>, request: Request) {
     let Request { broker, node, batches } = request;
     let compression = shared.config.compression;
-    let bytes: usize = batches.iter().map(|(_, b)| b.bytes).sum();
-    let encoded = if compression == Compression::None && bytes < INLINE_ENCODE_MAX {
-        encode(batches)
-    } else {
-        // Compression, and the copy and CRC of large batches, are CPU work: off the runtime's
-        // threads, so the connections' reads and writes and the answers keep flowing.
+    let encoded = if batches.iter().any(|(_, b)| b.needs_compression(compression)) {
+        // Compression is CPU work: off the runtime's threads, so the connections' reads and
+        // writes and the answers keep flowing.
         match tokio::task::spawn_blocking(move || encode(batches)).await {
             Ok(encoded) => encoded,
             Err(e) => {
@@ -278,6 +270,10 @@ async fn send(shared: &Arc<Shared>, request: Request) {
                 return;
             }
         }
+    } else {
+        // The records are encoded already: sealing writes a header and a CRC (restamping a
+        // retried batch copies it once).
+        encode(batches)
     };
     let mut batches = Vec::with_capacity(encoded.len());
     let mut bytes = Vec::with_capacity(encoded.len());
@@ -358,8 +354,8 @@ type Encoded = Vec<(TopicPartition, Batch, Result<Bytes, crate::protocol::record
 fn encode(batches: Vec<(TopicPartition, Batch)>) -> Encoded {
     batches
         .into_iter()
-        .map(|(tp, batch)| {
-            let bytes = batch.wire.to_bytes();
+        .map(|(tp, mut batch)| {
+            let bytes = batch.seal();
             (tp, batch, bytes)
         })
         .collect()

@@ -23,9 +23,10 @@
 
 use bytes::Bytes;
 
+use super::builder::write_header;
 use super::compression::{self, Compression, COMPRESSION_MASK};
 use super::control::{ControlRecordKey, ControlRecordType};
-use super::view::{check_count, RawBatch, Records};
+use super::view::{check_count, BatchHeader, RawBatch, Records};
 use super::{varint, Budget, DecodeOptions, RecordEncodeError};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::error::{DecodeError, DecodeErrorKind, EncodeError};
@@ -299,21 +300,9 @@ impl RecordBatch {
         let records_len: usize = self.records.iter().map(Record::max_encoded_len).sum();
         let uncompressed = self.attributes.compression == Compression::None;
         out.reserve(RECORD_BATCH_OVERHEAD + if uncompressed { records_len } else { 0 });
-        out.extend_from_slice(&self.base_offset.to_be_bytes());
-        out.extend_from_slice(&[0; 4]); // batch_length, patched below
-        out.extend_from_slice(&self.partition_leader_epoch.to_be_bytes());
-        out.push(MAGIC as u8);
-        out.extend_from_slice(&[0; 4]); // crc, patched below
-        out.extend_from_slice(&self.attributes.to_bits().to_be_bytes());
-        out.extend_from_slice(&self.last_offset_delta.to_be_bytes());
-        out.extend_from_slice(&self.base_timestamp.to_be_bytes());
-        out.extend_from_slice(&self.max_timestamp.to_be_bytes());
-        out.extend_from_slice(&self.producer_id.to_be_bytes());
-        out.extend_from_slice(&self.producer_epoch.to_be_bytes());
-        out.extend_from_slice(&self.base_sequence.to_be_bytes());
+        out.resize(start + RECORD_BATCH_OVERHEAD, 0); // the header, written below
         let count = i32::try_from(self.records.len())
             .map_err(|_| EncodeError::TooLong { field: "records", len: self.records.len() })?;
-        out.extend_from_slice(&count.to_be_bytes());
         match self.attributes.compression {
             Compression::None => write_records(&self.records, out)?,
             codec => {
@@ -322,13 +311,18 @@ impl RecordBatch {
                 compression::compress(codec, &plain, out)?;
             }
         }
-        let batch_length = out.len() - start - LOG_OVERHEAD;
-        let batch_length = i32::try_from(batch_length)
-            .map_err(|_| EncodeError::TooLong { field: "batch_length", len: batch_length })?;
-        out[start + 8..start + 12].copy_from_slice(&batch_length.to_be_bytes());
-        let crc = crc32c::crc32c(&out[start + CRC_START..]);
-        out[start + 17..start + CRC_START].copy_from_slice(&crc.to_be_bytes());
-        Ok(())
+        let header = BatchHeader {
+            base_offset: self.base_offset,
+            partition_leader_epoch: self.partition_leader_epoch,
+            attributes: self.attributes,
+            last_offset_delta: self.last_offset_delta,
+            base_timestamp: self.base_timestamp,
+            max_timestamp: self.max_timestamp,
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            base_sequence: self.base_sequence,
+        };
+        write_header(&mut out[start..], &header, count)
     }
 
     /// The encoded batch as a new buffer.
@@ -353,44 +347,66 @@ fn nullable_len(v: Option<&[u8]>, field: &'static str) -> Result<(i32, usize), R
 
 fn write_records(records: &[Record], out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
     for r in records {
-        let (key_len, key_bytes) = nullable_len(r.key.as_deref(), "record.key")?;
-        let (value_len, value_bytes) = nullable_len(r.value.as_deref(), "record.value")?;
-        let header_count =
-            i32::try_from(r.headers.len()).map_err(|_| too_long("record.headers", r.headers.len()))?;
-        let mut body = 1
-            + varint::len(varint::zigzag64(r.timestamp_delta))
-            + varint::len(varint::zigzag32(r.offset_delta))
-            + varint::len(varint::zigzag32(key_len))
-            + key_bytes
-            + varint::len(varint::zigzag32(value_len))
-            + value_bytes
-            + varint::len(varint::zigzag32(header_count));
-        for h in &r.headers {
-            let (k, kb) = nullable_len(Some(h.key.as_bytes()), "record.headers.key")?;
-            let (v, vb) = nullable_len(h.value.as_deref(), "record.headers.value")?;
-            body += varint::len(varint::zigzag32(k)) + kb + varint::len(varint::zigzag32(v)) + vb;
-        }
-        let body_len = i32::try_from(body).map_err(|_| too_long("record", body))?;
-        out.reserve(body + 5);
-        varint::put(out, varint::zigzag32(body_len));
-        out.push(r.attributes as u8);
-        varint::put(out, varint::zigzag64(r.timestamp_delta));
-        varint::put(out, varint::zigzag32(r.offset_delta));
-        varint::put(out, varint::zigzag32(key_len));
-        out.extend_from_slice(r.key.as_deref().unwrap_or_default());
-        varint::put(out, varint::zigzag32(value_len));
-        out.extend_from_slice(r.value.as_deref().unwrap_or_default());
-        varint::put(out, varint::zigzag32(header_count));
-        for h in &r.headers {
-            // Lengths were range-checked while sizing the body.
-            varint::put(out, varint::zigzag32(h.key.len() as i32));
-            out.extend_from_slice(h.key.as_bytes());
-            match &h.value {
-                None => varint::put(out, varint::zigzag32(-1)),
-                Some(v) => {
-                    varint::put(out, varint::zigzag32(v.len() as i32));
-                    out.extend_from_slice(v);
-                }
+        write_record(
+            out,
+            r.attributes,
+            r.timestamp_delta,
+            r.offset_delta,
+            r.key.as_deref(),
+            r.value.as_deref(),
+            &r.headers,
+        )?;
+    }
+    Ok(())
+}
+
+/// Appends one record (length prefix, attributes, deltas, key, value, headers) to `out`;
+/// on an error (a length past `i32::MAX`) `out` is left as it was.
+pub(crate) fn write_record(
+    out: &mut Vec<u8>,
+    attributes: i8,
+    timestamp_delta: i64,
+    offset_delta: i32,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    headers: &[Header],
+) -> Result<(), RecordEncodeError> {
+    let (key_len, key_bytes) = nullable_len(key, "record.key")?;
+    let (value_len, value_bytes) = nullable_len(value, "record.value")?;
+    let header_count = i32::try_from(headers.len()).map_err(|_| too_long("record.headers", headers.len()))?;
+    let mut body = 1
+        + varint::len(varint::zigzag64(timestamp_delta))
+        + varint::len(varint::zigzag32(offset_delta))
+        + varint::len(varint::zigzag32(key_len))
+        + key_bytes
+        + varint::len(varint::zigzag32(value_len))
+        + value_bytes
+        + varint::len(varint::zigzag32(header_count));
+    for h in headers {
+        let (k, kb) = nullable_len(Some(h.key.as_bytes()), "record.headers.key")?;
+        let (v, vb) = nullable_len(h.value.as_deref(), "record.headers.value")?;
+        body += varint::len(varint::zigzag32(k)) + kb + varint::len(varint::zigzag32(v)) + vb;
+    }
+    let body_len = i32::try_from(body).map_err(|_| too_long("record", body))?;
+    out.reserve(body + 5);
+    varint::put(out, varint::zigzag32(body_len));
+    out.push(attributes as u8);
+    varint::put(out, varint::zigzag64(timestamp_delta));
+    varint::put(out, varint::zigzag32(offset_delta));
+    varint::put(out, varint::zigzag32(key_len));
+    out.extend_from_slice(key.unwrap_or_default());
+    varint::put(out, varint::zigzag32(value_len));
+    out.extend_from_slice(value.unwrap_or_default());
+    varint::put(out, varint::zigzag32(header_count));
+    for h in headers {
+        // Lengths were range-checked while sizing the body.
+        varint::put(out, varint::zigzag32(h.key.len() as i32));
+        out.extend_from_slice(h.key.as_bytes());
+        match &h.value {
+            None => varint::put(out, varint::zigzag32(-1)),
+            Some(v) => {
+                varint::put(out, varint::zigzag32(v.len() as i32));
+                out.extend_from_slice(v);
             }
         }
     }

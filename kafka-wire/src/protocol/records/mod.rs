@@ -1,6 +1,7 @@
 //! Record data: the `records` field of Fetch responses and Produce requests.
 //!
 //! - [`RecordBatch`]: magic 2, decode and encode, CRC-32C checked on read.
+//! - [`BatchBuilder`]: a magic-2 batch encoded record by record as it is filled (the producer's).
 //! - [`ControlRecordKey`], [`EndTransactionMarker`]: control records (transaction markers) inside
 //!   control batches.
 //! - [`legacy`]: MessageSet magic 0/1, including compressed wrapper messages.
@@ -54,6 +55,7 @@ use std::fmt;
 use super::error::{DecodeError, DecodeErrorKind, EncodeError};
 
 pub(crate) mod batch;
+pub(crate) mod builder;
 pub mod compression;
 pub(crate) mod control;
 pub mod legacy;
@@ -61,6 +63,7 @@ pub(crate) mod set;
 pub(crate) mod view;
 
 pub use batch::{BatchAttributes, Header, Record, RecordBatch, TimestampType};
+pub use builder::{restamp, BatchBuilder, ProducerStamp};
 pub use compression::Compression;
 pub use control::{ControlRecordKey, ControlRecordType, EndTransactionMarker};
 pub use legacy::{LegacyBatch, LegacyMessage};
