@@ -235,7 +235,7 @@ public class KafkaOracle {
      * Reads "<Api> <request|response> <version> <hex>" lines and answers each with one line:
      * "ok <json>" when Kafka's generated class reads the body and writes the same bytes back,
      * "differs <kafka's hex> <json>" when it writes other bytes, "unsupported" when this
-     * kafka-clients has no such version, "error <why>" when it cannot read the body. The JSON is
+     * kafka-clients has no such API or version, "error <why>" when it cannot read the body. The JSON is
      * Kafka's own view of the message (its *JsonConverter), for diagnostics.
      */
     static void check() throws IOException {
@@ -252,7 +252,12 @@ public class KafkaOracle {
     static String checkBody(String api, String dir, short v, String hex) {
         try {
             String cls = "org.apache.kafka.common.message." + api + (dir.equals("request") ? "Request" : "Response") + "Data";
-            Class<?> data = Class.forName(cls);
+            Class<?> data;
+            try {
+                data = Class.forName(cls);
+            } catch (ClassNotFoundException e) {
+                return "unsupported"; // an API newer than this kafka-clients (e.g. KIP-932's in 3.9)
+            }
             Schema[] schemas = (Schema[]) data.getField("SCHEMAS").get(null);
             if (v < 0 || v >= schemas.length || schemas[v] == null) return "unsupported";
             ByteBufferAccessor acc = new ByteBufferAccessor(ByteBuffer.wrap(unhex(hex)));
