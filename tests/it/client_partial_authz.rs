@@ -18,6 +18,10 @@ use crate::support::{self, create_topic, kafka_tool, produce_with_kafka, unique,
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The prefix of the topics these tests let the restricted user read: other tests that list
+/// what that user sees leave them out (the ACLs stay, as the topics do).
+pub(crate) const GRANTED_TOPIC_PREFIX: &str = "kwire-partial-authorized";
+
 /// Two new topics of two partitions with records, and a new group name: the restricted user
 /// may Describe and Read `authorized` and the group, and nothing of `forbidden`.
 struct Resources {
@@ -28,7 +32,7 @@ struct Resources {
 
 impl Resources {
     fn new(cluster: &Cluster) -> Self {
-        let authorized = unique("kwire-partial-authorized");
+        let authorized = unique(GRANTED_TOPIC_PREFIX);
         let forbidden = unique("kwire-partial-forbidden");
         let group = unique("kwire-partial-group");
         for topic in [&authorized, &forbidden] {

@@ -72,6 +72,10 @@ fn forbidden_topic(cluster: &Cluster) -> String {
     topic
 }
 
+/// The prefix of the topics this file lets the restricted user describe (not read): other
+/// tests that list what that user sees leave them out (the ACLs stay, as the topics do).
+pub(crate) const DESCRIBE_ONLY_TOPIC_PREFIX: &str = "kwire-describe-only";
+
 #[test]
 fn the_restricted_user_asking_offsets_of_its_topic_and_a_forbidden_one_gets_its_rows_and_a_refused_row() {
     let Some(cluster) = support::cluster() else { return };
@@ -225,7 +229,7 @@ fn the_restricted_user_describing_planning_and_resetting_its_group_over_a_forbid
 
     // A topic it may describe but not read: the coordinator would commit the other topic's
     // offsets and refuse this one's; kwire finds it first and writes nothing.
-    let describe_only = unique("kwire-describe-only");
+    let describe_only = unique(DESCRIBE_ONLY_TOPIC_PREFIX);
     create_topic(&cluster, &describe_only, 1, 1);
     support::kafka_tool(
         "org.apache.kafka.tools.AclCommand",
