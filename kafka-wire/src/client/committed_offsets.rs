@@ -77,8 +77,10 @@ pub(crate) fn committed_of(
 ) -> Result<CommittedOffsets, ClientError> {
     let mut out = CommittedOffsets::default();
     for topic in topics {
+        // One name per topic, shared by its partitions' keys.
+        let name: std::sync::Arc<str> = topic.name.into();
         for p in topic.partitions {
-            let tp = TopicPartition::new(topic.name.clone(), p.partition_index);
+            let tp = TopicPartition::new(&name, p.partition_index);
             if !p.error_code.is_ok() {
                 let error = ClientError::Kafka {
                     broker: broker.clone(),
