@@ -25,7 +25,7 @@ use super::stop_signal::wait_for_stop;
 use super::Context;
 use crate::cli::{ConsumeArgs, ConsumeFrom, Format};
 use crate::exit::{Exit, Failure};
-use crate::output::{emit, escape_text, json_safe, Progress};
+use crate::output::{acts_on_terminal, emit, escape, is_printable_ascii, json_safe, Progress};
 
 /// How long `--follow` waits after a round that found nothing new.
 const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(200);
@@ -179,7 +179,8 @@ fn print_batch(tp: &TopicPartition, records: &[FetchedRecord], mut remaining: u6
     if !text.is_empty() {
         match format {
             Format::Json => emit(&json_safe(&text)),
-            Format::Text => emit(&escape_text(&text)),
+            // Every field of a text line is safe for a terminal as written (`render_text`).
+            Format::Text => emit(&text),
         }
     }
     remaining
@@ -206,7 +207,8 @@ fn render_json(tp: &TopicPartition, r: &FetchedRecord) -> String {
 }
 
 /// Appends one record's text line (without its newline): partition, offset, timestamp, key,
-/// headers (`k=v,...`) and value, tab-separated; a field is written as [`push_field`] says.
+/// headers (`k=v,...`) and value, tab-separated; a field is written as [`push_field`] says, a
+/// header key [`escape`]d. Nothing in the line can act on a terminal or end the line.
 fn render_text(out: &mut String, tp: &TopicPartition, r: &FetchedRecord) {
     use std::fmt::Write as _;
     let _ = write!(out, "{}\t{}\t", tp.partition, r.offset);
@@ -220,7 +222,7 @@ fn render_text(out: &mut String, tp: &TopicPartition, r: &FetchedRecord) {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&h.key);
+        out.push_str(&escape(&h.key));
         out.push('=');
         push_field(out, h.value.as_deref());
     }
@@ -228,28 +230,26 @@ fn render_text(out: &mut String, tp: &TopicPartition, r: &FetchedRecord) {
     push_field(out, r.value.as_deref());
 }
 
-/// A field as text: printable UTF-8 as it is, anything else as `base64:` and its base64, a
-/// null as `(null)` — the same choice as [`encode`], written without an intermediate copy.
+/// A field as text: UTF-8 that a terminal shows as it is (tab allowed) as it is, anything else
+/// — a control character, a bidirectional override, invalid UTF-8 — as `base64:` and its
+/// base64, a null as `(null)`; written without an intermediate copy.
 fn push_field(out: &mut String, bytes: Option<&[u8]>) {
     let Some(b) = bytes else {
         out.push_str("(null)");
         return;
     };
+    if is_printable_ascii(b) {
+        // ASCII is UTF-8: no second pass to validate it.
+        out.push_str(std::str::from_utf8(b).unwrap_or_default());
+        return;
+    }
     match std::str::from_utf8(b) {
-        Ok(s) if !has_control(s) => out.push_str(s),
+        Ok(s) if !s.chars().any(|c| acts_on_terminal(c) && c != '\t') => out.push_str(s),
         _ => {
             out.push_str("base64:");
             base64::engine::general_purpose::STANDARD.encode_string(b, out);
         }
     }
-}
-
-/// Whether `s` holds a control character other than tab (C0, DEL or C1).
-fn has_control(s: &str) -> bool {
-    if s.is_ascii() {
-        return s.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f);
-    }
-    s.chars().any(|c| c.is_control() && c != '\t')
 }
 
 /// Printable UTF-8 stays text; anything else is base64, and says so.
@@ -316,5 +316,15 @@ mod tests {
         let mut out = String::new();
         push_field(&mut out, Some("é ok".as_bytes()));
         assert_eq!(out, "é ok");
+        // A bidirectional override would make the line display in another order.
+        let mut out = String::new();
+        push_field(&mut out, Some("evil\u{202e}gpj".as_bytes()));
+        assert_eq!(out, "base64:ZXZpbOKArmdwag==");
+    }
+
+    #[test]
+    fn a_header_key_cannot_end_the_line_or_reach_the_terminal() {
+        let h = vec![Header { key: "k\n0\t9\u{1b}".to_owned(), value: Some(Bytes::from_static(b"v")) }];
+        assert_eq!(line(&record(None, Some(b"x"), h)), "3\t7\t1000\t(null)\tk\\n0\\t9\\u{1b}=v\tx");
     }
 }
