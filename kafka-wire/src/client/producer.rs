@@ -394,6 +394,7 @@ impl Producer {
             };
             let was_idle = queue.is_idle();
             let before = queue.batches();
+            let closed_before = queue.closed_batches();
             let appended =
                 queue.append(record, size, config.batch_size, config.compression, Instant::now, now_ms());
             let (outcome, index) = match appended {
@@ -407,7 +408,9 @@ impl Producer {
                 }
             };
             let opened = queue.batches() - before;
-            let full = queue.open_is_full(config.batch_size) || queue.batches() > 1;
+            // A batch became sendable by its size just now: the sender is woken once for it
+            // (not for every record while a backlog waits) and a sticky partition moves on.
+            let full = queue.open_is_full(config.batch_size) || queue.closed_batches() > closed_before;
             *unfinished += opened;
             if full {
                 if let Some(topic) = topics.get_mut(&*tp.topic) {
