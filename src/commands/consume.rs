@@ -153,9 +153,12 @@ async fn print_ranges(
         return Ok(remaining);
     }
     let mut fetcher = Fetcher::new(Arc::clone(client), ranges, options);
+    // One buffer for every chunk's text: a chunk of 1 KB records is megabytes, and a fresh
+    // string for each would be grown (copied) and its pages faulted in again every time.
+    let mut text = String::new();
     while let Some((tp, chunk)) = fetcher.next().await {
         let chunk = chunk.map_err(|e| Failure::client(&tp, &e))?;
-        remaining = print_batch(&tp, &chunk.fetched.records, remaining, format);
+        remaining = print_batch(&mut text, &tp, &chunk.fetched.records, remaining, format);
         positions.insert(tp, chunk.fetched.next_offset);
         report(remaining);
         if remaining == 0 {
@@ -165,22 +168,29 @@ async fn print_ranges(
     Ok(remaining)
 }
 
-/// Prints up to `remaining` of `records` in one write; returns how many may still be printed.
-fn print_batch(tp: &TopicPartition, records: &[FetchedRecord], mut remaining: u64, format: Format) -> u64 {
-    let mut text = String::new();
+/// Prints up to `remaining` of `records` in one write, rendered into `text` (cleared first,
+/// its capacity kept for the next chunk); returns how many may still be printed.
+fn print_batch(
+    text: &mut String,
+    tp: &TopicPartition,
+    records: &[FetchedRecord],
+    mut remaining: u64,
+    format: Format,
+) -> u64 {
+    text.clear();
     for record in records.iter().take(usize::try_from(remaining).unwrap_or(usize::MAX)) {
         match format {
             Format::Json => text.push_str(&render_json(tp, record)),
-            Format::Text => render_text(&mut text, tp, record),
+            Format::Text => render_text(text, tp, record),
         }
         text.push('\n');
         remaining = remaining.saturating_sub(1);
     }
     if !text.is_empty() {
         match format {
-            Format::Json => emit(&json_safe(&text)),
+            Format::Json => emit(&json_safe(text)),
             // Every field of a text line is safe for a terminal as written (`render_text`).
-            Format::Text => emit(&text),
+            Format::Text => emit(text),
         }
     }
     remaining

@@ -186,12 +186,18 @@ fn xxh32(input: &[u8]) -> u32 {
 }
 
 /// Reads a decompressing stream to its end, failing once it yields more than `max` bytes.
+/// `size_hint` is the output's size (or a bound on it) when the frame says, so the output is
+/// allocated once; without one, most batches compress 2–8× and the guess starts there. The cap
+/// bounds any guess on hostile input (capacity never written is never touched).
 #[cfg(any(feature = "lz4", feature = "zstd"))]
-fn read_capped(reader: impl std::io::Read, input_len: usize, max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+fn read_capped(
+    reader: impl std::io::Read,
+    input_len: usize,
+    size_hint: Option<usize>,
+    max: usize,
+) -> Result<Vec<u8>, DecodeErrorKind> {
     use std::io::Read;
-    // Most batches compress 2–8×; starting near that saves a few regrowths, and the cap
-    // bounds the guess on hostile input.
-    let mut out = Vec::with_capacity(input_len.saturating_mul(4).min(max));
+    let mut out = Vec::with_capacity(size_hint.unwrap_or(input_len.saturating_mul(4)).min(max));
     let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
     reader.take(limit).read_to_end(&mut out).map_err(|e| DecodeErrorKind::Decompression(e.to_string()))?;
     if out.len() > max {
@@ -412,7 +418,51 @@ mod lz4 {
     use super::{failed, read_capped, DecodeErrorKind, RecordEncodeError};
 
     pub(super) fn decompress(input: &[u8], max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
-        read_capped(lz4_flex::frame::FrameDecoder::new(input), input.len(), max)
+        read_capped(lz4_flex::frame::FrameDecoder::new(input), input.len(), output_bound(input), max)
+    }
+
+    /// An upper bound on what an LZ4 frame decompresses to, from its header and block headers
+    /// alone: the content size when the frame carries one (Kafka's producers do not), else each
+    /// compressed block's maximum size plus each stored block's length. `None` when the frame
+    /// is not one (the decoder then names what is wrong).
+    pub(super) fn output_bound(input: &[u8]) -> Option<usize> {
+        const MAGIC: u32 = 0x184D_2204;
+        const CONTENT_SIZE: u8 = 0x08;
+        const BLOCK_CHECKSUM: u8 = 0x10;
+        const DICTIONARY_ID: u8 = 0x01;
+        let (magic, rest) = input.split_first_chunk::<4>()?;
+        if u32::from_le_bytes(*magic) != MAGIC {
+            return None;
+        }
+        let (&[flags, block_descriptor], mut rest) = rest.split_first_chunk::<2>()?;
+        if flags & CONTENT_SIZE != 0 {
+            let (size, _) = rest.split_first_chunk::<8>()?;
+            return usize::try_from(u64::from_le_bytes(*size)).ok();
+        }
+        let max_block = match (block_descriptor >> 4) & 0x7 {
+            4 => 64 << 10,
+            5 => 256 << 10,
+            6 => 1 << 20,
+            7 => 4 << 20,
+            _ => return None,
+        };
+        if flags & DICTIONARY_ID != 0 {
+            rest = rest.get(4..)?;
+        }
+        rest = rest.get(1..)?; // the header checksum
+        let checksum_len = if flags & BLOCK_CHECKSUM != 0 { 4 } else { 0 };
+        let mut bound = 0usize;
+        loop {
+            let (size, after) = rest.split_first_chunk::<4>()?;
+            let size = u32::from_le_bytes(*size);
+            if size == 0 {
+                return Some(bound);
+            }
+            // The high bit marks a block stored uncompressed: its length is its output.
+            let (len, stored) = ((size & 0x7fff_ffff) as usize, size & 0x8000_0000 != 0);
+            bound = bound.saturating_add(if stored { len } else { max_block });
+            rest = after.get(len.checked_add(checksum_len)?..)?;
+        }
     }
 
     /// Independent 64 KiB blocks without checksums beyond the header's: the frame options
@@ -451,7 +501,12 @@ mod zstd {
     pub(super) fn decompress(input: &[u8], max: usize) -> Result<Vec<u8>, DecodeErrorKind> {
         let decoder = ::zstd::stream::read::Decoder::with_buffer(input)
             .map_err(|e| DecodeErrorKind::Decompression(format!("zstd: {e}")))?;
-        read_capped(decoder, input.len(), max)
+        // A frame's header usually carries its content size (librdkafka's and Java's do).
+        let size_hint = ::zstd::zstd_safe::get_frame_content_size(input)
+            .ok()
+            .flatten()
+            .and_then(|n| usize::try_from(n).ok());
+        read_capped(decoder, input.len(), size_hint, max)
     }
 
     pub(super) fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
@@ -494,6 +549,32 @@ mod tests {
                 let mut packed = Vec::new();
                 compress(codec, &input, &mut packed).unwrap();
                 prop_assert_eq!(&decompress(codec, &packed, input.len()).unwrap(), &input, "{}", codec);
+            }
+        }
+
+        #[cfg(feature = "lz4")]
+        #[test]
+        fn an_lz4_frames_output_bound_holds_its_output_and_overshoots_by_less_than_a_block(
+            data in proptest::collection::vec(any::<u8>(), 0..3000),
+            repeat in 1usize..200,
+            content_size in any::<bool>(),
+        ) {
+            use std::io::Write as _;
+            let input = data.repeat(repeat);
+            // Random bytes make stored (uncompressed) blocks, repeats compressed ones.
+            let info = lz4_flex::frame::FrameInfo::new()
+                .block_size(lz4_flex::frame::BlockSize::Max64KB)
+                .content_size(content_size.then_some(input.len() as u64));
+            let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+            encoder.write_all(&input).unwrap();
+            let frame = encoder.finish().unwrap();
+            let bound = lz4::output_bound(&frame).expect("a frame's bound");
+            prop_assert!(bound >= input.len() && bound < input.len() + 64 * 1024, "{} for {}", bound, input.len());
+            // Cut anywhere before the end mark, the frame gives no bound.
+            for cut in [0, 3, 6, frame.len() / 2, frame.len() - 4].into_iter().filter(|c| *c < frame.len() - 4) {
+                if !content_size {
+                    prop_assert_eq!(lz4::output_bound(&frame[..cut]), None, "cut at {}", cut);
+                }
             }
         }
 
