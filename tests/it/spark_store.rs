@@ -535,22 +535,7 @@ fn a_topic_recreated_and_refilled_past_the_checkpoint_is_named_by_the_topic_id_k
 
     // kwire moves the query past the `b-` records: batch 1, and the side file with the id.
     produce(&cluster, &topic, (0..60).map(|i| format!("b-{i}")));
-    kwire_ok(
-        &cluster,
-        &[
-            "reset",
-            "--group",
-            "q",
-            "--store",
-            &store,
-            "--topic",
-            &topic,
-            "--to",
-            "latest",
-            "--execute",
-            "--force",
-        ],
-    );
+    kwire_ok(&cluster, &reset_to_latest(&store, &topic, &[]));
     let side_path = ckpt.join(kwire_stores::spark::topic_ids::FILE_NAME);
     let side = std::fs::read(&side_path).expect("kwire wrote its topic-id file");
     let recorded = kwire_stores::spark::topic_ids::parse(&side).unwrap();
@@ -639,15 +624,14 @@ fn entry_lines(output: &Path, names: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// `kwire reset --to latest --execute --force` of `topic` in the Spark checkpoint `store`,
-/// with `--spark-sink SINK --spark-sink-compact-interval 3` when a sink is given.
-fn reset_to_latest(cluster: &Cluster, store: &str, topic: &str, sink: Option<&str>) -> Output {
+/// The arguments of `kwire reset --to latest --execute --force` of `topic` in the Spark
+/// checkpoint `store` (group `q`), followed by `extra` (the `--spark-sink*` flags a test writes
+/// the sink with).
+fn reset_to_latest<'a>(store: &'a str, topic: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["reset", "--group", "q", "--store", store, "--topic", topic, "--to", "latest"];
     args.extend(["--execute", "--force"]);
-    if let Some(sink) = sink {
-        args.extend(["--spark-sink", sink, "--spark-sink-compact-interval", "3"]);
-    }
-    kwire(cluster, &args)
+    args.extend(extra);
+    args
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -678,12 +662,9 @@ fn a_kwire_batch_that_is_a_file_sinks_compaction_batch_is_compacted_into_its_log
 
     // kwire's batch 2 is the sink's compaction batch at interval 3: 2.compact, every entry of
     // batches 0 and 1 (kwire's own batch wrote no files).
-    let reset = |store: &str, sink: Option<&Path>| {
-        let sink = sink.map(|s| s.display().to_string());
-        let out = reset_to_latest(&cluster, store, &topic, sink.as_deref());
-        assert!(out.status.success(), "kwire reset failed ({:?}): {}", out.status.code(), stderr(&out));
-    };
-    reset(&store, Some(&output));
+    let output_arg = output.display().to_string();
+    let sink = ["--spark-sink", &output_arg, "--spark-sink-compact-interval", "3"];
+    kwire_ok(&cluster, &reset_to_latest(&store, &topic, &sink));
     assert!(ckpt.join("commits/2").exists());
     assert!(!output.join("_spark_metadata/2").exists());
     let compacted = sink_log_file(&output, "2.compact");
@@ -696,7 +677,7 @@ fn a_kwire_batch_that_is_a_file_sinks_compaction_batch_is_compacted_into_its_log
     assert_eq!(prefixes(read.iter().map(String::as_str)), BTreeMap::from([("a".into(), 120)]));
 
     // The control: the same write without --spark-sink leaves batch 2 out of the sink's log.
-    reset(&format!("spark:{}", ckpt_control.display()), None);
+    kwire_ok(&cluster, &reset_to_latest(&format!("spark:{}", ckpt_control.display()), &topic, &[]));
     assert!(!output_control.join("_spark_metadata/2.compact").exists());
 
     // Restarted: batches 3, 4 and the next compaction batch 5 (30 records each).
@@ -737,7 +718,12 @@ fn a_kwire_batch_that_is_a_plain_file_sink_batch_gets_v1_alone_and_the_query_com
     spark.run_with(&topic, &ckpt, &output, &every3).unwrap();
     produce(&cluster, &topic, (0..30).map(|i| format!("b-{i}")));
     let output_arg = output.display().to_string();
-    let reset = |sink: &str| reset_to_latest(&cluster, &store, &topic, Some(sink));
+    let reset = |sink: &str| {
+        kwire(
+            &cluster,
+            &reset_to_latest(&store, &topic, &["--spark-sink", sink, "--spark-sink-compact-interval", "3"]),
+        )
+    };
 
     // A sink folder without a log is refused, one line naming it, and nothing is written.
     let nowhere = dir.join("nowhere");
@@ -807,29 +793,15 @@ fn a_kwire_compaction_batch_with_spark_sink_retention_drops_what_sparks_own_comp
 
     // kwire's batch 2 is the sink's compaction batch at interval 3.
     let output_arg = output.display().to_string();
-    let out = kwire(
-        &cluster,
-        &[
-            "reset",
-            "--group",
-            "q",
-            "--store",
-            &store,
-            "--topic",
-            &topic,
-            "--to",
-            "latest",
-            "--execute",
-            "--force",
-            "--spark-sink",
-            &output_arg,
-            "--spark-sink-compact-interval",
-            "3",
-            "--spark-sink-retention",
-            RETENTION,
-        ],
-    );
-    assert!(out.status.success(), "kwire reset failed ({:?}): {}", out.status.code(), stderr(&out));
+    let sink = [
+        "--spark-sink",
+        &output_arg,
+        "--spark-sink-compact-interval",
+        "3",
+        "--spark-sink-retention",
+        RETENTION,
+    ];
+    kwire_ok(&cluster, &reset_to_latest(&store, &topic, &sink));
     // Spark's own compaction of the same log, with the same retention, moments later: the
     // oracle for what Spark drops.
     let millis =
@@ -889,24 +861,7 @@ fn a_spark_3_5_query_is_read_by_kwire_and_resumes_from_a_batch_kwire_wrote() {
     // kwire writes batch 1 past the `b-` records (with the sink's entry); Spark 3.5 resumes there.
     produce(&cluster, &topic, (0..60).map(|i| format!("b-{i}")));
     let output_arg = output.display().to_string();
-    kwire_ok(
-        &cluster,
-        &[
-            "reset",
-            "--group",
-            "q",
-            "--store",
-            &store,
-            "--topic",
-            &topic,
-            "--to",
-            "latest",
-            "--execute",
-            "--force",
-            "--spark-sink",
-            &output_arg,
-        ],
-    );
+    kwire_ok(&cluster, &reset_to_latest(&store, &topic, &["--spark-sink", &output_arg]));
     assert_eq!(sink_log_file(&output, "1"), "v1");
     produce(&cluster, &topic, (0..60).map(|i| format!("c-{i}")));
     spark.run(&topic, &ckpt, &output).expect("Spark 3.5 resumes from kwire's batch");

@@ -13,10 +13,10 @@ use super::committed_offsets::{committed_of, CommittedOffsets};
 use super::error::{BrokerRef, ClientError};
 use super::router::{PartitionResults, TopicPartition};
 use crate::protocol::messages::{
-    consumer_group_describe, describe_groups, list_groups, offset_commit, offset_fetch,
-    ConsumerGroupAssignment, ConsumerGroupDescribeRequest, DescribeGroupsRequest, ListGroupsRequest,
-    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetFetchRequest,
-    OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchResponseTopic,
+    describe_groups, list_groups, offset_commit, offset_fetch, ConsumerGroupAssignment,
+    ConsumerGroupDescribeRequest, DescribeGroupsRequest, ListGroupsRequest, OffsetCommitRequest,
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetFetchRequest, OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic, OffsetFetchResponseTopic,
 };
 use crate::protocol::names::validate_topics;
 use crate::protocol::{ErrorCode, TaggedFields};
@@ -641,70 +641,48 @@ impl Client {
     }
 
     /// `group` as a consumer-protocol group, or `None` when the coordinator has no such
-    /// consumer-protocol group (GROUP_ID_NOT_FOUND: unknown, or a group on another protocol).
+    /// consumer-protocol group (GROUP_ID_NOT_FOUND: unknown, or a group on another protocol;
+    /// UNSUPPORTED_VERSION: the consumer protocol is off).
     pub async fn describe_consumer_group(
         &self,
         group: &str,
         timeout: Duration,
     ) -> Result<Option<GroupDescription>, ClientError> {
-        self.with_coordinator(group, timeout, |broker| async move {
-            let (_, response) = self
-                .send_built(&broker, |_| ConsumerGroupDescribeRequest {
-                    group_ids: vec![group.to_owned()],
-                    include_authorized_operations: false,
-                    tagged_fields: TaggedFields::default(),
+        let Some((coordinator, g)) =
+            self.describe_one_group::<ConsumerGroupDescribeRequest>(group, timeout).await?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(GroupDescription {
+            group_id: g.group_id,
+            group_type: GroupType::Consumer,
+            state: g.group_state,
+            protocol_type: "consumer".to_owned(),
+            protocol: g.assignor_name,
+            epochs: Some(ConsumerGroupEpochs {
+                group_epoch: g.group_epoch,
+                assignment_epoch: g.assignment_epoch,
+            }),
+            members: g
+                .members
+                .into_iter()
+                .map(|m| GroupMember {
+                    member_id: m.member_id,
+                    group_instance_id: m.instance_id,
+                    client_id: m.client_id,
+                    client_host: m.client_host,
+                    consumer: Some(ConsumerMemberState {
+                        member_epoch: m.member_epoch,
+                        rack_id: m.rack_id,
+                        subscribed_topics: m.subscribed_topic_names,
+                        subscribed_topic_regex: m.subscribed_topic_regex.filter(|r| !r.is_empty()),
+                        assignment: partitions_of(m.assignment),
+                        target_assignment: Some(partitions_of(m.target_assignment)),
+                    }),
                 })
-                .await?;
-            let g = response.groups.into_iter().find(|g| g.group_id == group).ok_or_else(|| {
-                ClientError::Protocol {
-                    broker: broker.clone(),
-                    message: format!("ConsumerGroupDescribe answered without group `{group}`"),
-                }
-            })?;
-            // Kafka 3.7–3.9 advertise ConsumerGroupDescribe (early access) but, with the consumer
-            // protocol off, answer UNSUPPORTED_VERSION for the group: no such group there either.
-            if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND || g.error_code == ErrorCode::UNSUPPORTED_VERSION
-            {
-                return Ok(None);
-            }
-            g.error_code.into_result().map_err(|code| ClientError::Kafka {
-                broker: broker.clone(),
-                api: consumer_group_describe::SPEC.key,
-                code,
-                context: format!("group `{group}`"),
-            })?;
-            Ok(Some(GroupDescription {
-                group_id: g.group_id,
-                group_type: GroupType::Consumer,
-                state: g.group_state,
-                protocol_type: "consumer".to_owned(),
-                protocol: g.assignor_name,
-                epochs: Some(ConsumerGroupEpochs {
-                    group_epoch: g.group_epoch,
-                    assignment_epoch: g.assignment_epoch,
-                }),
-                members: g
-                    .members
-                    .into_iter()
-                    .map(|m| GroupMember {
-                        member_id: m.member_id,
-                        group_instance_id: m.instance_id,
-                        client_id: m.client_id,
-                        client_host: m.client_host,
-                        consumer: Some(ConsumerMemberState {
-                            member_epoch: m.member_epoch,
-                            rack_id: m.rack_id,
-                            subscribed_topics: m.subscribed_topic_names,
-                            subscribed_topic_regex: m.subscribed_topic_regex.filter(|r| !r.is_empty()),
-                            assignment: partitions_of(m.assignment),
-                            target_assignment: Some(partitions_of(m.target_assignment)),
-                        }),
-                    })
-                    .collect(),
-                coordinator: broker,
-            }))
-        })
-        .await
+                .collect(),
+            coordinator,
+        }))
     }
 }
 

@@ -20,6 +20,7 @@ mod error;
 mod fetch;
 mod fetch_session;
 mod fetcher;
+mod group_describe;
 mod group_members;
 mod groups;
 mod kafka_release;

@@ -13,8 +13,8 @@ use super::groups::{
 };
 use super::router::TopicPartition;
 use crate::protocol::messages::{
-    describe_share_group_offsets, share_group_describe, DescribeShareGroupOffsetsRequest,
-    DescribeShareGroupOffsetsRequestGroup, ShareGroupDescribeRequest,
+    describe_share_group_offsets, DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsRequestGroup,
+    ShareGroupDescribeRequest,
 };
 use crate::protocol::{ErrorCode, TaggedFields};
 
@@ -37,64 +37,41 @@ impl Client {
         group: &str,
         timeout: Duration,
     ) -> Result<Option<GroupDescription>, ClientError> {
-        self.with_coordinator(group, timeout, |broker| async move {
-            let (_, response) = self
-                .send_built(&broker, |_| ShareGroupDescribeRequest {
-                    group_ids: vec![group.to_owned()],
-                    include_authorized_operations: false,
-                    tagged_fields: TaggedFields::default(),
+        let Some((coordinator, g)) =
+            self.describe_one_group::<ShareGroupDescribeRequest>(group, timeout).await?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(GroupDescription {
+            group_id: g.group_id,
+            group_type: GroupType::Share,
+            state: g.group_state,
+            protocol_type: "share".to_owned(),
+            protocol: g.assignor_name,
+            epochs: Some(ConsumerGroupEpochs {
+                group_epoch: g.group_epoch,
+                assignment_epoch: g.assignment_epoch,
+            }),
+            members: g
+                .members
+                .into_iter()
+                .map(|m| GroupMember {
+                    member_id: m.member_id,
+                    group_instance_id: None,
+                    client_id: m.client_id,
+                    client_host: m.client_host,
+                    consumer: Some(ConsumerMemberState {
+                        member_epoch: m.member_epoch,
+                        rack_id: m.rack_id,
+                        subscribed_topics: m.subscribed_topic_names,
+                        subscribed_topic_regex: None,
+                        assignment: partitions_of(m.assignment),
+                        target_assignment: None,
+                    }),
                 })
-                .await?;
-            let g = response.groups.into_iter().find(|g| g.group_id == group).ok_or_else(|| {
-                ClientError::Protocol {
-                    broker: broker.clone(),
-                    message: format!("ShareGroupDescribe answered without group `{group}`"),
-                }
-            })?;
-            // Kafka 4.1 advertises ShareGroupDescribe even with share.version 0, and then answers
-            // UNSUPPORTED_VERSION for the group: no share groups there.
-            if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND || g.error_code == ErrorCode::UNSUPPORTED_VERSION
-            {
-                return Ok(None);
-            }
-            g.error_code.into_result().map_err(|code| ClientError::Kafka {
-                broker: broker.clone(),
-                api: share_group_describe::SPEC.key,
-                code,
-                context: format!("group `{group}`"),
-            })?;
-            Ok(Some(GroupDescription {
-                group_id: g.group_id,
-                group_type: GroupType::Share,
-                state: g.group_state,
-                protocol_type: "share".to_owned(),
-                protocol: g.assignor_name,
-                epochs: Some(ConsumerGroupEpochs {
-                    group_epoch: g.group_epoch,
-                    assignment_epoch: g.assignment_epoch,
-                }),
-                members: g
-                    .members
-                    .into_iter()
-                    .map(|m| GroupMember {
-                        member_id: m.member_id,
-                        group_instance_id: None,
-                        client_id: m.client_id,
-                        client_host: m.client_host,
-                        consumer: Some(ConsumerMemberState {
-                            member_epoch: m.member_epoch,
-                            rack_id: m.rack_id,
-                            subscribed_topics: m.subscribed_topic_names,
-                            subscribed_topic_regex: None,
-                            assignment: partitions_of(m.assignment),
-                            target_assignment: None,
-                        }),
-                    })
-                    .collect(),
-                coordinator: broker,
-            }))
-        })
-        .await
+                .collect(),
+            coordinator,
+        }))
     }
 
     /// The share-partition start offsets of share group `group`, for every partition it has
