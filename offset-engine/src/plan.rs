@@ -84,8 +84,9 @@ impl PartitionInput {
     }
 }
 
-/// The result of planning: one entry per input partition, in input order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The result of planning: one entry per input partition, in input order. The default is the
+/// plan of no partitions, to pass to [`plan_into`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Plan {
     /// One per [`PlanRequest::partitions`], in the same order.
     pub entries: Vec<PlanEntry>,
@@ -228,11 +229,22 @@ pub enum SkipReason {
 /// total cap and the record count are therefore taken while each entry is built; only a total
 /// cap that binds walks the entries a second time.
 pub fn plan(request: &PlanRequest) -> Plan {
+    let mut out = Plan::default();
+    plan_into(request, &mut out);
+    out
+}
+
+/// [`plan`], written into `out` (whatever it held is replaced), reusing the memory of its
+/// entries: a loop that plans every batch keeps one `Plan` and gets the same plan as from
+/// [`plan`], without mapping (and the kernel zeroing) fresh pages for each batch's entries.
+pub fn plan_into(request: &PlanRequest, out: &mut Plan) {
     let isolation = request.isolation;
     let per_cap = request.limits.max_per_partition;
     let batch_cap = request.limits.batch_cap();
     let n = request.partitions.len();
-    let mut entries: Vec<PlanEntry> = Vec::with_capacity(n);
+    let entries = &mut out.entries;
+    entries.clear();
+    entries.reserve(n);
     // Sized once: a million partitions would otherwise regrow (and copy) it ~20 times.
     let mut backlogs: Vec<u64> = Vec::with_capacity(if batch_cap.is_some() { n } else { 0 });
     let mut records = 0u64;
@@ -263,7 +275,7 @@ pub fn plan(request: &PlanRequest) -> Plan {
         None
     } else {
         let mut since = Vec::with_capacity(backlogs.len());
-        for e in &entries {
+        for e in entries.iter() {
             match e.outcome {
                 Outcome::Range(_) => since.push(carry.take(&e.tp).unwrap_or(NOT_WAITING)),
                 Outcome::Skipped { reason: SkipReason::PartitionGone | SkipReason::TopicGone } => {
@@ -275,18 +287,15 @@ pub fn plan(request: &PlanRequest) -> Plan {
         Some(since)
     };
     if let Some(cap) = batch_cap {
-        if let Some(granted) = apply_batch_cap(
-            &mut entries,
-            &backlogs,
-            cap.records,
-            waiting_since.as_deref(),
-            this_batch,
-            &mut carry,
-        ) {
+        if let Some(granted) =
+            apply_batch_cap(entries, &backlogs, cap.records, waiting_since.as_deref(), this_batch, &mut carry)
+        {
             records = granted;
         }
     }
-    Plan { entries, carry, batch_cap, records }
+    out.carry = carry;
+    out.batch_cap = batch_cap;
+    out.records = records;
 }
 
 /// Shares `cap` among the ranged entries, whose backlogs (after the per-partition cap) are
