@@ -109,9 +109,8 @@ pub struct PlanEntry {
     /// skips `PartitionGone`, `TopicGone` and `EndWentBackwards`.
     ///
     /// Boxed because it is rarely set and an `Anomaly` is 72 bytes (`TopicRecreated`'s two topic
-    /// ids and four numbers): inline, it made
-    /// every entry of a million-partition plan 64 bytes larger (see the crate README's speed
-    /// section). Read it with `entry.anomaly.as_deref()`.
+    /// ids and four numbers): inline, it made every entry of a million-partition plan 64 bytes
+    /// larger (see the crate README's speed section). Read it with `entry.anomaly.as_deref()`.
     pub anomaly: Option<Box<Anomaly>>,
     /// Lag of the stored position against the log view (see [`crate::stored_lag`]).
     pub lag: Lag,
