@@ -24,8 +24,8 @@ pub use model::{
     TopicIdParseError, TopicPartition,
 };
 pub use plan::{
-    plan, FromReason, Outcome, PartitionInput, Plan, PlanEntry, PlanRequest, PlannedRange, SkipReason,
-    UntilReason,
+    plan, plan_into, FromReason, Outcome, PartitionInput, Plan, PlanEntry, PlanRequest, PlannedRange,
+    SkipReason, UntilReason,
 };
 pub use policy::{OutOfRangePolicy, StartPolicy, TimeError, TimeLookup};
 pub use rate::{

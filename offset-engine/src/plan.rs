@@ -84,8 +84,9 @@ impl PartitionInput {
     }
 }
 
-/// The result of planning: one entry per input partition, in input order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The result of planning: one entry per input partition, in input order. The default is the
+/// plan of no partitions, to pass to [`plan_into`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Plan {
     /// One per [`PlanRequest::partitions`], in the same order.
     pub entries: Vec<PlanEntry>,
@@ -106,7 +107,11 @@ pub struct PlanEntry {
     pub outcome: Outcome,
     /// The situation found, if any. Always `Some` when the outcome is `Failed`, and for the
     /// skips `PartitionGone`, `TopicGone` and `EndWentBackwards`.
-    pub anomaly: Option<Anomaly>,
+    ///
+    /// Boxed because it is rarely set and an `Anomaly` is 72 bytes (`TopicRecreated`'s two topic
+    /// ids and four numbers): inline, it made every entry of a million-partition plan 64 bytes
+    /// larger (see the crate README's speed section). Read it with `entry.anomaly.as_deref()`.
+    pub anomaly: Option<Box<Anomaly>>,
     /// Lag of the stored position against the log view (see [`crate::stored_lag`]).
     pub lag: Lag,
     /// The log's topic id and leader epoch when planned, to commit with the `until`.
@@ -224,11 +229,22 @@ pub enum SkipReason {
 /// total cap and the record count are therefore taken while each entry is built; only a total
 /// cap that binds walks the entries a second time.
 pub fn plan(request: &PlanRequest) -> Plan {
+    let mut out = Plan::default();
+    plan_into(request, &mut out);
+    out
+}
+
+/// [`plan`], written into `out` (whatever it held is replaced), reusing the memory of its
+/// entries: a loop that plans every batch keeps one `Plan` and gets the same plan as from
+/// [`plan`], without mapping (and the kernel zeroing) fresh pages for each batch's entries.
+pub fn plan_into(request: &PlanRequest, out: &mut Plan) {
     let isolation = request.isolation;
     let per_cap = request.limits.max_per_partition;
     let batch_cap = request.limits.batch_cap();
     let n = request.partitions.len();
-    let mut entries: Vec<PlanEntry> = Vec::with_capacity(n);
+    let entries = &mut out.entries;
+    entries.clear();
+    entries.reserve(n);
     // Sized once: a million partitions would otherwise regrow (and copy) it ~20 times.
     let mut backlogs: Vec<u64> = Vec::with_capacity(if batch_cap.is_some() { n } else { 0 });
     let mut records = 0u64;
@@ -259,7 +275,7 @@ pub fn plan(request: &PlanRequest) -> Plan {
         None
     } else {
         let mut since = Vec::with_capacity(backlogs.len());
-        for e in &entries {
+        for e in entries.iter() {
             match e.outcome {
                 Outcome::Range(_) => since.push(carry.take(&e.tp).unwrap_or(NOT_WAITING)),
                 Outcome::Skipped { reason: SkipReason::PartitionGone | SkipReason::TopicGone } => {
@@ -271,18 +287,15 @@ pub fn plan(request: &PlanRequest) -> Plan {
         Some(since)
     };
     if let Some(cap) = batch_cap {
-        if let Some(granted) = apply_batch_cap(
-            &mut entries,
-            &backlogs,
-            cap.records,
-            waiting_since.as_deref(),
-            this_batch,
-            &mut carry,
-        ) {
+        if let Some(granted) =
+            apply_batch_cap(entries, &backlogs, cap.records, waiting_since.as_deref(), this_batch, &mut carry)
+        {
             records = granted;
         }
     }
-    Plan { entries, carry, batch_cap, records }
+    out.carry = carry;
+    out.batch_cap = batch_cap;
+    out.records = records;
 }
 
 /// Shares `cap` among the ranged entries, whose backlogs (after the per-partition cap) are
@@ -372,7 +385,7 @@ fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -
     PlanEntry {
         tp: p.tp.clone(),
         outcome,
-        anomaly,
+        anomaly: anomaly.map(Box::new),
         lag,
         topic_id: match &view.topic_id {
             Some(id) if !id.is_zero() => Some(*id),
@@ -528,7 +541,14 @@ fn skipped(p: &PartitionInput, reason: SkipReason, anomaly: Option<Anomaly>, lag
         LogState::Found(v) => (TopicId::known(v.topic_id), LeaderEpoch::known(v.leader_epoch)),
         _ => (None, None),
     };
-    PlanEntry { tp: p.tp.clone(), outcome: Outcome::Skipped { reason }, anomaly, lag, topic_id, leader_epoch }
+    PlanEntry {
+        tp: p.tp.clone(),
+        outcome: Outcome::Skipped { reason },
+        anomaly: anomaly.map(Box::new),
+        lag,
+        topic_id,
+        leader_epoch,
+    }
 }
 
 impl Plan {
@@ -545,5 +565,19 @@ impl Plan {
     /// The entries whose outcome is a failure.
     pub fn failures(&self) -> impl Iterator<Item = &PlanEntry> {
         self.entries.iter().filter(|e| matches!(e.outcome, Outcome::Failed { .. }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan of a million partitions writes a million entries into freshly mapped pages, so
+    /// the entry's size is the plan's cost (see the crate README's speed section). 184 bytes
+    /// while the anomaly was inline.
+    #[test]
+    fn plan_entry_with_a_boxed_anomaly_stays_at_120_bytes() {
+        assert!(std::mem::size_of::<PlanEntry>() <= 120, "{}", std::mem::size_of::<PlanEntry>());
+        assert_eq!(std::mem::size_of::<Option<Box<Anomaly>>>(), 8);
     }
 }

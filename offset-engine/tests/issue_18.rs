@@ -163,7 +163,7 @@ fn finding_3_the_all_zero_topic_id_is_unknown() {
         ..PlanRequest::default()
     });
     let e = &p.entries[0];
-    assert_eq!(e.anomaly, None, "a healthy partition, not topic_recreated");
+    assert_eq!(e.anomaly.as_deref().copied(), None, "a healthy partition, not topic_recreated");
     assert_eq!(e.range().map(|r| (r.from, r.until)), Some((Offset(50), Offset(100))));
     // Its commit is accepted, and records the id the log has.
     let (next, decisions) = merge_commits(&[(tp(0), stored)].into(), &offset_engine::commits_for(&p), 0);
@@ -184,7 +184,7 @@ fn finding_3_the_all_zero_topic_id_is_unknown() {
         partitions: vec![PartitionInput::new(tp(0), Some(stored), LogState::Found(zero_log))],
         ..PlanRequest::default()
     });
-    assert_eq!((p.entries[0].anomaly, p.entries[0].topic_id), (None, None));
+    assert_eq!((p.entries[0].anomaly.as_deref().copied(), p.entries[0].topic_id), (None, None));
 }
 
 #[test]
@@ -192,7 +192,7 @@ fn finding_4_an_unknown_epoch_end_is_no_evidence_of_truncation() {
     let mut input = PartitionInput::new(tp(0), Some(Stored::at(0)), LogState::Found(LogView::new(0, 100)));
     input.end_offset_for_stored_epoch = Some(Offset(-1));
     let p = plan(&PlanRequest { partitions: vec![input], ..PlanRequest::default() });
-    assert_eq!(p.entries[0].anomaly, None, "not truncated with lost: 1");
+    assert_eq!(p.entries[0].anomaly.as_deref().copied(), None, "not truncated with lost: 1");
     assert_eq!(p.entries[0].range().map(|r| (r.from, r.until)), Some((Offset(0), Offset(100))));
 }
 
@@ -255,7 +255,7 @@ fn finding_5_records_after_a_divergence_below_the_log_start_are_counted() {
     });
     let e = &p.entries[0];
     assert_eq!(e.range().map(|r| r.from), Some(Offset(80)));
-    let a = e.anomaly.expect("truncated");
+    let a = e.anomaly.as_deref().copied().expect("truncated");
     assert_eq!(
         a,
         Anomaly::Truncated { stored: Offset(100), divergence: Offset(50), lost: 50, skipped: 30 },
@@ -465,7 +465,7 @@ fn skips_as_large_as_an_offset_allows_are_counted_exactly() {
         partitions: vec![input],
         ..PlanRequest::default()
     });
-    let a = p.entries[0].anomaly.expect("data loss");
+    let a = p.entries[0].anomaly.as_deref().copied().expect("data loss");
     assert_eq!((a.lost(), a.skipped()), (Some(i64::MAX as u64), i64::MAX as u64));
     // A recreated topic whose every record was deleted before anyone looked.
     let mut view = LogView::new(i64::MAX, i64::MAX);
@@ -476,6 +476,6 @@ fn skips_as_large_as_an_offset_allows_are_counted_exactly() {
         partitions: vec![PartitionInput::new(tp(0), Some(stored), LogState::Found(view))],
         ..PlanRequest::default()
     });
-    assert_eq!(p.entries[0].anomaly.map(|a| a.skipped()), Some(i64::MAX as u64));
+    assert_eq!(p.entries[0].anomaly.as_deref().copied().map(|a| a.skipped()), Some(i64::MAX as u64));
     assert_eq!(p.entries[0].lag, Lag::NothingCommitted { consumable: 0 });
 }

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 
 use offset_engine::formats::{from_csv, from_spark_json, to_csv, to_spark_json, SparkOffset};
 use offset_engine::{
-    commits_for, lag, merge_commit, merge_commits, plan, plan_reset, split_ranges, AnomalyKind, Commit,
-    CommitDecision, Isolation, Limits, LogState, LogView, Offset, OutOfRangePolicy, Outcome, PartitionInput,
-    PlanRequest, RateCarry, ResetInput, ResetTarget, SkipReason, Split, StartPolicy, Stored, TimeBudget,
-    TimeLookup, TopicId, TopicPartition, TopicRange,
+    commits_for, lag, merge_commit, merge_commits, plan, plan_into, plan_reset, split_ranges, AnomalyKind,
+    Commit, CommitDecision, Isolation, Limits, LogState, LogView, Offset, OutOfRangePolicy, Outcome,
+    PartitionInput, PlanRequest, RateCarry, ResetInput, ResetTarget, SkipReason, Split, StartPolicy, Stored,
+    TimeBudget, TimeLookup, TopicId, TopicPartition, TopicRange,
 };
 use proptest::prelude::*;
 
@@ -353,6 +353,20 @@ proptest! {
         prop_assert_eq!(plan(&req), plan(&req.clone()));
     }
 
+    /// A streaming loop keeps one `Plan` and plans each batch into it: whatever the previous
+    /// plan held (more or fewer entries, a carry, a binding total cap), the result is `plan`'s.
+    #[test]
+    fn planning_into_a_previous_plan_gives_the_same_plan_as_a_fresh_one(
+        (first, _) in request(),
+        (second, _) in request(),
+    ) {
+        let mut reused = plan(&first);
+        plan_into(&second, &mut reused);
+        prop_assert_eq!(&reused, &plan(&second));
+        plan_into(&first, &mut reused);
+        prop_assert_eq!(reused, plan(&first));
+    }
+
     #[test]
     fn split_pieces_are_contiguous_and_cover_each_range(
         ranges in proptest::collection::vec((scale(), 0u64..5_000), 0..20),
@@ -458,7 +472,7 @@ proptest! {
     fn each_out_of_range_case_gets_the_anomaly_its_construction_implies((req, cases) in request()) {
         let p = plan(&req);
         for ((e, case), input) in p.entries.iter().zip(&cases).zip(&req.partitions) {
-            prop_assert_eq!(e.anomaly.map(|a| a.kind()), case.expected(), "{:?} {:?}", e, input);
+            prop_assert_eq!(e.anomaly.as_deref().copied().map(|a| a.kind()), case.expected(), "{:?} {:?}", e, input);
             match e.outcome {
                 Outcome::Failed { kind } => {
                     prop_assert_eq!(Some(kind), case.expected());

@@ -178,7 +178,7 @@ pub fn json(
                 "records": range.map(offset_engine::PlannedRange::records),
                 "until_reason": range.map(|r| until_reason(r.until_reason)),
                 "action": action(&e.outcome),
-                "anomaly": e.anomaly.as_ref().map(anomaly),
+                "anomaly": e.anomaly.as_deref().map(anomaly),
                 "lag": e.lag.lag(),
                 "consumable": e.lag.consumable(),
                 "lost": e.lag.lost(),

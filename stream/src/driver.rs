@@ -186,8 +186,8 @@ impl<S: OffsetStore> DirectStream<S> {
                     continue;
                 }
                 for &i in &backwards {
-                    if let Some(Anomaly::EndWentBackwards { previous_until, end }) =
-                        planned.entries[i].anomaly
+                    if let Some(&Anomaly::EndWentBackwards { previous_until, end }) =
+                        planned.entries[i].anomaly.as_deref()
                     {
                         events.push(Event::EndStayedBackwards {
                             tp: planned.entries[i].tp.clone(),
@@ -203,7 +203,11 @@ impl<S: OffsetStore> DirectStream<S> {
             }
 
             events.extend(planned.entries.iter().filter_map(|e| {
-                e.anomaly.map(|anomaly| Event::Anomaly { tp: e.tp.clone(), anomaly, action: action_of(e) })
+                e.anomaly.as_deref().map(|&anomaly| Event::Anomaly {
+                    tp: e.tp.clone(),
+                    anomaly,
+                    action: action_of(e),
+                })
             }));
             if planned.failures().next().is_some() {
                 return Err(StreamError::PolicyFailed { events });
