@@ -705,3 +705,117 @@ fn kwire_trace_shows_no_add_partitions_to_txn_for_a_transactional_produce_on_tra
 fn kwire_trace_shows_add_partitions_to_txn_for_a_transactional_produce_on_kafka_3_9() {
     cli_trace(Target::Kafka39);
 }
+
+/// An abort while every record of the transaction still lingers in the producer (a 60 s
+/// `linger`): nothing was produced, so each record's delivery result is
+/// [`TransactionError::Aborted`] and no reader ever sees one. On version 2 no request of the
+/// transaction went out at all — no Produce, no EndTxn — and the epoch stays (the Java
+/// producer 4.1.1 sends an EndTxn here anyway, which bumps it: it counts a transaction as
+/// started at its first `send`; kwire at its first batch taken for sending, the earliest a
+/// broker can have added a partition). On version 1 the sender adds the partitions while the
+/// records linger, so the abort ends that transaction with an EndTxn. The next transaction
+/// commits and only its records are read.
+fn abort_while_lingering(target: Target) {
+    let Some(cluster) = cluster_of(target) else { return };
+    support::multi_thread_runtime().block_on(async {
+        let (client, seen) = traced_client(&cluster.bootstrap).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-abort-lingering", 3).await;
+        let config = ProducerConfig {
+            transactional_id: Some(support::unique("txn-abort-lingering")),
+            linger: Duration::from_secs(60),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::new(Arc::clone(&client), config).unwrap();
+        producer.init_transactions().await.unwrap();
+        let before = producer.producer_id_and_epoch().unwrap();
+
+        producer.begin_transaction().await.unwrap();
+        let mut deliveries = Vec::new();
+        for i in 0..30 {
+            let record = ProduceRecord::new(
+                Some(Bytes::from(format!("k{i}"))),
+                Some(Bytes::from(format!("aborted-{i}"))),
+            );
+            deliveries.push(producer.send(&topic, record).await.unwrap());
+        }
+        if target == Target::Kafka39 {
+            // The sender adds the partitions without waiting for the batches to fill.
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while seen.lock().unwrap().count(ApiKey::ADD_PARTITIONS_TO_TXN) == 0 {
+                assert!(std::time::Instant::now() < deadline, "no AddPartitionsToTxn while lingering");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        producer.abort_transaction().await.unwrap();
+        for (i, delivery) in deliveries.into_iter().enumerate() {
+            let result = tokio::time::timeout(TIMEOUT, delivery.wait()).await.expect("a delivery result");
+            assert!(
+                matches!(&result, Err(ClientError::Transaction(TransactionError::Aborted { .. }))),
+                "record {i}: {result:?}"
+            );
+        }
+        {
+            let seen = seen.lock().unwrap();
+            assert_eq!(seen.count(ApiKey::PRODUCE), 0, "a Produce of lingering records: {:?}", seen.requests);
+            match target {
+                Target::Kafka41 => {
+                    assert_eq!(
+                        seen.count(ApiKey::END_TXN),
+                        0,
+                        "EndTxn with nothing sent: {:?}",
+                        seen.requests
+                    );
+                    assert_eq!(
+                        producer.producer_id_and_epoch().unwrap(),
+                        before,
+                        "the epoch after the abort"
+                    );
+                }
+                Target::Kafka39 => {
+                    assert_eq!(seen.count(ApiKey::END_TXN), 1, "the abort of the added partitions");
+                }
+            }
+        }
+
+        producer.begin_transaction().await.unwrap();
+        let mut deliveries = Vec::new();
+        for i in 0..20 {
+            let record = ProduceRecord::new(
+                Some(Bytes::from(format!("k{i}"))),
+                Some(Bytes::from(format!("after-{i}"))),
+            );
+            deliveries.push(producer.send(&topic, record).await.unwrap());
+        }
+        producer.commit_transaction().await.unwrap();
+        for (i, delivery) in deliveries.into_iter().enumerate() {
+            let result = tokio::time::timeout(TIMEOUT, delivery.wait()).await.expect("a delivery result");
+            assert!(result.is_ok(), "record {i} of the committed transaction: {result:?}");
+        }
+        producer.close().await;
+        seen.lock().unwrap().assert_protocol(target, false);
+
+        let mut expected = values("after", 20);
+        expected.sort();
+        assert_eq!(
+            java_read_committed(&cluster, &topic, expected.len()),
+            expected,
+            "the Java consumer's reading"
+        );
+        // The aborted records never reached the log: not even a read_uncommitted reader sees them.
+        if let Some(read) = kcat_read(&cluster, &topic, "read_uncommitted") {
+            assert_eq!(read, expected, "kcat's read_uncommitted reading");
+        }
+    });
+}
+
+#[test]
+fn records_still_lingering_when_a_transaction_aborts_fail_as_aborted_and_no_end_txn_goes_out_on_transactions_v2(
+) {
+    abort_while_lingering(Target::Kafka41);
+}
+
+#[test]
+fn records_still_lingering_when_a_transaction_aborts_fail_as_aborted_after_an_end_txn_of_the_added_partitions_on_kafka_3_9(
+) {
+    abort_while_lingering(Target::Kafka39);
+}

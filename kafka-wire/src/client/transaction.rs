@@ -450,7 +450,7 @@ fn settle(txn: &mut Txn, error: ClientError) -> ClientError {
         TransactionError::Fenced { .. } | TransactionError::Fatal { .. } => {
             txn.phase = Phase::Failed(e.clone());
         }
-        TransactionError::InvalidState { .. } => {}
+        TransactionError::InvalidState { .. } | TransactionError::Aborted { .. } => {}
     }
     error
 }
@@ -762,7 +762,8 @@ impl Producer {
                 .flat_map(super::accumulator::PartitionQueue::take_all)
                 .collect();
             for batch in queued {
-                let error = ClientError::InvalidArgument { message: "the transaction was aborted".into() };
+                let error =
+                    ClientError::Transaction(TransactionError::Aborted { transactional_id: txns.id.clone() });
                 sender::fail(shared, &mut state, batch, error);
             }
             state.txn_pending.clear();
