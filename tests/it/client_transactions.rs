@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLockReadGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -107,13 +107,16 @@ enum Target {
     Kafka39,
 }
 
-fn cluster_of(target: Target) -> Option<support::Cluster> {
-    match target {
+/// `target`'s cluster, with the shared hold on the 4.1 cluster's `transaction.version` (see
+/// [`support::transaction_version`]) for as long as the test keeps it.
+fn cluster_of(target: Target) -> Option<(support::Cluster, RwLockReadGuard<'static, ()>)> {
+    let cluster = match target {
         Target::Kafka41 => support::cluster(),
         Target::Kafka39 => {
             support::old_broker().map(|bootstrap| support::Cluster { bootstrap, zookeeper: None })
         }
-    }
+    }?;
+    Some((cluster, support::transaction_version::shared()))
 }
 
 /// What a client sent, from its trace hook: each request's API and version, each AddPartitionsToTxn's
@@ -205,7 +208,7 @@ async fn traced_client(bootstrap: &str) -> (Arc<Client>, Arc<Mutex<Seen>>) {
 }
 
 fn committed_and_aborted(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let (client, seen) = traced_client(&cluster.bootstrap).await;
         let topic = support::new_topic_with_leaders(&client, "txn-commit-abort", 3).await;
@@ -258,7 +261,7 @@ fn a_committed_transaction_is_read_with_read_committed_and_an_aborted_one_is_not
 }
 
 fn offsets_only_on_commit(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let (client, seen) = traced_client(&cluster.bootstrap).await;
         let topic = support::new_topic_with_leaders(&client, "txn-offsets", 2).await;
@@ -311,7 +314,7 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits_on_kafka_3_
 }
 
 fn zombie_fenced(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
         let topic = support::new_topic_with_leaders(&client, "txn-zombie", 2).await;
@@ -409,7 +412,7 @@ fn sending_outside_a_transaction_is_refused_before_anything_is_sent() {
 /// before. On version 2 none is sent: every batch goes at Produce v12+, whose leader adds its
 /// partition.
 fn twelve_partitions(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     // One thread: the sender runs only when the sending loop yields, so how many partitions it
     // finds waiting does not depend on the machine's load (on two worker threads under CI's load
     // it ran beside the loop and took the partitions a few at a time).
@@ -476,7 +479,7 @@ fn a_transaction_over_twelve_partitions_on_transactions_v2_sends_no_add_partitio
 /// the epoch one higher each time (commit or abort); on version 1 the same throughout. A
 /// transaction that wrote nothing sends no EndTxn and keeps the epoch.
 fn epoch_after_end_txn(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let (client, seen) = traced_client(&cluster.bootstrap).await;
         let topic = support::new_topic_with_leaders(&client, "txn-epoch", 1).await;
@@ -581,7 +584,7 @@ async fn late_write(
 /// next sequence the broker takes it into the open transaction (shown on Kafka 3.9); on
 /// version 2 the commit bumped the epoch, and the leader refuses the old one.
 fn late_write_after_commit(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
         let topic = support::new_topic_with_leaders(&client, "txn-late", 1).await;
@@ -666,7 +669,7 @@ fn traced_cli_produce(cluster: &support::Cluster, topic: &str) -> Vec<(String, i
 }
 
 fn cli_trace(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     let topic = support::unique("txn-trace");
     let created = support::kwire(
         &cluster,
@@ -716,7 +719,7 @@ fn kwire_trace_shows_add_partitions_to_txn_for_a_transactional_produce_on_kafka_
 /// records linger, so the abort ends that transaction with an EndTxn. The next transaction
 /// commits and only its records are read.
 fn abort_while_lingering(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let (client, seen) = traced_client(&cluster.bootstrap).await;
         let topic = support::new_topic_with_leaders(&client, "txn-abort-lingering", 3).await;
@@ -818,4 +821,63 @@ fn records_still_lingering_when_a_transaction_aborts_fail_as_aborted_and_no_end_
 fn records_still_lingering_when_a_transaction_aborts_fail_as_aborted_after_an_end_txn_of_the_added_partitions_on_kafka_3_9(
 ) {
     abort_while_lingering(Target::Kafka39);
+}
+
+/// The requests of one stretch of a trace went the way `target`'s protocol goes (as
+/// [`Seen::assert_protocol`], without offsets).
+fn assert_stretch(requests: &[(ApiKey, i16)], target: Target, what: &str) {
+    let stretch = Seen { requests: requests.to_vec(), ..Seen::default() };
+    let checked = std::panic::catch_unwind(|| stretch.assert_protocol(target, false));
+    assert!(checked.is_ok(), "the {what} transaction: {requests:?}");
+}
+
+/// One producer, three transactions, `transaction.version` changed by Kafka's FeatureCommand
+/// between them: 2, then downgraded to 1, then upgraded to 2 again. Each transaction speaks
+/// the version finalized at its begin — AddPartitionsToTxn, Produce v11 and EndTxn v4 only in
+/// the middle one, Produce v12+ and EndTxn v5 in the others — although the producer's
+/// connection to the coordinator stays open throughout, and every record of the three is read
+/// by the Java read_committed consumer and kcat (no sequence or epoch error on the switches).
+/// Holds the feature exclusively; the 4.1 cluster gets version 2 back even if this fails.
+#[test]
+fn a_producer_follows_transaction_version_downgraded_to_1_and_upgraded_to_2_between_its_transactions() {
+    let Some(cluster) = support::cluster() else { return };
+    let feature = support::transaction_version::exclusive(&cluster);
+    support::multi_thread_runtime().block_on(async {
+        feature.set(2).await;
+        let (client, seen) = traced_client(&cluster.bootstrap).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-feature-change", 3).await;
+        let producer = transactional(&client, &support::unique("txn-feature-change"));
+        producer.init_transactions().await.unwrap();
+        let mut marks = Vec::new();
+        for (prefix, level) in [("v2-first", None), ("v1", Some(1)), ("v2-again", Some(2))] {
+            if let Some(level) = level {
+                feature.set(level).await;
+            }
+            marks.push(seen.lock().unwrap().requests.len());
+            producer.begin_transaction().await.unwrap();
+            send_values(&producer, &topic, prefix, 30).await.unwrap();
+            producer.commit_transaction().await.unwrap_or_else(|e| panic!("committing {prefix}: {e}"));
+        }
+        producer.close().await;
+        let requests = seen.lock().unwrap().requests.clone();
+        assert_stretch(&requests[marks[0]..marks[1]], Target::Kafka41, "first (version 2)");
+        assert_stretch(&requests[marks[1]..marks[2]], Target::Kafka39, "second (version 1)");
+        assert_stretch(&requests[marks[2]..], Target::Kafka41, "third (version 2 again)");
+
+        let mut expected: Vec<String> = values("v2-first", 30)
+            .into_iter()
+            .chain(values("v1", 30))
+            .chain(values("v2-again", 30))
+            .collect();
+        expected.sort();
+        assert_eq!(
+            java_read_committed(&cluster, &topic, expected.len()),
+            expected,
+            "the Java consumer's reading"
+        );
+        if let Some(read) = kcat_read(&cluster, &topic, "read_committed") {
+            assert_eq!(read, expected, "kcat's read_committed reading");
+        }
+    });
+    drop(feature);
 }

@@ -29,6 +29,7 @@ use super::cluster::{retire_on_decode_error, Client};
 use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
 use super::groups::OffsetToCommit;
+use super::negotiate::BrokerVersions;
 use super::producer::{Producer, ProducerConfig, Shared};
 use super::retry::Backoff;
 use super::router::TopicPartition;
@@ -40,8 +41,8 @@ use crate::protocol::api::{ApiSpec, Request, VersionRange};
 use crate::protocol::messages::find_coordinator::KEY_TYPE_TRANSACTION;
 use crate::protocol::messages::produce;
 use crate::protocol::messages::{
-    AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, AddPartitionsToTxnTopic, EndTxnRequest,
-    InitProducerIdRequest, TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
+    AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, AddPartitionsToTxnTopic, ApiVersionsRequest,
+    EndTxnRequest, InitProducerIdRequest, TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
     TxnOffsetCommitRequestTopic,
 };
 use crate::protocol::names::validate_group;
@@ -110,15 +111,33 @@ impl Transactions {
         }
     }
 
-    /// Chooses the protocol of the next transaction from what the coordinator said in
+    /// Chooses the protocol of the next transaction from what the coordinator says in
     /// ApiVersions; keeps the current one when the coordinator is not known or not reachable
-    /// (the calls that need it find it and report why they cannot).
+    /// (the calls that need it find it and report why they cannot). A coordinator that speaks
+    /// the version 2 requests is asked again each time: `transaction.version` can be changed
+    /// (FeatureCommand upgrade / downgrade) while a connection stays open, and a transaction
+    /// of version 2 on a cluster back at 1 has its Produce refused (the leaders no longer add
+    /// partitions). One round trip per begin, only to Kafka 4.0+ coordinators.
     async fn choose_version(&self, txn: &Txn, client: &Client) {
         let Some(coordinator) = txn.coordinator.clone() else { return };
-        if let Ok(conn) = client.connection(&coordinator).await {
-            let v2 = TxnVersion::for_coordinator(&conn.versions) == TxnVersion::V2;
-            self.v2.store(v2, Ordering::Release);
-        }
+        let Ok(conn) = client.connection(&coordinator).await else { return };
+        let version = if TxnVersion::speaks_v2_requests(&conn.versions) {
+            let request = ApiVersionsRequest {
+                client_software_name: Some("kwire".to_owned()),
+                client_software_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+                ..Default::default()
+            };
+            match send_in(client, &coordinator, ANY_VERSION, &|_: i16| request.clone()).await {
+                Ok(response) if response.error_code.is_ok() => {
+                    TxnVersion::for_coordinator(&BrokerVersions::from_response(&response))
+                }
+                // Not answered now: the next transactional call finds out why.
+                _ => return,
+            }
+        } else {
+            TxnVersion::V1
+        };
+        self.v2.store(version == TxnVersion::V2, Ordering::Release);
     }
 
     fn invalid(&self, message: impl Into<String>) -> ClientError {
