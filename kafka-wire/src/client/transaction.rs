@@ -115,9 +115,10 @@ impl Transactions {
     /// ApiVersions; keeps the current one when the coordinator is not known or not reachable
     /// (the calls that need it find it and report why they cannot). A coordinator that speaks
     /// the version 2 requests is asked again each time: `transaction.version` can be changed
-    /// (FeatureCommand upgrade / downgrade) while a connection stays open, and a transaction
-    /// of version 2 on a cluster back at 1 has its Produce refused (the leaders no longer add
-    /// partitions). One round trip per begin, only to Kafka 4.0+ coordinators.
+    /// (FeatureCommand upgrade / downgrade) while a connection stays open, and the level the
+    /// connection was opened with would keep a producer on version 2 after a downgrade to 1
+    /// (Kafka 4.1.1 still accepted such a transaction, but the cluster asked for version 1).
+    /// One round trip per begin, only to Kafka 4.0+ coordinators.
     async fn choose_version(&self, txn: &Txn, client: &Client) {
         let Some(coordinator) = txn.coordinator.clone() else { return };
         let Ok(conn) = client.connection(&coordinator).await else { return };
