@@ -126,6 +126,8 @@ struct Seen {
     requests: Vec<(ApiKey, i16)>,
     added: Vec<AddedPartitions>,
     end_txn_answers: Vec<(Option<i64>, Option<i16>)>,
+    /// The broker the last InitProducerId went to: the transaction coordinator.
+    init_producer_id_broker: Option<String>,
 }
 
 /// The (topic, partition) pairs of one AddPartitionsToTxn request.
@@ -177,14 +179,21 @@ impl Seen {
 
 /// A client whose every request (and EndTxn answer) is noted in the returned [`Seen`].
 async fn traced_client(bootstrap: &str) -> (Arc<Client>, Arc<Mutex<Seen>>) {
+    traced_client_of(ClientConfig::new(bootstrap).unwrap()).await
+}
+
+/// [`traced_client`] made from `config`.
+async fn traced_client_of(mut config: ClientConfig) -> (Arc<Client>, Arc<Mutex<Seen>>) {
     let seen: Arc<Mutex<Seen>> = Arc::default();
-    let mut config = ClientConfig::new(bootstrap).unwrap();
     let noted = Arc::clone(&seen);
     config.trace = Some(Arc::new(move |event| {
         let mut seen = noted.lock().unwrap();
         match event.direction {
             Direction::Request => {
                 seen.requests.push((event.api, event.version));
+                if event.api == ApiKey::INIT_PRODUCER_ID {
+                    seen.init_producer_id_broker = Some(event.broker.to_owned());
+                }
                 if event.api == ApiKey::ADD_PARTITIONS_TO_TXN {
                     let body = Bytes::copy_from_slice(&event.frame[4..]);
                     let (_, request) = decode_request::<AddPartitionsToTxnRequest>(body).unwrap();
@@ -880,4 +889,98 @@ fn a_producer_follows_transaction_version_downgraded_to_1_and_upgraded_to_2_betw
         }
     });
     drop(feature);
+}
+
+/// An abort while the transaction's records were taken for sending to a leader that cannot be
+/// reached (its address mapped to a closed port; the transaction coordinator is another
+/// broker): the sender retries them, the abort drops them without waiting for
+/// `delivery_timeout`, and each fails with [`TransactionError::Aborted`]. As the Java producer
+/// would, kwire ends the transaction with an EndTxn (a batch was taken, so a broker could have
+/// added the partition), which bumps the epoch; the next transaction commits and is the only
+/// one read. Kafka 4.1 only: the 3.9 broker is one broker, coordinator and leader at once.
+#[test]
+fn records_for_an_unreachable_leader_fail_as_aborted_when_the_transaction_aborts_on_transactions_v2() {
+    let Some((cluster, _feature)) = cluster_of(Target::Kafka41) else { return };
+    support::multi_thread_runtime().block_on(async {
+        let id = support::unique("txn-abort-unreachable");
+        let (client, seen) = traced_client(&cluster.bootstrap).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-abort-unreachable", 6).await;
+        let first = transactional(&client, &id);
+        first.init_transactions().await.unwrap();
+        first.close().await;
+        let coordinator = seen.lock().unwrap().init_producer_id_broker.clone().expect("an InitProducerId");
+        let metadata = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
+        let leaders: Vec<(i32, String)> = metadata
+            .topic(&topic)
+            .unwrap()
+            .partitions
+            .iter()
+            .filter_map(|p| Some((p.partition, metadata.broker(p.leader?)?.addr())))
+            .collect();
+        let (unreachable, leader) = leaders
+            .iter()
+            .find(|(_, addr)| *addr != coordinator)
+            .cloned()
+            .expect("a leader besides the coordinator");
+        let reachable = leaders.iter().find(|(_, addr)| *addr != leader).map(|(p, _)| *p).unwrap();
+
+        let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
+        config.address_map.insert(leader.clone(), "127.0.0.1:1".to_owned());
+        let (client, seen) = traced_client_of(config).await;
+        let config = ProducerConfig {
+            transactional_id: Some(id),
+            delivery_timeout: Duration::from_secs(40),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::new(Arc::clone(&client), config).unwrap();
+        producer.init_transactions().await.unwrap();
+        let before = producer.producer_id_and_epoch().unwrap();
+        producer.begin_transaction().await.unwrap();
+        let tp = TopicPartition::new(topic.as_str(), unreachable);
+        let mut deliveries = Vec::new();
+        for i in 0..10 {
+            let record = ProduceRecord::new(None, Some(Bytes::from(format!("aborted-{i}"))));
+            deliveries.push(producer.send_to(tp.clone(), record).await.unwrap());
+        }
+        // Long enough for the sender to take them and fail to connect a few times.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let started = std::time::Instant::now();
+        producer.abort_transaction().await.unwrap();
+        let took = started.elapsed();
+        for (i, delivery) in deliveries.into_iter().enumerate() {
+            let result = tokio::time::timeout(TIMEOUT, delivery.wait()).await.expect("a delivery result");
+            assert!(
+                matches!(&result, Err(ClientError::Transaction(TransactionError::Aborted { .. }))),
+                "record {i}: {result:?}"
+            );
+        }
+        assert!(took < Duration::from_secs(10), "the abort waited {took:?} for records that cannot be sent");
+        {
+            let seen = seen.lock().unwrap();
+            assert_eq!(seen.count(ApiKey::PRODUCE), 0, "{:?}", seen.requests);
+            assert_eq!(seen.count(ApiKey::END_TXN), 1, "{:?}", seen.requests);
+        }
+        let after = producer.producer_id_and_epoch().unwrap();
+        assert_eq!(after, (before.0, before.1 + 1), "the epoch the abort's EndTxn gave");
+
+        producer.begin_transaction().await.unwrap();
+        let tp = TopicPartition::new(topic.as_str(), reachable);
+        for i in 0..10 {
+            let record = ProduceRecord::new(None, Some(Bytes::from(format!("after-{i}"))));
+            producer.send_to(tp.clone(), record).await.unwrap();
+        }
+        producer.commit_transaction().await.unwrap();
+        producer.close().await;
+        seen.lock().unwrap().assert_protocol(Target::Kafka41, false);
+        let mut expected = values("after", 10);
+        expected.sort();
+        assert_eq!(
+            java_read_committed(&cluster, &topic, expected.len()),
+            expected,
+            "the Java consumer's reading"
+        );
+        if let Some(read) = kcat_read(&cluster, &topic, "read_uncommitted") {
+            assert_eq!(read, expected, "kcat's read_uncommitted reading");
+        }
+    });
 }
