@@ -892,9 +892,10 @@ fn a_producer_follows_transaction_version_downgraded_to_1_and_upgraded_to_2_betw
 }
 
 /// An abort while the transaction's records were taken for sending to a leader that cannot be
-/// reached (its address mapped to a closed port; the transaction coordinator is another
-/// broker): the sender retries them, the abort drops them without waiting for
-/// `delivery_timeout`, and each fails with [`TransactionError::Aborted`]. As the Java producer
+/// reached (its address mapped to a listener that never answers; the transaction coordinator
+/// is another broker): the abort waits for the attempt under way (the 2 s timeouts), then
+/// drops the records instead of retrying them until `delivery_timeout` (40 s), and each
+/// fails with [`TransactionError::Aborted`]. As the Java producer
 /// would, kwire ends the transaction with an EndTxn (a batch was taken, so a broker could have
 /// added the partition), which bumps the epoch; the next transaction commits and is the only
 /// one read. Kafka 4.1 only: the 3.9 broker is one broker, coordinator and leader at once.
@@ -924,8 +925,15 @@ fn records_for_an_unreachable_leader_fail_as_aborted_when_the_transaction_aborts
             .expect("a leader besides the coordinator");
         let reachable = leaders.iter().find(|(_, addr)| *addr != leader).map(|(p, _)| *p).unwrap();
 
-        let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
-        config.address_map.insert(leader.clone(), "127.0.0.1:1".to_owned());
+        // A listener that never accepts: a connection opens (the kernel's backlog) and its
+        // ApiVersions is never answered, so each attempt holds the batches for the timeout.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        // Bootstrapped from the other brokers, so metadata never waits for the silent one.
+        let others: Vec<String> = cluster.brokers().into_iter().filter(|b| *b != leader).collect();
+        let mut config = ClientConfig::new(&others.join(",")).unwrap();
+        config.address_map.insert(leader.clone(), silent.local_addr().unwrap().to_string());
+        config.connect_timeout = Duration::from_secs(2);
+        config.request_timeout = Duration::from_secs(2);
         let (client, seen) = traced_client_of(config).await;
         let config = ProducerConfig {
             transactional_id: Some(id),
@@ -942,8 +950,8 @@ fn records_for_an_unreachable_leader_fail_as_aborted_when_the_transaction_aborts
             let record = ProduceRecord::new(None, Some(Bytes::from(format!("aborted-{i}"))));
             deliveries.push(producer.send_to(tp.clone(), record).await.unwrap());
         }
-        // Long enough for the sender to take them and fail to connect a few times.
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        // The sender takes them; the abort comes while they wait for the silent leader.
+        tokio::time::sleep(Duration::from_millis(500)).await;
         let started = std::time::Instant::now();
         producer.abort_transaction().await.unwrap();
         let took = started.elapsed();

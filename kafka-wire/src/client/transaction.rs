@@ -64,6 +64,10 @@ pub(crate) struct Transactions {
     /// On version 2: a batch of the open transaction went out (set by the sender as it takes
     /// it), so the brokers may have added its partition and EndTxn must end the transaction.
     batch_sent: AtomicBool,
+    /// `abort_transaction` is waiting for the batches in flight: a batch that comes back to
+    /// be retried is failed as aborted by the sender (as the Java sender aborts undrained
+    /// batches while aborting), not sent again until `delivery_timeout`.
+    aborting: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -99,6 +103,7 @@ impl Transactions {
             inner: tokio::sync::Mutex::new(Txn::default()),
             v2: AtomicBool::new(false),
             batch_sent: AtomicBool::new(false),
+            aborting: AtomicBool::new(false),
         })
     }
 
@@ -550,6 +555,12 @@ pub(crate) fn sender_may_send(shared: &Shared) -> bool {
         // Nothing can be queued before init_transactions (sends fail outside a transaction).
         return state.unfinished == 0;
     }
+    if shared.transactions.as_ref().is_some_and(|t| t.aborting.load(Ordering::Acquire)) {
+        // Batches back from a failed attempt while the abort waits for those in flight.
+        let id = shared.config.transactional_id.clone().unwrap_or_default();
+        fail_queued_as_aborted(shared, &mut state, &id);
+        return true;
+    }
     if !state.bump_epoch {
         return true;
     }
@@ -562,6 +573,18 @@ pub(crate) fn sender_may_send(shared: &Shared) -> bool {
         sender::fail(shared, &mut state, batch, error);
     }
     false
+}
+
+/// Fails every queued batch of the transaction being aborted with [`TransactionError::Aborted`].
+fn fail_queued_as_aborted(shared: &Shared, state: &mut super::producer::State, transactional_id: &str) {
+    let queued: Vec<_> =
+        state.partitions.values_mut().flat_map(super::accumulator::PartitionQueue::take_all).collect();
+    for batch in queued {
+        let error = ClientError::Transaction(TransactionError::Aborted {
+            transactional_id: transactional_id.to_owned(),
+        });
+        sender::fail(shared, state, batch, error);
+    }
 }
 
 impl Producer {
@@ -774,21 +797,14 @@ impl Producer {
                 return Err(txns.invalid("abort_transaction outside a transaction"))
             }
         }
+        txns.aborting.store(true, Ordering::Release);
         {
             let mut state = lock(&shared.state);
-            let queued: Vec<_> = state
-                .partitions
-                .values_mut()
-                .flat_map(super::accumulator::PartitionQueue::take_all)
-                .collect();
-            for batch in queued {
-                let error =
-                    ClientError::Transaction(TransactionError::Aborted { transactional_id: txns.id.clone() });
-                sender::fail(shared, &mut state, batch, error);
-            }
+            fail_queued_as_aborted(shared, &mut state, &txns.id);
             state.txn_pending.clear();
         }
         self.flush().await;
+        txns.aborting.store(false, Ordering::Release);
         lock(&shared.state).txn_failure = None;
         self.end_transaction(txns, &mut txn, false).await?;
         let bump = {
