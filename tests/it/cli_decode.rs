@@ -338,6 +338,8 @@ fn help_shows_an_example() {
 /// send, written out by hand from the protocol's rules.
 #[test]
 fn apis_without_typed_messages_decode_from_kafkas_schemas() {
+    // Transactions on the 4.1 cluster: transaction.version must stay as scripts/cluster left it.
+    let _feature = crate::support::transaction_version::shared();
     // Heartbeat v4 request frame: header v2 (correlation 7, client id "kw"), group "g",
     // generation 5, member "m", no instance id.
     let out = decode(&[

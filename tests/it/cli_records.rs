@@ -155,6 +155,8 @@ fn consume_reads_exactly_the_requested_range() {
 
 #[test]
 fn produce_with_a_transactional_id_commits_every_n_records_for_read_committed_readers() {
+    // Transactions on the 4.1 cluster: transaction.version must stay as scripts/cluster left it.
+    let _feature = support::transaction_version::shared();
     let Some(cluster) = support::cluster() else { return };
     let topic = unique("txn-produce");
     assert!(kwire(&cluster, &["topic", "create", &topic, "--partitions", "2", "--replication-factor", "3"])
@@ -197,6 +199,8 @@ fn produce_with_a_transactional_id_commits_every_n_records_for_read_committed_re
 
 #[test]
 fn produce_takes_its_transactional_id_from_a_properties_file_and_refuses_java_conflicts() {
+    // Transactions on the 4.1 cluster: transaction.version must stay as scripts/cluster left it.
+    let _feature = support::transaction_version::shared();
     let Some(cluster) = support::cluster() else { return };
     let topic = unique("txn-props");
     assert!(kwire(&cluster, &["topic", "create", &topic, "--partitions", "3", "--replication-factor", "1"])

@@ -48,6 +48,8 @@ fn aborted_txn(
 
 #[test]
 fn offsets_and_group_offsets_equal_kafkas_tools_while_a_transaction_is_open() {
+    // Transactions on the 4.1 cluster: transaction.version must stay as scripts/cluster left it.
+    let _feature = support::transaction_version::shared();
     let Some(cluster) = support::cluster() else { return };
     let rt = runtime();
     let topic = support::unique("differential");

@@ -254,6 +254,8 @@ fn fetching_from_below_the_log_start_names_the_offset_and_the_log_range() {
 
 #[test]
 fn a_transaction_aborted_by_the_java_producer_is_invisible_to_read_committed() {
+    // Transactions on the 4.1 cluster: transaction.version must stay as scripts/cluster left it.
+    let _feature = support::transaction_version::shared();
     let Some(cluster) = support::cluster() else { return };
     let rt = runtime();
     let (client, topic) = rt.block_on(async {

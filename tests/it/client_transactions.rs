@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLockReadGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -107,13 +107,16 @@ enum Target {
     Kafka39,
 }
 
-fn cluster_of(target: Target) -> Option<support::Cluster> {
-    match target {
+/// `target`'s cluster, with the shared hold on the 4.1 cluster's `transaction.version` (see
+/// [`support::transaction_version`]) for as long as the test keeps it.
+fn cluster_of(target: Target) -> Option<(support::Cluster, RwLockReadGuard<'static, ()>)> {
+    let cluster = match target {
         Target::Kafka41 => support::cluster(),
         Target::Kafka39 => {
             support::old_broker().map(|bootstrap| support::Cluster { bootstrap, zookeeper: None })
         }
-    }
+    }?;
+    Some((cluster, support::transaction_version::shared()))
 }
 
 /// What a client sent, from its trace hook: each request's API and version, each AddPartitionsToTxn's
@@ -123,6 +126,8 @@ struct Seen {
     requests: Vec<(ApiKey, i16)>,
     added: Vec<AddedPartitions>,
     end_txn_answers: Vec<(Option<i64>, Option<i16>)>,
+    /// The broker the last InitProducerId went to: the transaction coordinator.
+    init_producer_id_broker: Option<String>,
 }
 
 /// The (topic, partition) pairs of one AddPartitionsToTxn request.
@@ -174,14 +179,21 @@ impl Seen {
 
 /// A client whose every request (and EndTxn answer) is noted in the returned [`Seen`].
 async fn traced_client(bootstrap: &str) -> (Arc<Client>, Arc<Mutex<Seen>>) {
+    traced_client_of(ClientConfig::new(bootstrap).unwrap()).await
+}
+
+/// [`traced_client`] made from `config`.
+async fn traced_client_of(mut config: ClientConfig) -> (Arc<Client>, Arc<Mutex<Seen>>) {
     let seen: Arc<Mutex<Seen>> = Arc::default();
-    let mut config = ClientConfig::new(bootstrap).unwrap();
     let noted = Arc::clone(&seen);
     config.trace = Some(Arc::new(move |event| {
         let mut seen = noted.lock().unwrap();
         match event.direction {
             Direction::Request => {
                 seen.requests.push((event.api, event.version));
+                if event.api == ApiKey::INIT_PRODUCER_ID {
+                    seen.init_producer_id_broker = Some(event.broker.to_owned());
+                }
                 if event.api == ApiKey::ADD_PARTITIONS_TO_TXN {
                     let body = Bytes::copy_from_slice(&event.frame[4..]);
                     let (_, request) = decode_request::<AddPartitionsToTxnRequest>(body).unwrap();
@@ -205,7 +217,7 @@ async fn traced_client(bootstrap: &str) -> (Arc<Client>, Arc<Mutex<Seen>>) {
 }
 
 fn committed_and_aborted(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let (client, seen) = traced_client(&cluster.bootstrap).await;
         let topic = support::new_topic_with_leaders(&client, "txn-commit-abort", 3).await;
@@ -258,7 +270,7 @@ fn a_committed_transaction_is_read_with_read_committed_and_an_aborted_one_is_not
 }
 
 fn offsets_only_on_commit(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let (client, seen) = traced_client(&cluster.bootstrap).await;
         let topic = support::new_topic_with_leaders(&client, "txn-offsets", 2).await;
@@ -311,7 +323,7 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_once_it_commits_on_kafka_3_
 }
 
 fn zombie_fenced(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
         let topic = support::new_topic_with_leaders(&client, "txn-zombie", 2).await;
@@ -409,7 +421,7 @@ fn sending_outside_a_transaction_is_refused_before_anything_is_sent() {
 /// before. On version 2 none is sent: every batch goes at Produce v12+, whose leader adds its
 /// partition.
 fn twelve_partitions(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     // One thread: the sender runs only when the sending loop yields, so how many partitions it
     // finds waiting does not depend on the machine's load (on two worker threads under CI's load
     // it ran beside the loop and took the partitions a few at a time).
@@ -476,7 +488,7 @@ fn a_transaction_over_twelve_partitions_on_transactions_v2_sends_no_add_partitio
 /// the epoch one higher each time (commit or abort); on version 1 the same throughout. A
 /// transaction that wrote nothing sends no EndTxn and keeps the epoch.
 fn epoch_after_end_txn(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let (client, seen) = traced_client(&cluster.bootstrap).await;
         let topic = support::new_topic_with_leaders(&client, "txn-epoch", 1).await;
@@ -581,7 +593,7 @@ async fn late_write(
 /// next sequence the broker takes it into the open transaction (shown on Kafka 3.9); on
 /// version 2 the commit bumped the epoch, and the leader refuses the old one.
 fn late_write_after_commit(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
         let topic = support::new_topic_with_leaders(&client, "txn-late", 1).await;
@@ -666,7 +678,7 @@ fn traced_cli_produce(cluster: &support::Cluster, topic: &str) -> Vec<(String, i
 }
 
 fn cli_trace(target: Target) {
-    let Some(cluster) = cluster_of(target) else { return };
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
     let topic = support::unique("txn-trace");
     let created = support::kwire(
         &cluster,
@@ -704,4 +716,279 @@ fn kwire_trace_shows_no_add_partitions_to_txn_for_a_transactional_produce_on_tra
 #[test]
 fn kwire_trace_shows_add_partitions_to_txn_for_a_transactional_produce_on_kafka_3_9() {
     cli_trace(Target::Kafka39);
+}
+
+/// An abort while every record of the transaction still lingers in the producer (a 60 s
+/// `linger`): nothing was produced, so each record's delivery result is
+/// [`TransactionError::Aborted`] and no reader ever sees one. On version 2 no request of the
+/// transaction went out at all — no Produce, no EndTxn — and the epoch stays (the Java
+/// producer 4.1.1 sends an EndTxn here anyway, which bumps it: it counts a transaction as
+/// started at its first `send`; kwire at its first batch taken for sending, the earliest a
+/// broker can have added a partition). On version 1 the sender adds the partitions while the
+/// records linger, so the abort ends that transaction with an EndTxn. The next transaction
+/// commits and only its records are read.
+fn abort_while_lingering(target: Target) {
+    let Some((cluster, _feature)) = cluster_of(target) else { return };
+    support::multi_thread_runtime().block_on(async {
+        let (client, seen) = traced_client(&cluster.bootstrap).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-abort-lingering", 3).await;
+        let config = ProducerConfig {
+            transactional_id: Some(support::unique("txn-abort-lingering")),
+            linger: Duration::from_secs(60),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::new(Arc::clone(&client), config).unwrap();
+        producer.init_transactions().await.unwrap();
+        let before = producer.producer_id_and_epoch().unwrap();
+
+        producer.begin_transaction().await.unwrap();
+        let mut deliveries = Vec::new();
+        for i in 0..30 {
+            let record = ProduceRecord::new(
+                Some(Bytes::from(format!("k{i}"))),
+                Some(Bytes::from(format!("aborted-{i}"))),
+            );
+            deliveries.push(producer.send(&topic, record).await.unwrap());
+        }
+        if target == Target::Kafka39 {
+            // The sender adds the partitions without waiting for the batches to fill.
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while seen.lock().unwrap().count(ApiKey::ADD_PARTITIONS_TO_TXN) == 0 {
+                assert!(std::time::Instant::now() < deadline, "no AddPartitionsToTxn while lingering");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        producer.abort_transaction().await.unwrap();
+        for (i, delivery) in deliveries.into_iter().enumerate() {
+            let result = tokio::time::timeout(TIMEOUT, delivery.wait()).await.expect("a delivery result");
+            assert!(
+                matches!(&result, Err(ClientError::Transaction(TransactionError::Aborted { .. }))),
+                "record {i}: {result:?}"
+            );
+        }
+        {
+            let seen = seen.lock().unwrap();
+            assert_eq!(seen.count(ApiKey::PRODUCE), 0, "a Produce of lingering records: {:?}", seen.requests);
+            match target {
+                Target::Kafka41 => {
+                    assert_eq!(
+                        seen.count(ApiKey::END_TXN),
+                        0,
+                        "EndTxn with nothing sent: {:?}",
+                        seen.requests
+                    );
+                    assert_eq!(
+                        producer.producer_id_and_epoch().unwrap(),
+                        before,
+                        "the epoch after the abort"
+                    );
+                }
+                Target::Kafka39 => {
+                    assert_eq!(seen.count(ApiKey::END_TXN), 1, "the abort of the added partitions");
+                }
+            }
+        }
+
+        producer.begin_transaction().await.unwrap();
+        let mut deliveries = Vec::new();
+        for i in 0..20 {
+            let record = ProduceRecord::new(
+                Some(Bytes::from(format!("k{i}"))),
+                Some(Bytes::from(format!("after-{i}"))),
+            );
+            deliveries.push(producer.send(&topic, record).await.unwrap());
+        }
+        producer.commit_transaction().await.unwrap();
+        for (i, delivery) in deliveries.into_iter().enumerate() {
+            let result = tokio::time::timeout(TIMEOUT, delivery.wait()).await.expect("a delivery result");
+            assert!(result.is_ok(), "record {i} of the committed transaction: {result:?}");
+        }
+        producer.close().await;
+        seen.lock().unwrap().assert_protocol(target, false);
+
+        let mut expected = values("after", 20);
+        expected.sort();
+        assert_eq!(
+            java_read_committed(&cluster, &topic, expected.len()),
+            expected,
+            "the Java consumer's reading"
+        );
+        // The aborted records never reached the log: not even a read_uncommitted reader sees them.
+        if let Some(read) = kcat_read(&cluster, &topic, "read_uncommitted") {
+            assert_eq!(read, expected, "kcat's read_uncommitted reading");
+        }
+    });
+}
+
+#[test]
+fn records_still_lingering_when_a_transaction_aborts_fail_as_aborted_and_no_end_txn_goes_out_on_transactions_v2(
+) {
+    abort_while_lingering(Target::Kafka41);
+}
+
+#[test]
+fn records_still_lingering_when_a_transaction_aborts_fail_as_aborted_after_an_end_txn_of_the_added_partitions_on_kafka_3_9(
+) {
+    abort_while_lingering(Target::Kafka39);
+}
+
+/// The requests of one stretch of a trace went the way `target`'s protocol goes (as
+/// [`Seen::assert_protocol`], without offsets).
+fn assert_stretch(requests: &[(ApiKey, i16)], target: Target, what: &str) {
+    let stretch = Seen { requests: requests.to_vec(), ..Seen::default() };
+    let checked = std::panic::catch_unwind(|| stretch.assert_protocol(target, false));
+    assert!(checked.is_ok(), "the {what} transaction: {requests:?}");
+}
+
+/// One producer, three transactions, `transaction.version` changed by Kafka's FeatureCommand
+/// between them: 2, then downgraded to 1, then upgraded to 2 again. Each transaction speaks
+/// the version finalized at its begin — AddPartitionsToTxn, Produce v11 and EndTxn v4 only in
+/// the middle one, Produce v12+ and EndTxn v5 in the others — although the producer's
+/// connection to the coordinator stays open throughout, and every record of the three is read
+/// by the Java read_committed consumer and kcat (no sequence or epoch error on the switches).
+/// Holds the feature exclusively; the 4.1 cluster gets version 2 back even if this fails.
+#[test]
+fn a_producer_follows_transaction_version_downgraded_to_1_and_upgraded_to_2_between_its_transactions() {
+    let Some(cluster) = support::cluster() else { return };
+    let feature = support::transaction_version::exclusive(&cluster);
+    support::multi_thread_runtime().block_on(async {
+        feature.set(2).await;
+        let (client, seen) = traced_client(&cluster.bootstrap).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-feature-change", 3).await;
+        let producer = transactional(&client, &support::unique("txn-feature-change"));
+        producer.init_transactions().await.unwrap();
+        let mut marks = Vec::new();
+        for (prefix, level) in [("v2-first", None), ("v1", Some(1)), ("v2-again", Some(2))] {
+            if let Some(level) = level {
+                feature.set(level).await;
+            }
+            marks.push(seen.lock().unwrap().requests.len());
+            producer.begin_transaction().await.unwrap();
+            send_values(&producer, &topic, prefix, 30).await.unwrap();
+            producer.commit_transaction().await.unwrap_or_else(|e| panic!("committing {prefix}: {e}"));
+        }
+        producer.close().await;
+        let requests = seen.lock().unwrap().requests.clone();
+        assert_stretch(&requests[marks[0]..marks[1]], Target::Kafka41, "first (version 2)");
+        assert_stretch(&requests[marks[1]..marks[2]], Target::Kafka39, "second (version 1)");
+        assert_stretch(&requests[marks[2]..], Target::Kafka41, "third (version 2 again)");
+
+        let mut expected: Vec<String> = values("v2-first", 30)
+            .into_iter()
+            .chain(values("v1", 30))
+            .chain(values("v2-again", 30))
+            .collect();
+        expected.sort();
+        assert_eq!(
+            java_read_committed(&cluster, &topic, expected.len()),
+            expected,
+            "the Java consumer's reading"
+        );
+        if let Some(read) = kcat_read(&cluster, &topic, "read_committed") {
+            assert_eq!(read, expected, "kcat's read_committed reading");
+        }
+    });
+    drop(feature);
+}
+
+/// An abort while the transaction's records were taken for sending to a leader that cannot be
+/// reached (its address mapped to a listener that never answers; the transaction coordinator
+/// is another broker): the abort waits for the attempt under way (the 2 s timeouts), then
+/// drops the records instead of retrying them until `delivery_timeout` (40 s), and each
+/// fails with [`TransactionError::Aborted`]. As the Java producer
+/// would, kwire ends the transaction with an EndTxn (a batch was taken, so a broker could have
+/// added the partition), which bumps the epoch; the next transaction commits and is the only
+/// one read. Kafka 4.1 only: the 3.9 broker is one broker, coordinator and leader at once.
+#[test]
+fn records_for_an_unreachable_leader_fail_as_aborted_when_the_transaction_aborts_on_transactions_v2() {
+    let Some((cluster, _feature)) = cluster_of(Target::Kafka41) else { return };
+    support::multi_thread_runtime().block_on(async {
+        let id = support::unique("txn-abort-unreachable");
+        let (client, seen) = traced_client(&cluster.bootstrap).await;
+        let topic = support::new_topic_with_leaders(&client, "txn-abort-unreachable", 6).await;
+        let first = transactional(&client, &id);
+        first.init_transactions().await.unwrap();
+        first.close().await;
+        let coordinator = seen.lock().unwrap().init_producer_id_broker.clone().expect("an InitProducerId");
+        let metadata = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
+        let leaders: Vec<(i32, String)> = metadata
+            .topic(&topic)
+            .unwrap()
+            .partitions
+            .iter()
+            .filter_map(|p| Some((p.partition, metadata.broker(p.leader?)?.addr())))
+            .collect();
+        let (unreachable, leader) = leaders
+            .iter()
+            .find(|(_, addr)| *addr != coordinator)
+            .cloned()
+            .expect("a leader besides the coordinator");
+        let reachable = leaders.iter().find(|(_, addr)| *addr != leader).map(|(p, _)| *p).unwrap();
+
+        // A listener that never accepts: a connection opens (the kernel's backlog) and its
+        // ApiVersions is never answered, so each attempt holds the batches for the timeout.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        // Bootstrapped from the other brokers, so metadata never waits for the silent one.
+        let others: Vec<String> = cluster.brokers().into_iter().filter(|b| *b != leader).collect();
+        let mut config = ClientConfig::new(&others.join(",")).unwrap();
+        config.address_map.insert(leader.clone(), silent.local_addr().unwrap().to_string());
+        config.connect_timeout = Duration::from_secs(2);
+        config.request_timeout = Duration::from_secs(2);
+        let (client, seen) = traced_client_of(config).await;
+        let config = ProducerConfig {
+            transactional_id: Some(id),
+            delivery_timeout: Duration::from_secs(40),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::new(Arc::clone(&client), config).unwrap();
+        producer.init_transactions().await.unwrap();
+        let before = producer.producer_id_and_epoch().unwrap();
+        producer.begin_transaction().await.unwrap();
+        let tp = TopicPartition::new(topic.as_str(), unreachable);
+        let mut deliveries = Vec::new();
+        for i in 0..10 {
+            let record = ProduceRecord::new(None, Some(Bytes::from(format!("aborted-{i}"))));
+            deliveries.push(producer.send_to(tp.clone(), record).await.unwrap());
+        }
+        // The sender takes them; the abort comes while they wait for the silent leader.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let started = std::time::Instant::now();
+        producer.abort_transaction().await.unwrap();
+        let took = started.elapsed();
+        for (i, delivery) in deliveries.into_iter().enumerate() {
+            let result = tokio::time::timeout(TIMEOUT, delivery.wait()).await.expect("a delivery result");
+            assert!(
+                matches!(&result, Err(ClientError::Transaction(TransactionError::Aborted { .. }))),
+                "record {i}: {result:?}"
+            );
+        }
+        assert!(took < Duration::from_secs(10), "the abort waited {took:?} for records that cannot be sent");
+        {
+            let seen = seen.lock().unwrap();
+            assert_eq!(seen.count(ApiKey::PRODUCE), 0, "{:?}", seen.requests);
+            assert_eq!(seen.count(ApiKey::END_TXN), 1, "{:?}", seen.requests);
+        }
+        let after = producer.producer_id_and_epoch().unwrap();
+        assert_eq!(after, (before.0, before.1 + 1), "the epoch the abort's EndTxn gave");
+
+        producer.begin_transaction().await.unwrap();
+        let tp = TopicPartition::new(topic.as_str(), reachable);
+        for i in 0..10 {
+            let record = ProduceRecord::new(None, Some(Bytes::from(format!("after-{i}"))));
+            producer.send_to(tp.clone(), record).await.unwrap();
+        }
+        producer.commit_transaction().await.unwrap();
+        producer.close().await;
+        seen.lock().unwrap().assert_protocol(Target::Kafka41, false);
+        let mut expected = values("after", 10);
+        expected.sort();
+        assert_eq!(
+            java_read_committed(&cluster, &topic, expected.len()),
+            expected,
+            "the Java consumer's reading"
+        );
+        if let Some(read) = kcat_read(&cluster, &topic, "read_uncommitted") {
+            assert_eq!(read, expected, "kcat's read_uncommitted reading");
+        }
+    });
 }

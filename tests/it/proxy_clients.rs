@@ -67,6 +67,8 @@ fn assert_clean(run: &ProxyRun, listener_ports: &[u16]) -> BTreeSet<i64> {
 
 #[test]
 fn java_clients_work_unchanged_through_the_proxy_and_every_frame_is_paired() {
+    // Transactions on the 4.1 cluster: transaction.version must stay as scripts/cluster left it.
+    let _feature = support::transaction_version::shared();
     let Some(cluster) = support::cluster() else { return };
     let proxy = KwireProxy::start(&cluster, &[]);
     let via = proxy.bootstrap.clone();

@@ -58,6 +58,8 @@ fn assert_clean(run: &ProxyRun, ports: &[u16]) {
 
 #[test]
 fn a_librdkafka_transaction_aborted_through_the_proxy_is_invisible_to_read_committed() {
+    // Transactions on the 4.1 cluster: transaction.version must stay as scripts/cluster left it.
+    let _feature = support::transaction_version::shared();
     let Some(cluster) = support::cluster() else { return };
     let topic = unique("proxy-rdk-txn");
     create_topic(&cluster, &topic, 1, 3);

@@ -29,6 +29,7 @@ use super::cluster::{retire_on_decode_error, Client};
 use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
 use super::groups::OffsetToCommit;
+use super::negotiate::BrokerVersions;
 use super::producer::{Producer, ProducerConfig, Shared};
 use super::retry::Backoff;
 use super::router::TopicPartition;
@@ -40,8 +41,8 @@ use crate::protocol::api::{ApiSpec, Request, VersionRange};
 use crate::protocol::messages::find_coordinator::KEY_TYPE_TRANSACTION;
 use crate::protocol::messages::produce;
 use crate::protocol::messages::{
-    AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, AddPartitionsToTxnTopic, EndTxnRequest,
-    InitProducerIdRequest, TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
+    AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, AddPartitionsToTxnTopic, ApiVersionsRequest,
+    EndTxnRequest, InitProducerIdRequest, TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
     TxnOffsetCommitRequestTopic,
 };
 use crate::protocol::names::validate_group;
@@ -63,6 +64,10 @@ pub(crate) struct Transactions {
     /// On version 2: a batch of the open transaction went out (set by the sender as it takes
     /// it), so the brokers may have added its partition and EndTxn must end the transaction.
     batch_sent: AtomicBool,
+    /// `abort_transaction` is waiting for the batches in flight: a batch that comes back to
+    /// be retried is failed as aborted by the sender (as the Java sender aborts undrained
+    /// batches while aborting), not sent again until `delivery_timeout`.
+    aborting: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -98,6 +103,7 @@ impl Transactions {
             inner: tokio::sync::Mutex::new(Txn::default()),
             v2: AtomicBool::new(false),
             batch_sent: AtomicBool::new(false),
+            aborting: AtomicBool::new(false),
         })
     }
 
@@ -110,15 +116,34 @@ impl Transactions {
         }
     }
 
-    /// Chooses the protocol of the next transaction from what the coordinator said in
+    /// Chooses the protocol of the next transaction from what the coordinator says in
     /// ApiVersions; keeps the current one when the coordinator is not known or not reachable
-    /// (the calls that need it find it and report why they cannot).
+    /// (the calls that need it find it and report why they cannot). A coordinator that speaks
+    /// the version 2 requests is asked again each time: `transaction.version` can be changed
+    /// (FeatureCommand upgrade / downgrade) while a connection stays open, and the level the
+    /// connection was opened with would keep a producer on version 2 after a downgrade to 1
+    /// (Kafka 4.1.1 still accepted such a transaction, but the cluster asked for version 1).
+    /// One round trip per begin, only to Kafka 4.0+ coordinators.
     async fn choose_version(&self, txn: &Txn, client: &Client) {
         let Some(coordinator) = txn.coordinator.clone() else { return };
-        if let Ok(conn) = client.connection(&coordinator).await {
-            let v2 = TxnVersion::for_coordinator(&conn.versions) == TxnVersion::V2;
-            self.v2.store(v2, Ordering::Release);
-        }
+        let Ok(conn) = client.connection(&coordinator).await else { return };
+        let version = if TxnVersion::speaks_v2_requests(&conn.versions) {
+            let request = ApiVersionsRequest {
+                client_software_name: Some("kwire".to_owned()),
+                client_software_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+                ..Default::default()
+            };
+            match send_in(client, &coordinator, ANY_VERSION, &|_: i16| request.clone()).await {
+                Ok(response) if response.error_code.is_ok() => {
+                    TxnVersion::for_coordinator(&BrokerVersions::from_response(&response))
+                }
+                // Not answered now: the next transactional call finds out why.
+                _ => return,
+            }
+        } else {
+            TxnVersion::V1
+        };
+        self.v2.store(version == TxnVersion::V2, Ordering::Release);
     }
 
     fn invalid(&self, message: impl Into<String>) -> ClientError {
@@ -450,7 +475,7 @@ fn settle(txn: &mut Txn, error: ClientError) -> ClientError {
         TransactionError::Fenced { .. } | TransactionError::Fatal { .. } => {
             txn.phase = Phase::Failed(e.clone());
         }
-        TransactionError::InvalidState { .. } => {}
+        TransactionError::InvalidState { .. } | TransactionError::Aborted { .. } => {}
     }
     error
 }
@@ -530,6 +555,12 @@ pub(crate) fn sender_may_send(shared: &Shared) -> bool {
         // Nothing can be queued before init_transactions (sends fail outside a transaction).
         return state.unfinished == 0;
     }
+    if shared.transactions.as_ref().is_some_and(|t| t.aborting.load(Ordering::Acquire)) {
+        // Batches back from a failed attempt while the abort waits for those in flight.
+        let id = shared.config.transactional_id.clone().unwrap_or_default();
+        fail_queued_as_aborted(shared, &mut state, &id);
+        return true;
+    }
     if !state.bump_epoch {
         return true;
     }
@@ -542,6 +573,18 @@ pub(crate) fn sender_may_send(shared: &Shared) -> bool {
         sender::fail(shared, &mut state, batch, error);
     }
     false
+}
+
+/// Fails every queued batch of the transaction being aborted with [`TransactionError::Aborted`].
+fn fail_queued_as_aborted(shared: &Shared, state: &mut super::producer::State, transactional_id: &str) {
+    let queued: Vec<_> =
+        state.partitions.values_mut().flat_map(super::accumulator::PartitionQueue::take_all).collect();
+    for batch in queued {
+        let error = ClientError::Transaction(TransactionError::Aborted {
+            transactional_id: transactional_id.to_owned(),
+        });
+        sender::fail(shared, state, batch, error);
+    }
 }
 
 impl Producer {
@@ -754,20 +797,14 @@ impl Producer {
                 return Err(txns.invalid("abort_transaction outside a transaction"))
             }
         }
+        txns.aborting.store(true, Ordering::Release);
         {
             let mut state = lock(&shared.state);
-            let queued: Vec<_> = state
-                .partitions
-                .values_mut()
-                .flat_map(super::accumulator::PartitionQueue::take_all)
-                .collect();
-            for batch in queued {
-                let error = ClientError::InvalidArgument { message: "the transaction was aborted".into() };
-                sender::fail(shared, &mut state, batch, error);
-            }
+            fail_queued_as_aborted(shared, &mut state, &txns.id);
             state.txn_pending.clear();
         }
         self.flush().await;
+        txns.aborting.store(false, Ordering::Release);
         lock(&shared.state).txn_failure = None;
         self.end_transaction(txns, &mut txn, false).await?;
         let bump = {

@@ -37,6 +37,12 @@ pub enum TransactionError {
         /// Why.
         source: Box<ClientError>,
     },
+    /// The record's transaction was aborted (`abort_transaction`) before the record left the
+    /// producer: it was never written. The delivery result of every such record.
+    Aborted {
+        /// The transactional id.
+        transactional_id: String,
+    },
     /// The call does not fit the producer's state (commit without begin, send outside a
     /// transaction, begin twice, a producer without a transactional id, ...). Nothing was sent.
     InvalidState {
@@ -72,6 +78,10 @@ impl fmt::Display for TransactionError {
             Self::Fatal { transactional_id, source } => {
                 write!(f, "transactional id `{transactional_id}`: the producer cannot continue: {source}")
             }
+            Self::Aborted { transactional_id } => write!(
+                f,
+                "transactional id `{transactional_id}`: the transaction was aborted before this record was sent"
+            ),
             Self::InvalidState { transactional_id, message } if transactional_id.is_empty() => f.write_str(message),
             Self::InvalidState { transactional_id, message } => {
                 write!(f, "transactional id `{transactional_id}`: {message}")

@@ -36,18 +36,23 @@ impl TxnVersion {
     /// cluster-wide, so the partition leaders and group coordinators speak them too).
     pub(crate) fn for_coordinator(coordinator: &BrokerVersions) -> Self {
         let finalized = coordinator.finalized_level(TRANSACTION_VERSION_FEATURE).unwrap_or(0);
-        let speaks = |spec: &crate::protocol::ApiSpec, min: i16| {
-            coordinator.range(spec.key).is_some_and(|theirs| theirs.max >= min) && spec.versions.max >= min
-        };
-        if finalized >= 2
-            && speaks(&produce::SPEC, PRODUCE_TV2_MIN)
-            && speaks(&txn_offset_commit::SPEC, TXN_OFFSET_COMMIT_TV2_MIN)
-            && speaks(&end_txn::SPEC, END_TXN_TV2_MIN)
-        {
+        if finalized >= 2 && Self::speaks_v2_requests(coordinator) {
             Self::V2
         } else {
             Self::V1
         }
+    }
+
+    /// Whether both sides speak Produce v12, TxnOffsetCommit v5 and EndTxn v5 — what a
+    /// broker's connection says for good; only the feature's finalized level can change
+    /// while the connection stays open.
+    pub(crate) fn speaks_v2_requests(coordinator: &BrokerVersions) -> bool {
+        let speaks = |spec: &crate::protocol::ApiSpec, min: i16| {
+            coordinator.range(spec.key).is_some_and(|theirs| theirs.max >= min) && spec.versions.max >= min
+        };
+        speaks(&produce::SPEC, PRODUCE_TV2_MIN)
+            && speaks(&txn_offset_commit::SPEC, TXN_OFFSET_COMMIT_TV2_MIN)
+            && speaks(&end_txn::SPEC, END_TXN_TV2_MIN)
     }
 
     /// The Produce versions a transactional batch may go at: v12+ on version 2 (the leader
