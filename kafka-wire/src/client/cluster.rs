@@ -736,7 +736,14 @@ impl Client {
         }
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
         let snapshot = Arc::new(ClusterMetadata::from_response(response, generation));
-        *lock(&self.metadata) = Some(Arc::clone(&snapshot));
+        let mut cached = lock(&self.metadata);
+        // Every topic asked (an empty list): the answer is the whole cluster.
+        let kept = cached
+            .as_ref()
+            .filter(|_| !topics.is_empty())
+            .map(|older| Arc::new(snapshot.keeping_topics_of(older)));
+        *cached = Some(kept.unwrap_or_else(|| Arc::clone(&snapshot)));
+        drop(cached);
         Ok(snapshot)
     }
 
