@@ -1,6 +1,6 @@
 //! The loop: load stored offsets → look at the logs → plan → fetch exactly the planned ranges →
-//! hand the batch over → commit its untils after the application finished it. `run` reads the
-//! next batch while the application processes one, from the positions that batch will commit.
+//! hand the batch over → commit its untils after the application finished it. Handing a batch
+//! over starts reading the next one ([`ReadAhead`]), from the positions that batch will commit.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
