@@ -35,11 +35,13 @@ pub struct StreamConfig {
     /// Size batches so they are processed within a time budget, from the measured processing
     /// rate (seed 003; none by default).
     pub processing_budget: Option<ProcessingBudget>,
-    /// [`DirectStream::run`](crate::DirectStream::run) reads the next batch while the
-    /// application processes one (default: on). At most one batch is read ahead, planned with
-    /// the same limits, so at most two batches' records are held at once; it is planned from
-    /// the log as it was while the previous batch was processed, and with the processing rate
-    /// measured before that batch.
+    /// Read the next batch while the application processes one (default: on), with
+    /// [`DirectStream::run`](crate::DirectStream::run) and with
+    /// [`next_batch`](crate::DirectStream::next_batch)/[`commit`](crate::DirectStream::commit)
+    /// by hand: it is handed out only when the store holds exactly the positions it was planned
+    /// from. At most one batch is read ahead, planned with the same limits, so at most two
+    /// batches' records are held at once; it is planned from the log as it was while the
+    /// previous batch was processed, and with the processing rate measured before that batch.
     pub prefetch: bool,
 }
 
@@ -102,7 +104,7 @@ impl StreamConfig {
     }
 
     #[must_use]
-    /// Whether `run` reads the next batch while the application processes one (default: on).
+    /// Whether the next batch is read while the application processes one (default: on).
     pub fn prefetch(mut self, prefetch: bool) -> Self {
         self.prefetch = prefetch;
         self

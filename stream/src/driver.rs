@@ -1,6 +1,6 @@
 //! The loop: load stored offsets → look at the logs → plan → fetch exactly the planned ranges →
-//! hand the batch over → commit its untils after the application finished it. `run` reads the
-//! next batch while the application processes one, from the positions that batch will commit.
+//! hand the batch over → commit its untils after the application finished it. Handing a batch
+//! over starts reading the next one ([`ReadAhead`]), from the positions that batch will commit.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
@@ -20,6 +20,7 @@ use offset_store::{BoxError, OffsetStore};
 use crate::batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
 use crate::config::StreamConfig;
 use crate::error::StreamError;
+use crate::read_ahead::ReadAhead;
 
 /// What the application's closure tells [`DirectStream::run`] after a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,12 +47,22 @@ pub struct CommitReport {
 /// [`OffsetStore`] after the application is done. See the crate docs for the guarantees.
 #[derive(Debug)]
 pub struct DirectStream<S> {
-    client: Arc<Client>,
     store: S,
-    config: StreamConfig,
     /// What the store holds for the configured topics, as last loaded or written; `None` when
     /// it must be loaded (first use, or after a store error that left it uncertain).
     stored: Option<HashMap<TopicPartition, Stored>>,
+    /// Everything else planning a batch reads and changes.
+    planner: Planner,
+    /// The batch after the last one handed out, being read from the positions that one commits.
+    ahead: Option<ReadAhead>,
+}
+
+/// What planning and fetching a batch needs besides the stored positions. Owned, so that the
+/// next batch can be read in a task of its own ([`ReadAhead`]) while the application works.
+#[derive(Debug, Clone)]
+pub(crate) struct Planner {
+    client: Arc<Client>,
+    config: StreamConfig,
     carry: RateCarry,
     /// Each partition's last `until` and the topic id it was read from.
     previous: HashMap<TopicPartition, (Offset, Option<TopicId>)>,
@@ -65,20 +76,23 @@ impl<S: OffsetStore> DirectStream<S> {
     pub fn new(client: Arc<Client>, store: S, config: StreamConfig) -> Result<Self, StreamError> {
         config.validate().map_err(StreamError::Config)?;
         Ok(Self {
-            client,
             store,
-            config,
             stored: None,
-            carry: RateCarry::default(),
-            previous: HashMap::new(),
-            next_id: 1,
-            measured_rate: None,
+            planner: Planner {
+                client,
+                config,
+                carry: RateCarry::default(),
+                previous: HashMap::new(),
+                next_id: 1,
+                measured_rate: None,
+            },
+            ahead: None,
         })
     }
 
     /// The Kafka client.
     pub fn client(&self) -> &Arc<Client> {
-        &self.client
+        &self.planner.client
     }
 
     /// The offset store.
@@ -88,40 +102,46 @@ impl<S: OffsetStore> DirectStream<S> {
 
     /// The configuration.
     pub fn config(&self) -> &StreamConfig {
-        &self.config
+        &self.planner.config
     }
 
     /// Changes the out-of-range policy for the next batches (e.g. after a
     /// [`StreamError::PolicyFailed`] the application decided to resume at the log start).
+    /// A batch being read ahead with the old policy is thrown away.
     pub fn set_out_of_range(&mut self, policy: OutOfRangePolicy) {
-        self.config.out_of_range = policy;
+        self.ahead = None;
+        self.planner.config.out_of_range = policy;
     }
 
-    /// Changes where partitions with nothing stored start, from the next batch on.
+    /// Changes where partitions with nothing stored start, from the next batch on (a batch
+    /// being read ahead with the old policy is thrown away).
     pub fn set_start(&mut self, policy: StartPolicy) {
-        self.config.start = policy;
+        self.ahead = None;
+        self.planner.config.start = policy;
     }
 
-    /// Changes the caps for the next batches (e.g. from a measured processing rate).
+    /// Changes the caps for the next batches (e.g. from a measured processing rate); a batch
+    /// being read ahead with the old caps is thrown away.
     pub fn set_limits(&mut self, limits: offset_engine::Limits) {
-        self.config.limits = limits;
+        self.ahead = None;
+        self.planner.config.limits = limits;
     }
 
     /// Reports how long the application took to process `records` records, for
     /// [`StreamConfig::processing_budget`]. [`Self::run`] calls it after every batch.
     pub fn observe(&mut self, records: u64, elapsed: Duration) {
-        self.measured_rate = next_rate(self.measured_rate, records, elapsed);
+        self.planner.measured_rate = next_rate(self.planner.measured_rate, records, elapsed);
     }
 
     /// The processing rate measured so far, records per second.
     pub fn measured_rate(&self) -> Option<f64> {
-        self.measured_rate
+        self.planner.measured_rate
     }
 
     /// The caps the next batch is planned with: the configured limits, plus the time budget
     /// from the measured rate when a processing budget is set.
     pub fn effective_limits(&self) -> offset_engine::Limits {
-        budget_limits(self.config.limits, self.config.processing_budget, self.measured_rate)
+        self.planner.effective_limits()
     }
 
     /// The stored positions as last loaded or written (`None` before the first load).
@@ -131,11 +151,12 @@ impl<S: OffsetStore> DirectStream<S> {
 
     /// Loads the stored offsets again (another writer may have moved them).
     pub async fn reload(&mut self) -> Result<(), StreamError> {
-        let loaded = self.store.load(&self.config.group, Some(&self.config.topics)).await?;
+        let config = &self.planner.config;
+        let loaded = self.store.load(&config.group, Some(&config.topics)).await?;
         self.stored = Some(
             loaded
                 .iter()
-                .filter(|o| self.config.topics.contains(&o.topic))
+                .filter(|o| config.topics.contains(&o.topic))
                 .filter_map(|o| {
                     Some((TopicPartition::new(o.topic.as_str(), o.partition), Stored::from_store(o)?))
                 })
@@ -154,12 +175,62 @@ impl<S: OffsetStore> DirectStream<S> {
     /// Plans and fetches the next batch from the stored positions. Until it is committed, the
     /// next call plans from the same positions again (the same records are delivered again).
     /// A batch with nothing to read is returned at once ([`Batch::is_idle`]).
+    ///
+    /// With [`StreamConfig::prefetch`] (the default), handing out a batch with records starts
+    /// reading the one after it in a task of its own, from the positions this batch commits
+    /// (merged in memory, nothing written), while the application processes it. The next call
+    /// hands that batch out only when the stored positions are then exactly those — this
+    /// batch was committed, by [`commit`](Self::commit) or a transaction, and nothing else
+    /// moved them — and otherwise throws it away and plans from the store. Nothing read ahead
+    /// is ever committed before it was handed out and committed itself.
     pub async fn next_batch(&mut self) -> Result<Batch, StreamError> {
+        // Taken first: an error, or this call being dropped, throws it away.
+        let ahead = self.ahead.take();
+        let known = self.stored.is_some();
+        let stored = self.stored_now().await?;
+        let read = match ahead {
+            // Positions loaded again after a store error are not the ones it assumed.
+            Some(ahead) if known => ahead.take(&stored).await,
+            _ => None,
+        };
+        let batch = match read {
+            Some((batch, after)) => {
+                self.planner.adopt(after);
+                batch
+            }
+            None => self.planner.read_batch(&stored).await?,
+        };
+        if self.planner.config.prefetch && batch.record_count() > 0 {
+            let (assumed, _) = merge_commits(&stored, &batch.commits, now_ms());
+            self.ahead = Some(ReadAhead::start(self.planner.clone(), assumed));
+        }
+        Ok(batch)
+    }
+}
+
+impl Planner {
+    /// The caps the next batch is planned with.
+    fn effective_limits(&self) -> offset_engine::Limits {
+        budget_limits(self.config.limits, self.config.processing_budget, self.measured_rate)
+    }
+
+    /// Takes the state a batch read ahead left (its rate carry, `until`s and id), when that
+    /// batch is handed out.
+    fn adopt(&mut self, after: Planner) {
+        self.carry = after.carry;
+        self.previous = after.previous;
+        self.next_id = after.next_id;
+    }
+
+    /// Plans from `stored` and fetches the planned ranges: the next batch.
+    pub(crate) async fn read_batch(
+        &mut self,
+        stored: &HashMap<TopicPartition, Stored>,
+    ) -> Result<Batch, StreamError> {
         let mut requeries = 0u32;
         let mut fetch_failures = 0u32;
         loop {
-            let stored = self.stored_now().await?;
-            let (inputs, mut events) = self.gather(&stored).await?;
+            let (inputs, mut events) = self.gather(stored).await?;
             let mut request = PlanRequest {
                 start: self.config.start,
                 out_of_range: self.config.out_of_range,
@@ -467,10 +538,13 @@ impl<S: OffsetStore> DirectStream<S> {
             }
         }
     }
+}
 
+impl<S: OffsetStore> DirectStream<S> {
     /// Stores the batch's untils (with topic id and leader epoch), merged against what is
     /// stored so no offset moves backwards unless the out-of-range policy reset it. Call it
-    /// only after the batch's output succeeded (at-least-once).
+    /// only after the batch's output succeeded (at-least-once). A failed commit throws away
+    /// the batch being read ahead.
     pub async fn commit(&mut self, batch: &Batch) -> Result<CommitReport, StreamError> {
         self.commit_positions(&batch.commits).await
     }
@@ -491,7 +565,8 @@ impl<S: OffsetStore> DirectStream<S> {
             }
         }
         if !writes.is_empty() {
-            if let Err(e) = self.store.save(&self.config.group, &writes).await {
+            if let Err(e) = self.store.save(&self.planner.config.group, &writes).await {
+                self.ahead = None;
                 if e.needs_reload() {
                     self.stored = None;
                 }
@@ -509,9 +584,9 @@ impl<S: OffsetStore> DirectStream<S> {
     /// an error from `process` leaves its batch uncommitted, so it is read again next time.
     ///
     /// With [`StreamConfig::prefetch`] (the default), while `process` works on a batch with
-    /// records the next batch is planned and fetched from the positions that batch will commit
-    /// (see [`StreamConfig::prefetch`]): it is handed out next only when the commit wrote
-    /// exactly those positions, and thrown away on an error, a `Stop`, or a commit that
+    /// records the next batch is planned and fetched from the positions that batch will commit,
+    /// as [`next_batch`](Self::next_batch) does: it is handed out next only when the commit
+    /// wrote exactly those positions, and thrown away on an error, a `Stop`, or a commit that
     /// stored anything else. Nothing of it is committed before its own turn.
     pub async fn run<F, Fut, E>(&mut self, mut process: F) -> Result<(), StreamError>
     where
@@ -519,143 +594,46 @@ impl<S: OffsetStore> DirectStream<S> {
         Fut: Future<Output = Result<Control, E>>,
         E: Into<BoxError>,
     {
-        let mut ahead: Option<Batch> = None;
         loop {
-            let batch = match ahead.take() {
-                Some(batch) => batch,
-                None => self.next_batch().await?,
-            };
+            let batch = self.next_batch().await?;
             let commits = batch.commits.clone();
             let records = batch.record_count();
-            let mut read_ahead = None;
             let control = if batch.is_idle() {
                 Control::Continue
             } else {
                 let started = std::time::Instant::now();
-                let outcome = if records > 0 && self.config.prefetch {
-                    let (outcome, read) = self.process_reading_ahead(process(batch), &commits).await;
-                    read_ahead = read;
-                    outcome
-                } else {
-                    process(batch).await
+                let control = match process(batch).await {
+                    Ok(control) => control,
+                    Err(e) => {
+                        // Read again from its own positions next time: what was read ahead is
+                        // of no use.
+                        self.ahead = None;
+                        return Err(StreamError::Application(e.into()));
+                    }
                 };
-                let control = outcome.map_err(|e| StreamError::Application(e.into()))?;
                 self.observe(records as u64, started.elapsed());
                 control
             };
             self.commit_positions(&commits).await?;
             if control == Control::Stop {
+                self.ahead = None;
                 return Ok(());
             }
-            if let Some(read) = read_ahead {
-                ahead = self.adopt(read);
-            }
             if records == 0 {
-                tokio::time::sleep(self.config.poll_interval).await;
+                tokio::time::sleep(self.planner.config.poll_interval).await;
             }
         }
     }
-
-    /// Awaits `processing` while the next batch is read from the positions `commits` will
-    /// store. Returns the application's outcome and, when it succeeded, what was read ahead;
-    /// either way the stream's own state is as it was before (the read-ahead's state travels
-    /// in [`ReadAhead`] until [`adopt`](Self::adopt) takes it).
-    async fn process_reading_ahead<Fut, E>(
-        &mut self,
-        processing: Fut,
-        commits: &[Commit],
-    ) -> (Result<Control, E>, Option<ReadAhead>)
-    where
-        Fut: Future<Output = Result<Control, E>>,
-    {
-        let before = self.planning_state();
-        let (outcome, read) = {
-            let reading = self.read_ahead(commits);
-            tokio::pin!(processing, reading);
-            let mut read = None;
-            let outcome = loop {
-                tokio::select! {
-                    outcome = &mut processing => break outcome,
-                    result = &mut reading, if read.is_none() => read = Some(result),
-                }
-            };
-            // A failed batch is read again from its own positions: what was read ahead is
-            // dropped unfinished (its fetches are cancelled with it).
-            if outcome.is_ok() && read.is_none() {
-                read = Some(reading.await);
-            }
-            let ok = outcome.is_ok();
-            (outcome, read.filter(|_| ok))
-        };
-        let assumed = std::mem::replace(&mut self.stored, before.stored);
-        let after = PlanningState {
-            stored: assumed,
-            carry: std::mem::replace(&mut self.carry, before.carry),
-            previous: std::mem::replace(&mut self.previous, before.previous),
-            next_id: std::mem::replace(&mut self.next_id, before.next_id),
-        };
-        let read = read.and_then(Result::ok).map(|batch| ReadAhead { batch, state: after });
-        (outcome, read)
-    }
-
-    /// Plans and fetches the batch after one whose `commits` are not stored yet, as if they
-    /// were: from the stored positions merged with them, in memory only.
-    async fn read_ahead(&mut self, commits: &[Commit]) -> Result<Batch, StreamError> {
-        let stored = self.stored_now().await?;
-        let (assumed, _) = merge_commits(&stored, commits, now_ms());
-        self.stored = Some(assumed);
-        self.next_batch().await
-    }
-
-    /// The batch read ahead, when the store now holds the positions it was planned from;
-    /// `None` (thrown away) otherwise.
-    fn adopt(&mut self, read: ReadAhead) -> Option<Batch> {
-        let positions = |s: &Option<HashMap<TopicPartition, Stored>>| {
-            s.as_ref().map(|m| {
-                m.iter()
-                    .map(|(tp, s)| (tp.clone(), (s.offset, s.leader_epoch, s.topic_id)))
-                    .collect::<HashMap<_, _>>()
-            })
-        };
-        if self.stored.is_none() || positions(&self.stored) != positions(&read.state.stored) {
-            return None;
-        }
-        self.carry = read.state.carry;
-        self.previous = read.state.previous;
-        self.next_id = read.state.next_id;
-        Some(read.batch)
-    }
-
-    fn planning_state(&self) -> PlanningState {
-        PlanningState {
-            stored: self.stored.clone(),
-            carry: self.carry.clone(),
-            previous: self.previous.clone(),
-            next_id: self.next_id,
-        }
-    }
-}
-
-/// What planning the next batch reads and changes in a [`DirectStream`].
-#[derive(Debug)]
-struct PlanningState {
-    stored: Option<HashMap<TopicPartition, Stored>>,
-    carry: RateCarry,
-    previous: HashMap<TopicPartition, (Offset, Option<TopicId>)>,
-    next_id: u64,
-}
-
-/// A batch read while the one before it was processed, and the stream's state after it.
-#[derive(Debug)]
-struct ReadAhead {
-    batch: Batch,
-    state: PlanningState,
 }
 
 impl<S> DirectStream<S> {
     /// Takes `stored` as what the store holds now (written by someone else, e.g. a
     /// transaction), or `None` to load it again before the next batch.
+    /// `None` also throws away the batch being read ahead.
     pub(crate) fn set_stored(&mut self, stored: Option<HashMap<TopicPartition, Stored>>) {
+        if stored.is_none() {
+            self.ahead = None;
+        }
         self.stored = stored;
     }
 }
@@ -739,7 +717,7 @@ mod tests {
         let mut stream = DirectStream::new(client.clone(), store, config).unwrap();
         let metadata = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
         let id = metadata.topic(&topic).and_then(|t| t.topic_id).and_then(|id| TopicId::from_wire(id.0));
-        stream.previous.insert(TopicPartition::new(topic.as_str(), 0), (Offset(50), id));
+        stream.planner.previous.insert(TopicPartition::new(topic.as_str(), 0), (Offset(50), id));
 
         let started = std::time::Instant::now();
         let batch = stream.next_batch().await.unwrap();

@@ -6,6 +6,7 @@ pub mod config;
 pub mod driver;
 pub mod error;
 pub mod exactly_once;
+mod read_ahead;
 
 pub use batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
 pub use config::{ProcessingBudget, Requery, StreamConfig};

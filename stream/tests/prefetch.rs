@@ -139,3 +139,107 @@ async fn the_next_batch_is_fetched_during_processing_and_a_crash_mid_batch_redel
     let stored = FileStore::new(&path).load("p").unwrap();
     assert_eq!(stored.iter().map(|o| o.offset).collect::<Vec<_>>(), [30]);
 }
+
+fn value_strings(batch: &kwire_stream::Batch) -> Vec<String> {
+    batch
+        .records()
+        .map(|(_, _, r)| String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned())
+        .collect()
+}
+
+/// How many Fetch requests asked for `offset`.
+fn fetches_for(fetches: &Fetches, offset: i64) -> usize {
+    fetches.lock().unwrap().iter().filter(|(_, offsets)| offsets.contains(&offset)).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_hand_the_next_batch_is_fetched_before_the_application_asks_for_it() {
+    let Some(cluster) = cluster() else { return };
+    let (client, fetches) = traced_client(&cluster.bootstrap).await;
+    let topic = unique("stream-prefetch-hand");
+    create_topic(&client, &topic, 1).await;
+    let written = values("v", 0, 0, 30);
+    produce(&client, &topic, 0, &written).await;
+    let dir = std::env::temp_dir().join(unique("kwire-stream-prefetch-hand"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("offsets.json");
+    let mut stream =
+        DirectStream::new(Arc::clone(&client), FileStore::new(&path), config("h", &topic)).unwrap();
+
+    let first = stream.next_batch().await.unwrap();
+    let handed_out = Instant::now();
+    assert_eq!(value_strings(&first), written[..10]);
+    // The application processes batch 1 without calling the stream: batch 2's Fetch goes out
+    // meanwhile.
+    let deadline = handed_out + Duration::from_secs(10);
+    while fetched_at(&fetches, 10).is_none() {
+        assert!(Instant::now() < deadline, "batch 2 was not read ahead: {:?}", fetches.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stream.commit(&first).await.unwrap();
+    let asked = Instant::now();
+    assert!(fetched_at(&fetches, 10).unwrap() < asked, "fetched before the next next_batch call");
+    let second = stream.next_batch().await.unwrap();
+    assert_eq!(value_strings(&second), written[10..20]);
+    assert_eq!(second.id(), 2);
+    assert_eq!(fetches_for(&fetches, 10), 1, "batch 2 handed out as read ahead, not fetched again");
+    stream.commit(&second).await.unwrap();
+    let third = stream.next_batch().await.unwrap();
+    assert_eq!(value_strings(&third), written[20..]);
+    stream.commit(&third).await.unwrap();
+    let stored = FileStore::new(&path).load("h").unwrap();
+    assert_eq!(stored.iter().map(|o| o.offset).collect::<Vec<_>>(), [30]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_of_other_positions_than_planned_drops_the_batch_read_ahead() {
+    let Some(cluster) = cluster() else { return };
+    let (client, fetches) = traced_client(&cluster.bootstrap).await;
+    let topic = unique("stream-prefetch-other");
+    create_topic(&client, &topic, 2).await;
+    for p in 0..2 {
+        produce(&client, &topic, p, &values("v", p, 0, 30)).await;
+    }
+    let dir = std::env::temp_dir().join(unique("kwire-stream-prefetch-other"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("offsets.json");
+    let mut stream =
+        DirectStream::new(Arc::clone(&client), FileStore::new(&path), config("o", &topic)).unwrap();
+
+    let first = stream.next_batch().await.unwrap();
+    assert_eq!(
+        first.offset_ranges().iter().map(|r| (r.from, r.until)).collect::<Vec<_>>(),
+        [(0, 10), (0, 10)]
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fetches_for(&fetches, 10) == 0 {
+        assert!(Instant::now() < deadline, "batch 2 was not read ahead: {:?}", fetches.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Meanwhile another writer (an operator's reset tool) moved partition 1 forward to 15;
+    // the application loads it, so its commit of batch 1 stores 10 for partition 0 and keeps
+    // 15 for partition 1 (10 would move it back): not the positions batch 2 was planned from.
+    let other = FileStore::new(&path);
+    other.save("o", &[kwire_stream::StoredOffset::new(topic.clone(), 1, 15)]).unwrap();
+    stream.reload().await.unwrap();
+    let report = stream.commit(&first).await.unwrap();
+    assert_eq!(report.rejected.len(), 1, "{report:?}");
+
+    let second = stream.next_batch().await.unwrap();
+    let ranges: Vec<(i32, i64, i64)> =
+        second.offset_ranges().iter().map(|r| (r.partition, r.from, r.until)).collect();
+    assert_eq!(ranges, [(0, 10, 20), (1, 15, 25)], "planned again from the stored positions");
+    let mut by_partition = [Vec::new(), Vec::new()];
+    for (_, partition, record) in second.records() {
+        by_partition[partition as usize]
+            .push(String::from_utf8_lossy(record.value.as_deref().unwrap_or_default()).into_owned());
+    }
+    assert_eq!(by_partition[0], values("v", 0, 10, 10), "partition 0: once, from 10");
+    assert_eq!(by_partition[1], values("v", 1, 15, 10), "partition 1: from 15, nothing before it");
+    assert_eq!(fetches_for(&fetches, 15), 1, "partition 1 read from 15 after the commit");
+    stream.commit(&second).await.unwrap();
+    let mut stored: Vec<(i32, i64)> =
+        FileStore::new(&path).load("o").unwrap().iter().map(|o| (o.partition, o.offset)).collect();
+    stored.sort_unstable();
+    assert_eq!(stored, [(0, 20), (1, 25)]);
+}

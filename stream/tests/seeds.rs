@@ -173,8 +173,11 @@ async fn records_deleted_past_the_stored_offset_are_data_loss_with_the_exact_cou
     let id = create_topic(&client, &topic, 1).await;
     produce(&client, &topic, 0, &values("v", 0, 0, 100)).await;
     let store = KafkaGroupStore::new(client.clone(), Duration::from_secs(30));
+    // Without reading ahead: a batch read ahead before the deletion below would hold [30, 60)
+    // as read while it existed, and the loss would be counted from 60.
     let config = StreamConfig::new(group.clone(), [topic.clone()])
-        .limits(Limits { max_per_partition: Some(30), ..Limits::default() });
+        .limits(Limits { max_per_partition: Some(30), ..Limits::default() })
+        .prefetch(false);
     let mut stream = DirectStream::new(client.clone(), store.clone(), config).unwrap();
     let batch = stream.next_batch().await.unwrap();
     assert_eq!(batch.offset_ranges()[0].until, 30);

@@ -717,8 +717,10 @@ impl Client {
         lock(&self.metadata).clone()
     }
 
-    /// Fetches metadata for `topics` (all topics when empty) and makes it the cached snapshot.
-    /// A name breaking Kafka's rules is refused before anything is sent. Asked of any reachable
+    /// Fetches metadata for `topics` (all topics when empty) and returns it. The cached snapshot
+    /// becomes the answer plus, when only some topics were asked, the cached topics it does not
+    /// mention (a producer's answers name topics by the ids cached for them, while other tasks
+    /// refresh other topics on the same client). A name breaking Kafka's rules is refused before anything is sent. Asked of any reachable
     /// broker, as [`send_any`](Self::send_any) picks; a named topic that does not exist is in
     /// the answer with `UNKNOWN_TOPIC_OR_PARTITION` as its [`error`](super::TopicInfo::error), not
     /// an `Err`.
@@ -736,7 +738,14 @@ impl Client {
         }
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
         let snapshot = Arc::new(ClusterMetadata::from_response(response, generation));
-        *lock(&self.metadata) = Some(Arc::clone(&snapshot));
+        let mut cached = lock(&self.metadata);
+        // Every topic asked (an empty list): the answer is the whole cluster.
+        let kept = cached
+            .as_ref()
+            .filter(|_| !topics.is_empty())
+            .map(|older| Arc::new(snapshot.keeping_topics_of(older)));
+        *cached = Some(kept.unwrap_or_else(|| Arc::clone(&snapshot)));
+        drop(cached);
         Ok(snapshot)
     }
 

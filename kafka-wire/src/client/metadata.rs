@@ -142,6 +142,17 @@ impl ClusterMetadata {
         }
     }
 
+    /// This snapshot, plus the topics of `older` that it does not mention: what the client
+    /// caches after a refresh of some topics, so that a refresh for one topic does not make
+    /// the cache forget another's id and leaders while a request for it is in flight (a
+    /// Produce v13+ answer names its topics by id only).
+    #[must_use]
+    pub fn keeping_topics_of(&self, older: &ClusterMetadata) -> ClusterMetadata {
+        let mut merged = self.clone();
+        merged.topics.extend(older.topics.iter().filter(|t| self.topic(&t.name).is_none()).cloned());
+        merged
+    }
+
     /// The broker with `node_id`, if this snapshot lists it.
     pub fn broker(&self, node_id: i32) -> Option<&BrokerInfo> {
         self.brokers.iter().find(|b| b.node_id == node_id)
@@ -163,5 +174,41 @@ impl ClusterMetadata {
         i32::try_from(count).map_err(|_| ClientError::InvalidArgument {
             message: format!("topic {topic} has more partitions than Kafka allows"),
         })
+    }
+}
+
+#[cfg(test)]
+mod keeping_topics_tests {
+    use super::*;
+
+    fn topic(name: &str, id: u8) -> TopicInfo {
+        TopicInfo {
+            name: name.to_owned(),
+            topic_id: Some(Uuid([id; 16])),
+            is_internal: false,
+            error: ErrorCode::NONE,
+            partitions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_refresh_of_one_topic_keeps_the_ids_of_the_others_and_replaces_its_own() {
+        let older = ClusterMetadata {
+            generation: 1,
+            cluster_id: None,
+            controller_id: None,
+            brokers: Vec::new(),
+            topics: vec![topic("in", 1), topic("out", 2)],
+        };
+        let newer = ClusterMetadata { generation: 2, topics: vec![topic("in", 3)], ..older.clone() };
+        let merged = newer.keeping_topics_of(&older);
+        let ids: Vec<(&str, Option<Uuid>)> =
+            merged.topics.iter().map(|t| (t.name.as_str(), t.topic_id)).collect();
+        assert_eq!(
+            ids,
+            [("in", Some(Uuid([3; 16]))), ("out", Some(Uuid([2; 16])))],
+            "the refreshed topic's new id, the other topic kept"
+        );
+        assert_eq!(merged.generation, 2);
     }
 }

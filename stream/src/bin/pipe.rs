@@ -7,7 +7,12 @@
 //! ```text
 //! kwire-stream-pipe --bootstrap HOST:PORT[,..] --group G --topic IN --output OUT
 //!                   --transactional-id ID [--max-per-partition N] [--exit-when-idle]
+//!                   [--no-prefetch] [--trace]
 //! ```
+//!
+//! The next batch is read while one is copied (`StreamConfig::prefetch`): a kill in the
+//! middle of a batch aborts its transaction, and the restart copies it again from the group's
+//! offsets — the batch read ahead was never output nor committed.
 
 #[path = "common/flags.rs"]
 mod flags;
@@ -30,6 +35,8 @@ struct Args {
     transactional_id: String,
     max_per_partition: Option<u64>,
     exit_when_idle: bool,
+    prefetch: bool,
+    trace: bool,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -55,15 +62,17 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         transactional_id: transactional_id.ok_or("--transactional-id is required")?,
         max_per_partition: flags.max_per_partition,
         exit_when_idle: flags.exit_when_idle,
+        prefetch: flags.prefetch,
+        trace: flags.trace,
     })
 }
 
 async fn pipe(args: &Args) -> Result<(), String> {
-    let client = Arc::new(
-        Client::connect(ClientConfig::new(&args.bootstrap).map_err(|e| e.to_string())?)
-            .await
-            .map_err(|e| e.to_string())?,
-    );
+    let mut client_config = ClientConfig::new(&args.bootstrap).map_err(|e| e.to_string())?;
+    if args.trace {
+        flags::print_requests(&mut client_config);
+    }
+    let client = Arc::new(Client::connect(client_config).await.map_err(|e| e.to_string())?);
     let producer_config =
         ProducerConfig { transactional_id: Some(args.transactional_id.clone()), ..ProducerConfig::default() };
     let producer = Producer::new(Arc::clone(&client), producer_config).map_err(|e| e.to_string())?;
@@ -73,7 +82,8 @@ async fn pipe(args: &Args) -> Result<(), String> {
     let config = StreamConfig::new(args.group.clone(), vec![args.input.clone()])
         .isolation(kwire_stream::Isolation::ReadCommitted)
         .limits(Limits { max_per_partition: args.max_per_partition, ..Limits::default() })
-        .poll_interval(Duration::from_millis(100));
+        .poll_interval(Duration::from_millis(100))
+        .prefetch(args.prefetch);
     let mut stream = DirectStream::new(client, store, config).map_err(|e| e.to_string())?;
     loop {
         let batch = stream.next_batch().await.map_err(|e| e.to_string())?;

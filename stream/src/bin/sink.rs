@@ -6,7 +6,7 @@
 //! kwire-stream-sink --bootstrap HOST:PORT[,..] --group G --topic T [--topic T2..]
 //!                   --store kafka|zk:HOST:PORT[/chroot]|file:PATH --log PATH
 //!                   [--max-per-partition N] [--out-of-range fail|earliest|latest|clamp]
-//!                   [--exit-when-idle] [-X KEY=VALUE ...]
+//!                   [--exit-when-idle] [--no-prefetch] [--trace] [-X KEY=VALUE ...]
 //! ```
 //!
 //! `-X` takes Kafka client properties (`security.protocol`, `sasl.*`, `ssl.*`), as `kwire -X`
@@ -43,6 +43,8 @@ struct Args {
     max_per_partition: Option<u64>,
     out_of_range: OutOfRangePolicy,
     exit_when_idle: bool,
+    prefetch: bool,
+    trace: bool,
     /// `-X KEY=VALUE` client properties, in order.
     properties: Vec<(String, String)>,
 }
@@ -84,6 +86,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         max_per_partition: flags.max_per_partition,
         out_of_range,
         exit_when_idle: flags.exit_when_idle,
+        prefetch: flags.prefetch,
+        trace: flags.trace,
         properties,
     })
 }
@@ -117,6 +121,9 @@ async fn sink(args: Args) -> Result<(), String> {
     {
         eprintln!("kwire-stream-sink: warning: {warning}");
     }
+    if args.trace {
+        flags::print_requests(&mut config);
+    }
     let client = Arc::new(Client::connect(config).await.map_err(|e| e.to_string())?);
     let options = kwire_stream::OpenOptions {
         zookeeper_retry_budget: Duration::from_secs(60),
@@ -127,7 +134,8 @@ async fn sink(args: Args) -> Result<(), String> {
     let stream_config = StreamConfig::new(args.group.clone(), args.topics.clone())
         .out_of_range(args.out_of_range)
         .limits(Limits { max_per_partition: args.max_per_partition, ..Limits::default() })
-        .poll_interval(Duration::from_millis(100));
+        .poll_interval(Duration::from_millis(100))
+        .prefetch(args.prefetch);
     let mut stream = DirectStream::new(client, store, stream_config).map_err(|e| e.to_string())?;
 
     stream.reload().await.map_err(|e| e.to_string())?;

@@ -1,6 +1,8 @@
-//! The command line both example binaries share: `--flag value` pairs, the switch
-//! `--exit-when-idle`, and the flags every direct stream needs (`--bootstrap` or
-//! `KWIRE_BOOTSTRAP`, `--group`, `--topic`, `--max-per-partition`). A binary's own flags go to
+//! The command line both example binaries share: `--flag value` pairs, the switches
+//! `--exit-when-idle`, `--no-prefetch` (fetch, process, fetch: no batch read ahead) and
+//! `--trace` (every request sent, decoded, one line each on stderr), and the flags every direct
+//! stream needs (`--bootstrap` or `KWIRE_BOOTSTRAP`, `--group`, `--topic`,
+//! `--max-per-partition`). A binary's own flags go to
 //! the closure it passes; an unknown flag or a flag without its value is an error naming it.
 
 /// What the shared flags said; the binary checks which of them it requires.
@@ -11,6 +13,9 @@ pub struct StreamFlags {
     pub topics: Vec<String>,
     pub max_per_partition: Option<u64>,
     pub exit_when_idle: bool,
+    /// `StreamConfig::prefetch`: on unless `--no-prefetch`.
+    pub prefetch: bool,
+    pub trace: bool,
 }
 
 impl StreamFlags {
@@ -36,10 +41,17 @@ pub fn parse(
         topics: Vec::new(),
         max_per_partition: None,
         exit_when_idle: false,
+        prefetch: true,
+        trace: false,
     };
     while let Some(flag) = args.next() {
-        if flag == "--exit-when-idle" {
-            flags.exit_when_idle = true;
+        match flag.as_str() {
+            "--exit-when-idle" => flags.exit_when_idle = true,
+            "--no-prefetch" => flags.prefetch = false,
+            "--trace" => flags.trace = true,
+            _ => {}
+        }
+        if ["--exit-when-idle", "--no-prefetch", "--trace"].contains(&flag.as_str()) {
             continue;
         }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -59,4 +71,13 @@ pub fn parse(
         }
     }
     Ok(flags)
+}
+
+/// `--trace`: each request as it is sent, `-> API vVERSION BROKER DECODED` on one line.
+pub fn print_requests(config: &mut kwire_stream::ClientConfig) {
+    config.trace = Some(std::sync::Arc::new(|event| {
+        if event.direction == kafka_wire::client::Direction::Request {
+            eprintln!("-> {} v{} {} {:?}", event.api, event.version, event.broker, event.decoded);
+        }
+    }));
 }
