@@ -11,9 +11,9 @@ use kafka_vocab::now_ms;
 
 use kafka_wire::client::{Client, FetchRange, FetchedPartition, Fetcher, OffsetQuery};
 use offset_engine::{
-    merge_commits, plan, Anomaly, Commit, CommitDecision, CommitRejection, FromReason, LeaderEpoch, LogState,
-    LogView, Offset, OutOfRangePolicy, Outcome, PartitionInput, Plan, PlanEntry, PlanRequest, RateCarry,
-    SkipReason, StartPolicy, Stored, TimeLookup, TopicId, TopicPartition,
+    merge_commits, plan, plan_into, Anomaly, Commit, CommitDecision, CommitRejection, FromReason,
+    LeaderEpoch, LogState, LogView, Offset, OutOfRangePolicy, Outcome, PartitionInput, Plan, PlanEntry,
+    PlanRequest, RateCarry, SkipReason, StartPolicy, Stored, TimeLookup, TopicId, TopicPartition,
 };
 use offset_store::{BoxError, OffsetStore};
 
@@ -270,7 +270,7 @@ impl Planner {
                     request.partitions[i].previous_until = None;
                     self.previous.remove(&request.partitions[i].tp);
                 }
-                planned = plan(&request);
+                plan_into(&request, &mut planned);
             }
 
             events.extend(planned.entries.iter().filter_map(|e| {

@@ -312,6 +312,16 @@ pub(super) fn topic_ids(client: &Client) -> HashMap<String, Uuid> {
         .unwrap_or_default()
 }
 
+/// The cached topic ids of `names` only (a producer's request names a few of the cluster's
+/// topics).
+pub(super) fn topic_ids_of<'a>(
+    client: &Client,
+    names: impl IntoIterator<Item = &'a str>,
+) -> HashMap<String, Uuid> {
+    let Some(metadata) = client.cached_metadata() else { return HashMap::new() };
+    names.into_iter().filter_map(|name| Some((name.to_owned(), metadata.topic(name)?.topic_id?))).collect()
+}
+
 /// A response topic's name: given (v0–12) or looked up by id (v13+).
 pub(super) fn topic_name(
     name: Option<String>,

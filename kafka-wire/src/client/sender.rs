@@ -17,13 +17,13 @@ use super::accumulator::Batch;
 use super::cluster::{retire_on_decode_error, Client};
 use super::error::{BrokerRef, ClientError};
 use super::kafka_release::PRODUCE_RECORD_BATCHES;
-use super::produce::{produce_request, topic_ids, topic_name, Acks, Produced};
+use super::produce::{produce_request, topic_ids_of, topic_name, Acks, Produced};
 use super::producer::{Shared, State};
 use super::retry::{batch_backoff, batch_recovery, BatchRecovery};
 use super::router::TopicPartition;
 use super::sync::lock;
 use crate::protocol::messages::{InitProducerIdRequest, ProduceRequest, ProduceResponse};
-use crate::protocol::{ApiKey, ErrorCode, TaggedFields};
+use crate::protocol::{ApiKey, ErrorCode, TaggedFields, Uuid};
 
 /// How long the sender waits before asking again for metadata or a producer id that the
 /// cluster could not give.
@@ -297,36 +297,40 @@ async fn send(shared: &Arc<Shared>, request: Request) {
         }
     }
     if batches.is_empty() {
-        answer(shared, node, batches, &Err(no_batches(&broker)));
+        answer(shared, node, batches, &no_ids(), &Err(no_batches(&broker)));
         return;
     }
     let conn = match shared.client.connection(&broker).await {
         Ok(conn) => conn,
-        Err(e) => return answer(shared, node, batches, &Err(e)),
+        Err(e) => return answer(shared, node, batches, &no_ids(), &Err(e)),
     };
     let version = match conn.versions.choose(&super::transaction::produce_spec(shared), &broker) {
         Ok(v) => v,
-        Err(e) => return answer(shared, node, batches, &Err(e)),
+        Err(e) => return answer(shared, node, batches, &no_ids(), &Err(e)),
     };
     if let Err(e) = PRODUCE_RECORD_BATCHES.check(version, &broker) {
-        return answer(shared, node, batches, &Err(e));
+        return answer(shared, node, batches, &no_ids(), &Err(e));
     }
     let request = build_request(&shared.client, &shared.config, &batches, bytes);
+    // The answer names topics by these ids (Produce v13+): kept with the request, since the
+    // cached metadata may have changed (or been refreshed without these topics) by then.
+    let ids: HashMap<String, Uuid> =
+        request.topic_data.iter().filter_map(|t| Some((t.name.clone()?, t.topic_id?))).collect();
     shared.client.wait_out_throttle(&broker.addr).await;
     let pending = match shared.client.submit_on(&conn.connection, &request, version) {
         Ok(pending) => pending,
-        Err(e) => return answer(shared, node, batches, &Err(e)),
+        Err(e) => return answer(shared, node, batches, &no_ids(), &Err(e)),
     };
     if shared.config.acks == Acks::NoResponse {
         // Nobody answers acks=0: the records are done once queued.
         drop(pending);
-        return answer(shared, node, batches, &Ok((version, ProduceResponse::default())));
+        return answer(shared, node, batches, &no_ids(), &Ok((version, ProduceResponse::default())));
     }
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
         let response = shared.client.finish::<ProduceRequest>(&broker, version, pending).await;
         let response = retire_on_decode_error(&conn, response);
-        answer(&shared, node, batches, &response.map(|r| (version, r)));
+        answer(&shared, node, batches, &ids, &response.map(|r| (version, r)));
     });
 }
 
@@ -369,23 +373,30 @@ fn build_request(
 ) -> ProduceRequest {
     let timeout_ms = i32::try_from(client.config().request_timeout.as_millis()).unwrap_or(i32::MAX);
     let parts = batches.iter().map(|(tp, _)| tp).zip(bytes.into_iter().map(Some));
-    let mut request = produce_request(parts, &topic_ids(client), config.acks, timeout_ms);
+    let names = batches.iter().map(|(tp, _)| &*tp.topic);
+    let mut request = produce_request(parts, &topic_ids_of(client, names), config.acks, timeout_ms);
     request.transactional_id.clone_from(&config.transactional_id);
     request
 }
 
-/// Handles a request's answer (or failure) for each of its batches.
+/// No topic ids: for an answer that names no topic.
+fn no_ids() -> HashMap<String, Uuid> {
+    HashMap::new()
+}
+
+/// Handles a request's answer (or failure) for each of its batches; `ids` are the topic ids
+/// the request was sent with.
 fn answer(
     shared: &Shared,
     node: i32,
     batches: Vec<(TopicPartition, Batch)>,
+    ids: &HashMap<String, Uuid>,
     response: &Result<(i16, ProduceResponse), ClientError>,
 ) {
     let mut by_partition: HashMap<TopicPartition, (ErrorCode, Produced)> = HashMap::new();
     if let Ok((version, response)) = response {
-        let ids = topic_ids(&shared.client);
         for topic in &response.responses {
-            let Some(name) = topic_name(topic.name.clone(), topic.topic_id, &ids) else { continue };
+            let Some(name) = topic_name(topic.name.clone(), topic.topic_id, ids) else { continue };
             for p in &topic.partition_responses {
                 let produced = Produced {
                     base_offset: Some(p.base_offset),
