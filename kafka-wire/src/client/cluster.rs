@@ -720,10 +720,10 @@ impl Client {
     /// Fetches metadata for `topics` (all topics when empty) and returns it. The cached snapshot
     /// becomes the answer plus, when only some topics were asked, the cached topics it does not
     /// mention (a producer's answers name topics by the ids cached for them, while other tasks
-    /// refresh other topics on the same client). A name breaking Kafka's rules is refused before anything is sent. Asked of any reachable
-    /// broker, as [`send_any`](Self::send_any) picks; a named topic that does not exist is in
-    /// the answer with `UNKNOWN_TOPIC_OR_PARTITION` as its [`error`](super::TopicInfo::error), not
-    /// an `Err`.
+    /// refresh other topics on the same client). A name breaking Kafka's rules is refused
+    /// before anything is sent. Asked of any reachable broker, as [`send_any`](Self::send_any)
+    /// picks; a named topic that does not exist is in the answer with
+    /// `UNKNOWN_TOPIC_OR_PARTITION` as its [`error`](super::TopicInfo::error), not an `Err`.
     pub async fn refresh_metadata(&self, topics: &[String]) -> Result<Arc<ClusterMetadata>, ClientError> {
         validate_topics(topics.iter().map(String::as_str))?;
         let request = MetadataRequest::for_topics(topics);
