@@ -1,6 +1,7 @@
 //! The loop: load stored offsets → look at the logs → plan → fetch exactly the planned ranges →
 //! hand the batch over → commit its untils after the application finished it. Handing a batch
-//! over starts reading the next one ([`ReadAhead`]), from the positions that batch will commit.
+//! over starts reading the next one (`read_ahead::ReadAhead`), from the positions that batch
+//! will commit.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
