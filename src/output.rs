@@ -32,7 +32,8 @@ pub fn is_printable_ascii(bytes: &[u8]) -> bool {
 fn escape_where(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     // ASCII acts on a terminal only through C0 and DEL: a byte scan says so without decoding.
     let clean = if is_printable_ascii(text.as_bytes()) {
-        true
+        // Tab is the one control character that check lets through.
+        keep('\t') || memchr::memchr(b'\t', text.as_bytes()).is_none()
     } else if text.is_ascii() {
         !text.bytes().any(|b| (b < 0x20 || b == 0x7f) && !keep(char::from(b)))
     } else {
@@ -256,6 +257,9 @@ mod tests {
         assert_eq!(escape("x\u{9b}31m\u{7f}"), "x\\u{9b}31m\\u{7f}");
         assert_eq!(escape("evil\u{202e}gpj.exe"), "evil\\u{202e}gpj.exe");
         assert_eq!(escape_text("a\tb\nc\u{1b}"), "a\tb\nc\\u{1b}");
+        // A tab alone (no other control character) is escaped too, and kept by escape_text.
+        assert_eq!(escape("a\tb"), "a\\tb");
+        assert!(matches!(escape_text("a\tb"), Cow::Borrowed("a\tb")));
     }
 
     #[test]

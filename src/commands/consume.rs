@@ -240,9 +240,9 @@ fn render_text(out: &mut String, tp: &TopicPartition, r: &FetchedRecord) {
     push_field(out, r.value.as_deref());
 }
 
-/// A field as text: UTF-8 that a terminal shows as it is (tab allowed) as it is, anything else
-/// — a control character, a bidirectional override, invalid UTF-8 — as `base64:` and its
-/// base64, a null as `(null)`; written without an intermediate copy.
+/// A field as text: UTF-8 that a terminal shows unchanged (tab allowed) is written as it is;
+/// anything else — a control character, a bidirectional override, invalid UTF-8 — as `base64:`
+/// and its base64; a null as `(null)`. Written without an intermediate copy.
 fn push_field(out: &mut String, bytes: Option<&[u8]>) {
     let Some(b) = bytes else {
         out.push_str("(null)");
