@@ -79,6 +79,23 @@ fn java_read_committed(cluster: &support::Cluster, topic: &str, expect: usize) -
 }
 
 /// The values kcat reads at `isolation` to the end of the log.
+/// Asserts that the Java read_committed consumer, and kcat at each of `kcat_isolations`, read
+/// exactly `expected` (in any order) from `topic`.
+fn assert_read_exactly(
+    cluster: &support::Cluster,
+    topic: &str,
+    mut expected: Vec<String>,
+    kcat_isolations: &[&str],
+) {
+    expected.sort();
+    assert_eq!(java_read_committed(cluster, topic, expected.len()), expected, "the Java consumer's reading");
+    for isolation in kcat_isolations {
+        if let Some(read) = kcat_read(cluster, topic, isolation) {
+            assert_eq!(read, expected, "kcat's {isolation} reading");
+        }
+    }
+}
+
 fn kcat_read(cluster: &support::Cluster, topic: &str, isolation: &str) -> Option<Vec<String>> {
     let level = format!("isolation.level={isolation}");
     match Command::new("kcat")
@@ -806,17 +823,8 @@ fn abort_while_lingering(target: Target) {
         producer.close().await;
         seen.lock().unwrap().assert_protocol(target, false);
 
-        let mut expected = values("after", 20);
-        expected.sort();
-        assert_eq!(
-            java_read_committed(&cluster, &topic, expected.len()),
-            expected,
-            "the Java consumer's reading"
-        );
         // The aborted records never reached the log: not even a read_uncommitted reader sees them.
-        if let Some(read) = kcat_read(&cluster, &topic, "read_uncommitted") {
-            assert_eq!(read, expected, "kcat's read_uncommitted reading");
-        }
+        assert_read_exactly(&cluster, &topic, values("after", 20), &["read_uncommitted"]);
     });
 }
 
@@ -873,20 +881,12 @@ fn a_producer_follows_transaction_version_downgraded_to_1_and_upgraded_to_2_betw
         assert_stretch(&requests[marks[1]..marks[2]], Target::Kafka39, "second (version 1)");
         assert_stretch(&requests[marks[2]..], Target::Kafka41, "third (version 2 again)");
 
-        let mut expected: Vec<String> = values("v2-first", 30)
+        let expected = values("v2-first", 30)
             .into_iter()
             .chain(values("v1", 30))
             .chain(values("v2-again", 30))
             .collect();
-        expected.sort();
-        assert_eq!(
-            java_read_committed(&cluster, &topic, expected.len()),
-            expected,
-            "the Java consumer's reading"
-        );
-        if let Some(read) = kcat_read(&cluster, &topic, "read_committed") {
-            assert_eq!(read, expected, "kcat's read_committed reading");
-        }
+        assert_read_exactly(&cluster, &topic, expected, &["read_committed"]);
     });
     drop(feature);
 }
@@ -980,15 +980,6 @@ fn records_for_an_unreachable_leader_fail_as_aborted_when_the_transaction_aborts
         producer.commit_transaction().await.unwrap();
         producer.close().await;
         seen.lock().unwrap().assert_protocol(Target::Kafka41, false);
-        let mut expected = values("after", 10);
-        expected.sort();
-        assert_eq!(
-            java_read_committed(&cluster, &topic, expected.len()),
-            expected,
-            "the Java consumer's reading"
-        );
-        if let Some(read) = kcat_read(&cluster, &topic, "read_uncommitted") {
-            assert_eq!(read, expected, "kcat's read_uncommitted reading");
-        }
+        assert_read_exactly(&cluster, &topic, values("after", 10), &["read_uncommitted"]);
     });
 }
