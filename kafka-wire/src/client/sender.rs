@@ -297,34 +297,34 @@ async fn send(shared: &Arc<Shared>, request: Request) {
         }
     }
     if batches.is_empty() {
-        answer(shared, node, batches, &no_ids(), &Err(no_batches(&broker)));
+        answer(shared, node, batches, &HashMap::new(), &Err(no_batches(&broker)));
         return;
     }
     let conn = match shared.client.connection(&broker).await {
         Ok(conn) => conn,
-        Err(e) => return answer(shared, node, batches, &no_ids(), &Err(e)),
+        Err(e) => return answer(shared, node, batches, &HashMap::new(), &Err(e)),
     };
     let version = match conn.versions.choose(&super::transaction::produce_spec(shared), &broker) {
         Ok(v) => v,
-        Err(e) => return answer(shared, node, batches, &no_ids(), &Err(e)),
+        Err(e) => return answer(shared, node, batches, &HashMap::new(), &Err(e)),
     };
     if let Err(e) = PRODUCE_RECORD_BATCHES.check(version, &broker) {
-        return answer(shared, node, batches, &no_ids(), &Err(e));
+        return answer(shared, node, batches, &HashMap::new(), &Err(e));
     }
-    let request = build_request(&shared.client, &shared.config, &batches, bytes);
-    // The answer names topics by these ids (Produce v13+): kept with the request, since the
-    // cached metadata may have changed (or been refreshed without these topics) by then.
-    let ids: HashMap<String, Uuid> =
-        request.topic_data.iter().filter_map(|t| Some((t.name.clone()?, t.topic_id?))).collect();
+    // The request names its topics by these ids (Produce v13+) and its answer is read with the
+    // same ones: the cached metadata may have changed (or been refreshed without these topics)
+    // by then.
+    let ids = topic_ids_of(&shared.client, batches.iter().map(|(tp, _)| &*tp.topic));
+    let request = build_request(&shared.client, &shared.config, &batches, bytes, &ids);
     shared.client.wait_out_throttle(&broker.addr).await;
     let pending = match shared.client.submit_on(&conn.connection, &request, version) {
         Ok(pending) => pending,
-        Err(e) => return answer(shared, node, batches, &no_ids(), &Err(e)),
+        Err(e) => return answer(shared, node, batches, &HashMap::new(), &Err(e)),
     };
     if shared.config.acks == Acks::NoResponse {
         // Nobody answers acks=0: the records are done once queued.
         drop(pending);
-        return answer(shared, node, batches, &no_ids(), &Ok((version, ProduceResponse::default())));
+        return answer(shared, node, batches, &HashMap::new(), &Ok((version, ProduceResponse::default())));
     }
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
@@ -370,18 +370,13 @@ fn build_request(
     config: &super::producer::ProducerConfig,
     batches: &[(TopicPartition, Batch)],
     bytes: Vec<Bytes>,
+    ids: &HashMap<String, Uuid>,
 ) -> ProduceRequest {
     let timeout_ms = i32::try_from(client.config().request_timeout.as_millis()).unwrap_or(i32::MAX);
     let parts = batches.iter().map(|(tp, _)| tp).zip(bytes.into_iter().map(Some));
-    let names = batches.iter().map(|(tp, _)| &*tp.topic);
-    let mut request = produce_request(parts, &topic_ids_of(client, names), config.acks, timeout_ms);
+    let mut request = produce_request(parts, ids, config.acks, timeout_ms);
     request.transactional_id.clone_from(&config.transactional_id);
     request
-}
-
-/// No topic ids: for an answer that names no topic.
-fn no_ids() -> HashMap<String, Uuid> {
-    HashMap::new()
 }
 
 /// Handles a request's answer (or failure) for each of its batches; `ids` are the topic ids
