@@ -22,7 +22,7 @@ use kwire_stores::FileStore;
 use kwire_stream::ZkStore;
 use offset_store::OffsetStore;
 
-use support::{cluster, create_topic, tp, unique, Cluster, Rng};
+use support::{cluster, create_topic, exit_within, tp, unique, Cluster, Rng};
 
 const PARTITIONS: i32 = 4;
 const KILLS: u32 = 21;
@@ -285,16 +285,8 @@ async fn crash_run(cluster: Cluster, store: &str, restart_zookeeper: bool) {
     let counts = production.await.expect("producer");
 
     let mut last = run.spawn(true);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = last.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = last.kill();
-            panic!("the last sink did not drain the topic in 60 s:\n{}", run.stderr_tail());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    let Some(status) = exit_within(&mut last, Duration::from_secs(60)).await else {
+        panic!("the last sink did not drain the topic in 60 s:\n{}", run.stderr_tail());
     };
     assert!(status.success(), "the last sink failed ({status}):\n{}", run.stderr_tail());
 

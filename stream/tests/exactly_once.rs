@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use kafka_wire::client::{Client, FetchOptions, FetchRange, Isolation};
 
-use support::{cluster, create_topic, produce, tp, unique, values, Cluster, Rng};
+use support::{cluster, create_topic, exit_within, produce, tp, unique, values, Cluster, Rng};
 
 const PARTITIONS: i32 = 4;
 const PER_PARTITION: usize = 2_500;
@@ -100,17 +100,9 @@ async fn sigkilled_ten_times_the_pipe_outputs_every_input_record_exactly_once_wi
         let _ = child.wait();
     }
     let mut last = spawn(&cluster, &input, &output, &group, &txn_id, true);
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let status = loop {
-        if let Some(status) = last.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = last.kill();
-            panic!("the last pipe did not drain the input in 180 s");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let status = exit_within(&mut last, Duration::from_secs(180))
+        .await
+        .expect("the last pipe did not drain the input in 180 s");
     assert!(status.success(), "the last pipe failed: {status}");
 
     wait_for_markers(&client, &output).await;
@@ -258,17 +250,9 @@ async fn a_pipe_killed_mid_batch_after_reading_ahead_copies_that_batch_again_and
     eprintln!("killed while copying offsets {in_progress:?} with the batch after it read ahead");
 
     let (mut last, restarted) = spawn_traced(&cluster, names, true, None);
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let status = loop {
-        if let Some(status) = last.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = last.kill();
-            panic!("the restarted pipe did not drain the input in 180 s");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let status = exit_within(&mut last, Duration::from_secs(180))
+        .await
+        .expect("the restarted pipe did not drain the input in 180 s");
     assert!(status.success(), "the restarted pipe failed: {status}");
     let first = restarted.lock().unwrap().fetches.first().cloned().expect("the restart fetched");
     assert!(

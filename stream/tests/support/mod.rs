@@ -134,3 +134,22 @@ impl Rng {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
     }
 }
+
+/// Waits for `child` to exit, polling every 50 ms; after `within`, kills it and returns `None`
+/// (the caller panics with what it was waiting for).
+pub async fn exit_within(
+    child: &mut std::process::Child,
+    within: Duration,
+) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
