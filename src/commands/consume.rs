@@ -249,7 +249,7 @@ fn push_field(out: &mut String, bytes: Option<&[u8]>) {
         return;
     };
     if is_printable_ascii(b) {
-        // ASCII is UTF-8: no second pass to validate it.
+        // ASCII is UTF-8: this conversion cannot fail.
         out.push_str(std::str::from_utf8(b).unwrap_or_default());
         return;
     }
