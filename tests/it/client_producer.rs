@@ -148,6 +148,40 @@ fn records_from_every_codec_are_read_back_by_the_java_consumer_and_kcat() {
 }
 
 /// A proxy in front of every broker, and a client whose connections all go through them.
+/// Null-key records move on to the next partition each time a batch fills (the sticky
+/// partitioner): 1,200 values of 1,000 bytes in 16 KiB batches (~75 batches) over 6 partitions
+/// give each partition about 200. kwire once stayed on partition 0 after the first round —
+/// 1,000,000 records of `kwire produce` put 995,100 there, one broker doing all the writing.
+#[test]
+fn null_key_records_are_spread_over_every_partition_batch_by_batch() {
+    const RECORDS: usize = 1_200;
+    let Some(cluster) = support::cluster() else { return };
+    support::multi_thread_runtime().block_on(async {
+        let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = support::new_topic_with_leaders(&client, "producer-sticky", 6).await;
+        let config = ProducerConfig { batch_size: 16 * 1024, ..ProducerConfig::default() };
+        let producer = Producer::new(Arc::clone(&client), config).unwrap();
+        let value = Bytes::from(vec![b'v'; 1_000]);
+        let mut deliveries = Vec::with_capacity(RECORDS);
+        for _ in 0..RECORDS {
+            deliveries
+                .push(producer.send(&topic, ProduceRecord::new(None, Some(value.clone()))).await.unwrap());
+        }
+        producer.flush().await;
+        for d in deliveries {
+            d.wait().await.unwrap();
+        }
+        producer.close().await;
+        let per_partition: Vec<usize> = read_back(&client, &topic, 6).await.values().map(Vec::len).collect();
+        assert_eq!(per_partition.iter().sum::<usize>(), RECORDS);
+        assert!(
+            per_partition.iter().all(|n| (100..=300).contains(n)),
+            "records per partition {per_partition:?}: expected about {} each",
+            RECORDS / 6
+        );
+    });
+}
+
 async fn client_through_proxies(cluster: &support::Cluster) -> (Arc<Client>, Vec<Proxy>) {
     let direct = Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap();
     let metadata = direct.refresh_metadata(&[]).await.unwrap();

@@ -29,6 +29,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use bytes::Bytes;
 use tokio::sync::{Notify, Semaphore};
 
 use super::accumulator::{record_size, BatchOutcome, PartitionQueue};
@@ -245,8 +246,29 @@ pub(crate) struct TopicState {
     name: Arc<str>,
     /// The partition count, from metadata.
     partitions: i32,
-    /// The partition null-key records go to until its batch fills (sticky).
+    /// The partition null-key records go to until its batch fills (sticky), in
+    /// `0..partitions`.
     sticky: i32,
+}
+
+impl TopicState {
+    fn new(name: Arc<str>, partitions: i32) -> Self {
+        Self { name, partitions, sticky: 0 }
+    }
+
+    /// The partition for a record with `key`: the Java client's key partitioner, or the sticky
+    /// partition for a null key.
+    fn partition_for(&self, key: Option<&Bytes>) -> i32 {
+        key.and_then(|key| partition_for_key(key, self.partitions)).unwrap_or(self.sticky)
+    }
+
+    /// `filled`'s open batch just became full: null-key records move on to the next partition
+    /// if they were going there (round robin, so every partition gets its share of batches).
+    fn batch_filled(&mut self, filled: i32) {
+        if self.sticky == filled {
+            self.sticky = (filled + 1) % self.partitions;
+        }
+    }
 }
 
 /// An asynchronous, batching, idempotent-by-default producer over a shared [`Client`].
@@ -297,10 +319,10 @@ impl Producer {
             if let Ok(permit) = self.shared.memory.try_acquire_many(permits) {
                 permit.forget();
                 let state = lock(&self.shared.state);
-                let tp = state.topics.get(topic).map(|t| {
-                    let partition = record.key.as_ref().and_then(|key| partition_for_key(key, t.partitions));
-                    TopicPartition::new(Arc::clone(&t.name), partition.unwrap_or(t.sticky % t.partitions))
-                });
+                let tp = state
+                    .topics
+                    .get(topic)
+                    .map(|t| TopicPartition::new(Arc::clone(&t.name), t.partition_for(record.key.as_ref())));
                 match tp {
                     Some(tp) => return self.append(state, tp, &record, size),
                     None => {
@@ -312,14 +334,12 @@ impl Producer {
         }
         let known = {
             let state = lock(&self.shared.state);
-            state.topics.get(topic).map(|t| (Arc::clone(&t.name), t.partitions, t.sticky))
+            state.topics.get(topic).map(|t| (Arc::clone(&t.name), t.partition_for(record.key.as_ref())))
         };
-        let (name, count, sticky) = match known {
+        let (name, partition) = match known {
             Some(known) => known,
-            None => self.learn_topic(topic).await?,
+            None => self.learn_topic(topic, record.key.as_ref()).await?,
         };
-        let partition = record.key.as_ref().and_then(|key| partition_for_key(key, count));
-        let partition = partition.unwrap_or(sticky % count);
         self.send_to(TopicPartition::new(name, partition), record).await
     }
 
@@ -414,9 +434,7 @@ impl Producer {
             *unfinished += opened;
             if full {
                 if let Some(topic) = topics.get_mut(&*tp.topic) {
-                    if topic.sticky == tp.partition {
-                        topic.sticky = topic.sticky.wrapping_add(1) & i32::MAX;
-                    }
+                    topic.batch_filled(tp.partition);
                 }
             }
             (outcome, index, was_idle || full)
@@ -469,10 +487,10 @@ impl Producer {
         state_open(&lock(&self.shared.state))
     }
 
-    /// The topic's shared name, partition count and sticky partition, from metadata asked for
-    /// once per topic; a metadata request that fails in a way a retry can help is retried
+    /// The topic's shared name and the partition for a record with `key`, from metadata asked
+    /// for once per topic; a metadata request that fails in a way a retry can help is retried
     /// until `delivery_timeout`.
-    async fn learn_topic(&self, topic: &str) -> Result<(Arc<str>, i32, i32), ClientError> {
+    async fn learn_topic(&self, topic: &str, key: Option<&Bytes>) -> Result<(Arc<str>, i32), ClientError> {
         let deadline = deadline_after(self.shared.config.delivery_timeout);
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
         let metadata = loop {
@@ -492,12 +510,9 @@ impl Producer {
         };
         let count = metadata.partition_count(topic)?;
         let mut state = lock(&self.shared.state);
-        let known = state.topics.entry(topic.to_owned()).or_insert_with(|| TopicState {
-            name: Arc::from(topic),
-            partitions: count,
-            sticky: 0,
-        });
-        Ok((Arc::clone(&known.name), known.partitions, known.sticky))
+        let known =
+            state.topics.entry(topic.to_owned()).or_insert_with(|| TopicState::new(Arc::from(topic), count));
+        Ok((Arc::clone(&known.name), known.partition_for(key)))
     }
 }
 
@@ -526,4 +541,44 @@ pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Null-key records over 6 partitions, each batch filling in turn: every partition gets the
+    /// same share, round after round (the sticky partition once stuck on partition 0 after the
+    /// first round, sending nearly everything there).
+    #[test]
+    fn null_key_batches_go_round_every_partition() {
+        let mut topic = TopicState::new(Arc::from("t"), 6);
+        let mut batches = [0_u32; 6];
+        for _ in 0..600 {
+            let partition = topic.partition_for(None);
+            batches[usize::try_from(partition).unwrap()] += 1;
+            topic.batch_filled(partition);
+        }
+        assert_eq!(batches, [100; 6]);
+    }
+
+    #[test]
+    fn a_full_batch_of_a_keyed_partition_leaves_the_sticky_one_alone() {
+        let mut topic = TopicState::new(Arc::from("t"), 3);
+        topic.batch_filled(2);
+        assert_eq!(topic.partition_for(None), 0);
+        topic.batch_filled(0);
+        topic.batch_filled(2);
+        assert_eq!(topic.partition_for(None), 1);
+        let key = Bytes::from_static(b"key-2");
+        assert_eq!(topic.partition_for(Some(&key)), 2, "a key's partition is the Java partitioner's");
+    }
+
+    #[test]
+    fn one_partition_stays_sticky_on_it() {
+        let mut topic = TopicState::new(Arc::from("t"), 1);
+        topic.batch_filled(0);
+        topic.batch_filled(0);
+        assert_eq!(topic.partition_for(None), 0);
+    }
 }
