@@ -78,7 +78,6 @@ fn java_read_committed(cluster: &support::Cluster, topic: &str, expect: usize) -
     read
 }
 
-/// The values kcat reads at `isolation` to the end of the log.
 /// Asserts that the Java read_committed consumer, and kcat at each of `kcat_isolations`, read
 /// exactly `expected` (in any order) from `topic`.
 fn assert_read_exactly(
@@ -96,6 +95,7 @@ fn assert_read_exactly(
     }
 }
 
+/// The values kcat reads at `isolation` to the end of the log.
 fn kcat_read(cluster: &support::Cluster, topic: &str, isolation: &str) -> Option<Vec<String>> {
     let level = format!("isolation.level={isolation}");
     match Command::new("kcat")
@@ -901,6 +901,20 @@ fn a_producer_follows_transaction_version_downgraded_to_1_and_upgraded_to_2_betw
 /// one read. Kafka 4.1 only: the 3.9 broker is one broker, coordinator and leader at once.
 #[test]
 fn records_for_an_unreachable_leader_fail_as_aborted_when_the_transaction_aborts_on_transactions_v2() {
+    abort_with_unreachable_leader(false);
+}
+
+/// As above, but a first `abort_transaction` is dropped while it waits for the unreachable
+/// leader (a 300 ms timeout around it): the transaction stays open and usable — a record sent
+/// then to a reachable leader is written, not failed as aborted — and a second abort ends it
+/// all: the unreachable leader's records fail as aborted, the written record is not read by a
+/// read_committed consumer.
+#[test]
+fn an_abort_dropped_while_waiting_for_an_unreachable_leader_leaves_the_transaction_open_on_transactions_v2() {
+    abort_with_unreachable_leader(true);
+}
+
+fn abort_with_unreachable_leader(drop_a_first_abort: bool) {
     let Some((cluster, _feature)) = cluster_of(Target::Kafka41) else { return };
     support::multi_thread_runtime().block_on(async {
         let id = support::unique("txn-abort-unreachable");
@@ -952,6 +966,16 @@ fn records_for_an_unreachable_leader_fail_as_aborted_when_the_transaction_aborts
         }
         // The sender takes them; the abort comes while they wait for the silent leader.
         tokio::time::sleep(Duration::from_millis(500)).await;
+        let reachable_tp = TopicPartition::new(topic.as_str(), reachable);
+        if drop_a_first_abort {
+            let dropped =
+                tokio::time::timeout(Duration::from_millis(300), producer.abort_transaction()).await;
+            assert!(dropped.is_err(), "the first abort did not wait for the silent leader: {dropped:?}");
+            let record = ProduceRecord::new(None, Some(Bytes::from_static(b"between-the-aborts")));
+            let delivery = producer.send_to(reachable_tp.clone(), record).await.unwrap();
+            let result = tokio::time::timeout(TIMEOUT, delivery.wait()).await.expect("a delivery result");
+            assert!(result.is_ok(), "a record sent after the dropped abort: {result:?}");
+        }
         let started = std::time::Instant::now();
         producer.abort_transaction().await.unwrap();
         let took = started.elapsed();
@@ -965,21 +989,23 @@ fn records_for_an_unreachable_leader_fail_as_aborted_when_the_transaction_aborts
         assert!(took < Duration::from_secs(10), "the abort waited {took:?} for records that cannot be sent");
         {
             let seen = seen.lock().unwrap();
-            assert_eq!(seen.count(ApiKey::PRODUCE), 0, "{:?}", seen.requests);
+            let produced = usize::from(drop_a_first_abort);
+            assert_eq!(seen.count(ApiKey::PRODUCE), produced, "{:?}", seen.requests);
             assert_eq!(seen.count(ApiKey::END_TXN), 1, "{:?}", seen.requests);
         }
         let after = producer.producer_id_and_epoch().unwrap();
         assert_eq!(after, (before.0, before.1 + 1), "the epoch the abort's EndTxn gave");
 
         producer.begin_transaction().await.unwrap();
-        let tp = TopicPartition::new(topic.as_str(), reachable);
         for i in 0..10 {
             let record = ProduceRecord::new(None, Some(Bytes::from(format!("after-{i}"))));
-            producer.send_to(tp.clone(), record).await.unwrap();
+            producer.send_to(reachable_tp.clone(), record).await.unwrap();
         }
         producer.commit_transaction().await.unwrap();
         producer.close().await;
         seen.lock().unwrap().assert_protocol(Target::Kafka41, false);
-        assert_read_exactly(&cluster, &topic, values("after", 10), &["read_uncommitted"]);
+        // The record written between the aborts is in the log, aborted: read_uncommitted sees it.
+        let isolation: &[&str] = if drop_a_first_abort { &["read_committed"] } else { &["read_uncommitted"] };
+        assert_read_exactly(&cluster, &topic, values("after", 10), isolation);
     });
 }

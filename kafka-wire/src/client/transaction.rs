@@ -66,8 +66,28 @@ pub(crate) struct Transactions {
     batch_sent: AtomicBool,
     /// `abort_transaction` is waiting for the batches in flight: a batch that comes back to
     /// be retried is failed as aborted by the sender (as the Java sender aborts undrained
-    /// batches while aborting), not sent again until `delivery_timeout`.
+    /// batches while aborting), not sent again until `delivery_timeout`. Raised only through
+    /// [`AbortingFlag`], which lowers it again even when the abort is dropped mid-flush.
     aborting: AtomicBool,
+}
+
+/// Holds `Transactions::aborting` raised while `abort_transaction` waits for the batches in
+/// flight, and lowers it when dropped: at the end of the wait, or when the caller drops the
+/// abort's future (a timeout around it). The transaction is then still open, as it was before
+/// the abort began, and its later sends go out instead of failing as aborted.
+struct AbortingFlag<'a>(&'a AtomicBool);
+
+impl<'a> AbortingFlag<'a> {
+    fn raise(flag: &'a AtomicBool) -> Self {
+        flag.store(true, Ordering::Release);
+        Self(flag)
+    }
+}
+
+impl Drop for AbortingFlag<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -797,14 +817,14 @@ impl Producer {
                 return Err(txns.invalid("abort_transaction outside a transaction"))
             }
         }
-        txns.aborting.store(true, Ordering::Release);
+        let aborting = AbortingFlag::raise(&txns.aborting);
         {
             let mut state = lock(&shared.state);
             fail_queued_as_aborted(shared, &mut state, &txns.id);
             state.txn_pending.clear();
         }
         self.flush().await;
-        txns.aborting.store(false, Ordering::Release);
+        drop(aborting);
         lock(&shared.state).txn_failure = None;
         self.end_transaction(txns, &mut txn, false).await?;
         let bump = {
