@@ -54,6 +54,19 @@ async fn wait_for_markers(client: &Client, topic: &str) {
 }
 
 /// Every value of `topic` read at `isolation`, per partition in offset order.
+/// Asserts that `group` has committed `end` for every input partition (the input's ends).
+async fn assert_committed_ends(client: &Client, group: &str, end: i64) {
+    let offsets = client
+        .committed_offsets(group, None, Duration::from_secs(30))
+        .await
+        .expect("offsets")
+        .complete()
+        .expect("every partition");
+    let offsets: BTreeMap<i32, i64> = offsets.iter().map(|(tp, c)| (tp.partition, c.offset)).collect();
+    let ends: BTreeMap<i32, i64> = (0..PARTITIONS).map(|p| (p, end)).collect();
+    assert_eq!(offsets, ends, "the group's committed offsets are the input's ends");
+}
+
 async fn read_all(client: &Client, topic: &str, isolation: Isolation) -> BTreeMap<i32, Vec<String>> {
     let options = FetchOptions { isolation, ..FetchOptions::default() };
     let ranges: Vec<FetchRange> =
@@ -114,15 +127,7 @@ async fn sigkilled_ten_times_the_pipe_outputs_every_input_record_exactly_once_wi
             "output partition {p} read read_committed: every input record once, in order"
         );
     }
-    let offsets = client
-        .committed_offsets(&group, None, Duration::from_secs(30))
-        .await
-        .expect("offsets")
-        .complete()
-        .expect("every partition");
-    let offsets: BTreeMap<i32, i64> = offsets.iter().map(|(tp, c)| (tp.partition, c.offset)).collect();
-    let ends: BTreeMap<i32, i64> = (0..PARTITIONS).map(|p| (p, PER_PARTITION as i64)).collect();
-    assert_eq!(offsets, ends, "the group's committed offsets are the input's ends");
+    assert_committed_ends(&client, &group, PER_PARTITION as i64).await;
 
     let uncommitted = read_all(&client, &output, Isolation::ReadUncommitted).await;
     let aborted: usize =
@@ -283,13 +288,5 @@ async fn a_pipe_killed_mid_batch_after_reading_ahead_copies_that_batch_again_and
             "partition {p}: aborted output outside {in_progress:?}: {aborted:?}"
         );
     }
-    let offsets = client
-        .committed_offsets(&group, None, Duration::from_secs(30))
-        .await
-        .expect("offsets")
-        .complete()
-        .expect("every partition");
-    let offsets: BTreeMap<i32, i64> = offsets.iter().map(|(tp, c)| (tp.partition, c.offset)).collect();
-    let ends: BTreeMap<i32, i64> = (0..PARTITIONS).map(|p| (p, RECORDS as i64)).collect();
-    assert_eq!(offsets, ends, "the group's committed offsets are the input's ends");
+    assert_committed_ends(&client, &group, RECORDS as i64).await;
 }
