@@ -322,12 +322,12 @@ impl PartitionQueue {
         expired
     }
 
-    /// Batches buffered (open or closed), not counting those in flight.
     /// Batches closed to more records (full, or waiting to be retried), not yet in flight.
     pub(crate) fn closed_batches(&self) -> usize {
         self.ready.len()
     }
 
+    /// Batches buffered (open or closed), not counting those in flight.
     pub(crate) fn batches(&self) -> usize {
         usize::from(self.open.is_some()) + self.ready.len()
     }
