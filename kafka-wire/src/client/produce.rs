@@ -206,8 +206,8 @@ impl Client {
                 let conn = self.connection(&target.broker).await?;
                 let version = conn.versions.choose(&produce::SPEC, &target.broker)?;
                 super::kafka_release::PRODUCE_RECORD_BATCHES.check(version, &target.broker)?;
-                let ids = topic_ids(self);
                 let tps: Vec<TopicPartition> = batch.into_iter().map(|(tp, _)| tp).collect();
+                let ids = topic_ids_of(self, tps.iter().map(|tp| &*tp.topic));
                 let request = build_request(&tps, encoded, &ids, acks, timeout_ms);
                 if acks == Acks::NoResponse {
                     self.send_built_without_response(&target.broker, |_| request).await?;
