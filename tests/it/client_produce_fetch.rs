@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_wire::client::{
     partition_for_key, Acks, Client, ClientConfig, ClientError, FetchOptions, FetchRange, FetchedPartition,
-    Isolation, NewTopic, ProduceOptions, ProduceRecord, TopicPartition,
+    Isolation, LogRange, NewTopic, ProduceOptions, ProduceRecord, TopicPartition,
 };
 use kafka_wire::protocol::records::{Compression, Header};
 
@@ -198,6 +199,72 @@ fn an_exact_range_returns_exactly_its_offsets_when_the_log_has_more() {
         assert_eq!(tail.next_offset, 50);
         // An empty range sends nothing and returns nothing.
         assert!(fetch_one(&client, &p1, 7, 7, &FetchOptions::default()).await.records.is_empty());
+    });
+}
+
+/// `log_ranges` asks three ListOffsets per leader (earliest, latest, latest under
+/// read_committed): one query per request, answered at different moments. While records are
+/// written between the answers, each range is still `log_start <= last_stable <=
+/// high_watermark` and no end goes back. (A high watermark answered before a write and a last
+/// stable offset answered after it made `kwire plan` skip the partition as an inconsistent log
+/// view, and the Spark batch loop then committed a round without it.)
+#[test]
+fn log_ranges_read_while_records_are_written_are_ordered_and_never_go_back() {
+    const ROUNDS: usize = 300;
+    let Some(cluster) = support::cluster() else { return };
+    runtime().block_on(async {
+        let client = client(&cluster).await;
+        // The writer has connections of its own, as another application's producer would: its
+        // writes land between the reader's requests to the same leader.
+        let writer = self::client(&cluster).await;
+        let topic = new_topic(&client, "moving-ranges", 6).await;
+        let tps: Vec<TopicPartition> = (0..6).map(|p| TopicPartition::new(topic.as_str(), p)).collect();
+        let reading = AtomicBool::new(true);
+        let write = async {
+            let mut rounds = 0;
+            while reading.load(Ordering::Relaxed) {
+                let batches = tps
+                    .iter()
+                    .map(|tp| (tp.clone(), vec![ProduceRecord::new(None, Some(text("v")))]))
+                    .collect();
+                for (tp, result) in writer.produce_batches(batches, &ProduceOptions::default()).await {
+                    result.unwrap_or_else(|e| panic!("produce to {tp}: {e}"));
+                }
+                rounds += 1;
+            }
+            rounds
+        };
+        let read = async {
+            let mut last: BTreeMap<TopicPartition, LogRange> = BTreeMap::new();
+            for round in 0..ROUNDS {
+                let ranges = client.log_ranges(&tps, TIMEOUT).await;
+                for tp in &tps {
+                    let range = *ranges[tp].as_ref().unwrap_or_else(|e| panic!("{tp}: {e}"));
+                    assert!(
+                        0 <= range.log_start
+                            && range.log_start <= range.last_stable
+                            && range.last_stable <= range.high_watermark,
+                        "round {round}: {tp}: {range:?}"
+                    );
+                    if let Some(before) = last.get(tp) {
+                        assert!(
+                            range.high_watermark >= before.high_watermark
+                                && range.last_stable >= before.last_stable,
+                            "round {round}: {tp} went back: {before:?} -> {range:?}"
+                        );
+                    }
+                    last.insert(tp.clone(), range);
+                }
+            }
+            reading.store(false, Ordering::Relaxed);
+            last
+        };
+        let (writes, last) = tokio::join!(write, read);
+        // The ranges were read while the log moved: every partition got records meanwhile.
+        assert!(writes > 10, "only {writes} rounds of writes while reading");
+        for (tp, range) in &last {
+            assert!(range.high_watermark > 0, "{tp}: {range:?}");
+        }
     });
 }
 

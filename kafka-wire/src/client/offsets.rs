@@ -76,6 +76,24 @@ pub struct LogBounds {
     pub high_watermark: i64,
 }
 
+/// `log_start <= last_stable <= high_watermark` from answers the leader gave at different
+/// moments (one ListOffsets request per query, and producers write in between). The high
+/// watermark and the last stable offset only grow, so answers can cross: a high watermark
+/// answered before records were replicated lies below a last stable offset answered after
+/// them, and a log start answered after retention moved it can lie past a high watermark
+/// answered before. Then `last_stable` is lowered to `high_watermark` (both were readable
+/// ends when the later answer came) and `high_watermark` raised to `log_start` (the log's high
+/// watermark is never below its start); a last stable offset below the log start becomes the
+/// log start (nothing readable under read_committed). The result claims no offset readable
+/// that was not, and a plan built on it sees a log instead of refusing the partition as
+/// inconsistent. `last_stable` is `None` for a broker without transactions (it is then the
+/// high watermark). Returns `(log_start, last_stable, high_watermark)`.
+fn consistent(log_start: i64, last_stable: Option<i64>, high_watermark: i64) -> (i64, i64, i64) {
+    let high_watermark = high_watermark.max(log_start);
+    let last_stable = last_stable.unwrap_or(high_watermark).clamp(log_start, high_watermark);
+    (log_start, last_stable, high_watermark)
+}
+
 impl Client {
     /// Asks each partition's leader for `query`, one ListOffsets request per leader broker,
     /// in parallel; one result per partition.
@@ -191,10 +209,11 @@ impl Client {
                         message: format!("no earliest or latest offset for {tp}"),
                     });
                 };
+                let (log_start, last_stable, high_watermark) = consistent(log_start, lso, high_watermark);
                 Ok(LogRange {
                     log_start,
                     high_watermark,
-                    last_stable: lso.unwrap_or(high_watermark),
+                    last_stable,
                     leader_epoch: end.leader_epoch,
                     leader,
                 })
@@ -226,7 +245,10 @@ impl Client {
             let bounds = start.and_then(|start| {
                 let end = end?;
                 match (start.offset, end.offset) {
-                    (Some(log_start), Some(high_watermark)) => Ok(LogBounds { log_start, high_watermark }),
+                    (Some(log_start), Some(high_watermark)) => {
+                        let (log_start, _, high_watermark) = consistent(log_start, None, high_watermark);
+                        Ok(LogBounds { log_start, high_watermark })
+                    }
                     _ => Err(ClientError::Protocol {
                         broker: super::error::BrokerRef { node_id: None, addr: "leader".to_owned() },
                         message: format!("no earliest or latest offset for {tp}"),
@@ -342,5 +364,42 @@ mod tests {
                 (TopicPartition::new("b", 0), Err(ErrorCode::TOPIC_AUTHORIZATION_FAILED)),
             ]
         );
+    }
+
+    #[test]
+    fn answers_that_agree_are_kept() {
+        assert_eq!(consistent(10, Some(15), 20), (10, 15, 20));
+        assert_eq!(consistent(10, None, 20), (10, 20, 20));
+        assert_eq!(consistent(0, Some(0), 0), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_last_stable_offset_answered_after_more_records_were_replicated_is_lowered_to_the_high_watermark() {
+        // Latest (high watermark) answered 1014; 30 records replicated; read_committed answered 1044.
+        assert_eq!(consistent(0, Some(1044), 1014), (0, 1014, 1014));
+    }
+
+    #[test]
+    fn a_log_start_answered_after_retention_passed_the_high_watermark_answer_raises_it() {
+        assert_eq!(consistent(500, Some(300), 300), (500, 500, 500));
+        assert_eq!(consistent(500, None, 300), (500, 500, 500));
+    }
+
+    #[test]
+    fn a_last_stable_offset_below_the_log_start_becomes_the_log_start() {
+        assert_eq!(consistent(500, Some(400), 900), (500, 500, 900));
+    }
+
+    proptest::proptest! {
+        /// Any three answers give `0 <= log_start <= last_stable <= high_watermark`, never a
+        /// readable end past what was answered for it.
+        #[test]
+        fn any_answers_give_an_ordered_range(start in 0i64..1_000, lso in proptest::option::of(0i64..1_000), hw in 0i64..1_000) {
+            let (s, l, h) = consistent(start, lso, hw);
+            proptest::prop_assert!(0 <= s && s <= l && l <= h);
+            proptest::prop_assert_eq!(s, start);
+            proptest::prop_assert!(h == hw.max(start));
+            proptest::prop_assert!(l <= lso.unwrap_or(h).max(start));
+        }
     }
 }
