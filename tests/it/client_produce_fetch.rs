@@ -282,10 +282,12 @@ fn records_sent_with_acks_zero_arrive_and_the_connection_stays_usable() {
                 .await;
             assert_eq!(produced.unwrap().base_offset, None);
         }
-        // Then acks=1 on the same connection: its response must be matched to its own request.
-        let leader = ProduceOptions { acks: Acks::Leader, ..ProduceOptions::default() };
+        // Then acks=all on the same connection: its response must be matched to its own request.
+        // (acks=all, not 1: the fetch below reads up to the high watermark, which an acks=1
+        // answer may precede on a busy cluster.)
+        let all = ProduceOptions { acks: Acks::All, ..ProduceOptions::default() };
         let produced =
-            client.produce(&topic, 0, vec![ProduceRecord::new(None, Some(text("acked")))], &leader).await;
+            client.produce(&topic, 0, vec![ProduceRecord::new(None, Some(text("acked")))], &all).await;
         assert_eq!(produced.unwrap().base_offset, Some(3));
         let got = fetch_one(&client, &tp, 0, 4, &FetchOptions::default()).await;
         let values: Vec<&[u8]> = got.records.iter().map(|r| r.value.as_deref().unwrap()).collect();
