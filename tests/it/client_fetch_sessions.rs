@@ -120,3 +120,65 @@ fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then
     );
     assert!(epochs.iter().all(|&e| e >= 0), "a sessionless fetch: {epochs:?}");
 }
+
+/// A topic whose ranges end first is forgotten in the session while the other is still read
+/// (Fetch v13+ names it by topic id): the forgotten partitions carry the id the session was
+/// given for that topic, never a missing or zero one, and both topics arrive whole.
+#[test]
+fn a_topic_whose_ranges_end_first_is_forgotten_by_the_id_its_session_knows() {
+    const LONG: i64 = 1_000;
+    const SHORT: i64 = 3;
+    let Some(cluster) = support::cluster() else { return };
+    let (long, short) = (support::unique("fetch-long"), support::unique("fetch-short"));
+    let runtime = crate::support::runtime();
+    let sent: Arc<Mutex<Vec<String>>> = Arc::default();
+    let client = runtime.block_on(async {
+        let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
+        let sink = Arc::clone(&sent);
+        config.trace = Some(Arc::new(move |event| {
+            if event.direction == Direction::Request && event.api == ApiKey::FETCH {
+                sink.lock().unwrap().push(format!("{:?}", event.decoded));
+            }
+        }));
+        let client = Client::connect(config).await.unwrap();
+        let created =
+            client.create_topics(&[NewTopic::new(&long, 3, 1), NewTopic::new(&short, 3, 1)], TIMEOUT).await;
+        for name in [&long, &short] {
+            created[name].as_ref().unwrap_or_else(|e| panic!("create {name}: {e}"));
+        }
+        client
+    });
+    support::produce_with_kafka(&cluster, &long, 3 * LONG as u32, 100);
+    support::produce_with_kafka(&cluster, &short, 3 * SHORT as u32, 100);
+    let short_id = runtime.block_on(async {
+        let metadata = client.refresh_metadata(std::slice::from_ref(&short)).await.unwrap();
+        metadata.topic(&short).and_then(|t| t.topic_id).expect("Kafka 4 gives every topic an id")
+    });
+    // A range that ends where its log ends, per partition: every partition of `short` is done
+    // after its first answer, `long`'s take many 16 KiB responses.
+    let mut ranges = Vec::new();
+    for p in 0..3 {
+        ranges.push(FetchRange::new(TopicPartition::new(long.as_str(), p), 0, LONG));
+        ranges.push(FetchRange::new(TopicPartition::new(short.as_str(), p), 0, SHORT));
+    }
+    let options = FetchOptions { max_bytes: 16 * 1024, timeout: TIMEOUT, ..FetchOptions::default() };
+    let fetched = runtime.block_on(client.fetch_range(&ranges, &options));
+    for (tp, result) in &fetched {
+        let want = if *tp.topic == *long { LONG } else { SHORT };
+        let part = result.as_ref().unwrap_or_else(|e| panic!("{tp}: {e}"));
+        assert_eq!(part.records.iter().map(|r| r.offset).collect::<Vec<_>>(), (0..want).collect::<Vec<_>>());
+    }
+    let sent = sent.lock().unwrap().clone();
+    let forgetting: Vec<&String> =
+        sent.iter().filter(|r| r.contains("forgotten_topics_data: Some([ForgottenTopic")).collect();
+    let forgotten: Vec<&str> =
+        forgetting.iter().map(|r| &r[r.find("forgotten_topics_data").unwrap()..]).collect();
+    let named = format!("topic_id: Some({short_id:?})");
+    assert!(
+        forgotten.iter().any(|f| f.contains(&named)),
+        "no Fetch forgot {short} by its id: {forgotten:#?}"
+    );
+    for f in forgotten {
+        assert!(!f.contains("topic_id: None") && !f.contains("AAAAAAAAAAAAAAAAAAAAAA"), "{f}");
+    }
+}

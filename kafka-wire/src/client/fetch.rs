@@ -24,7 +24,7 @@ use super::deadline::deadline_after;
 use super::error::{BrokerRef, ClientError};
 use super::fetch_session::{FetchSession, PartitionFetch, SessionRequest};
 use super::metadata::{ClusterMetadata, PartitionInfo};
-use super::produce::{topic_ids, topic_name};
+use super::produce::{topic_ids_of, topic_name};
 use super::router::{LeaderAnswer, LeaderBatch, PartitionResults, TopicPartition};
 use crate::protocol::messages::fetch::{self, AbortedTransaction, READ_COMMITTED, READ_UNCOMMITTED};
 use crate::protocol::messages::{
@@ -366,8 +366,8 @@ impl Client {
             self.fetch_target(tp, partition, metadata)
         };
         self.route_to(api, partitions, timeout, choose, |target, batch| async move {
-            let ids = topic_ids(self);
             let wanted = wanted_in_order(&batch, requested);
+            let mut ids = topic_ids_of(self, wanted.iter().map(|(tp, _)| &*tp.topic));
             let addr = target.broker.addr.clone();
             let node = target.broker.node_id;
             let rack_allowed =
@@ -378,6 +378,7 @@ impl Client {
                 session = FetchSession::default();
             }
             let plan = session.next_request(&wanted);
+            session.add_forgotten_ids(&plan, &mut ids);
             // Not given back on an error: the broker may or may not have applied the epoch, so
             // the next request starts a new session.
             let sent = self

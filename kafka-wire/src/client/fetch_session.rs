@@ -89,6 +89,19 @@ impl FetchSession {
         }
     }
 
+    /// Adds to `ids` the id this session was given for each topic `request` forgets that
+    /// `ids` lacks: a topic no longer read is named by the id the broker's session knows it by
+    /// (Fetch v13+), which no lookup of the wanted topics gives.
+    pub(crate) fn add_forgotten_ids(&self, request: &SessionRequest, ids: &mut HashMap<String, Uuid>) {
+        for tp in &request.forget {
+            if !ids.contains_key(&*tp.topic) {
+                if let Some(id) = self.topic_ids.get(&*tp.topic) {
+                    ids.insert(tp.topic.to_string(), *id);
+                }
+            }
+        }
+    }
+
     /// The next request for `wanted` (each partition once): full without a session,
     /// otherwise only what changed, and the session's other partitions forgotten.
     pub(crate) fn next_request(&self, wanted: &[(TopicPartition, PartitionFetch)]) -> SessionRequest {
@@ -195,5 +208,26 @@ mod tests {
         assert_eq!(last.session_epoch, i32::MAX);
         s.answered(&last, 11);
         assert_eq!(s.next_request(&[at(0, 5)]).session_epoch, 1);
+    }
+
+    #[test]
+    fn a_forgotten_topic_is_named_by_the_id_the_session_was_given() {
+        let other = |p: i32| {
+            (
+                TopicPartition::new("u", p),
+                PartitionFetch { fetch_offset: 0, max_bytes: 1024, leader_epoch: None },
+            )
+        };
+        let (t_id, u_id) = (Uuid([1; 16]), Uuid([2; 16]));
+        let mut s = FetchSession::default();
+        let first = s.next_request(&[at(0, 5), other(0)]);
+        s.answered(&first, 7);
+        s.remember_ids(&first, &HashMap::from([("t".to_owned(), t_id), ("u".to_owned(), u_id)]));
+        // The next round reads only `t`: the lookup of the wanted topics knows only `t`.
+        let second = s.next_request(&[at(0, 6)]);
+        assert_eq!(second.forget, [TopicPartition::new("u", 0)]);
+        let mut ids = HashMap::from([("t".to_owned(), t_id)]);
+        s.add_forgotten_ids(&second, &mut ids);
+        assert_eq!(ids, HashMap::from([("t".to_owned(), t_id), ("u".to_owned(), u_id)]));
     }
 }

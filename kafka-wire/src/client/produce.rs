@@ -304,22 +304,24 @@ fn encode_batch(
         .map_err(|source| ClientError::RecordEncode { context: tp.to_string(), source })
 }
 
-/// Topic ids by name from the cached metadata (Produce v13 names topics by id).
-pub(super) fn topic_ids(client: &Client) -> HashMap<String, Uuid> {
-    client
-        .cached_metadata()
-        .map(|m| m.topics.iter().filter_map(|t| Some((t.name.clone(), t.topic_id?))).collect())
-        .unwrap_or_default()
-}
-
-/// The cached topic ids of `names` only (a producer's request names a few of the cluster's
-/// topics).
+/// The cached topic ids of `names` only (Produce v13 and Fetch v13 name topics by id): a
+/// request names a few of the cluster's topics, each once per partition, and each name is
+/// looked up once.
 pub(super) fn topic_ids_of<'a>(
     client: &Client,
     names: impl IntoIterator<Item = &'a str>,
 ) -> HashMap<String, Uuid> {
-    let Some(metadata) = client.cached_metadata() else { return HashMap::new() };
-    names.into_iter().filter_map(|name| Some((name.to_owned(), metadata.topic(name)?.topic_id?))).collect()
+    let mut ids = HashMap::new();
+    let Some(metadata) = client.cached_metadata() else { return ids };
+    for name in names {
+        if ids.contains_key(name) {
+            continue;
+        }
+        if let Some(id) = metadata.topic(name).and_then(|t| t.topic_id) {
+            ids.insert(name.to_owned(), id);
+        }
+    }
+    ids
 }
 
 /// A response topic's name: given (v0–12) or looked up by id (v13+).
