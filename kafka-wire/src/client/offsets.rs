@@ -394,7 +394,11 @@ mod tests {
         /// Any three answers give `0 <= log_start <= last_stable <= high_watermark`, never a
         /// readable end past what was answered for it.
         #[test]
-        fn any_answers_give_an_ordered_range(start in 0i64..1_000, lso in proptest::option::of(0i64..1_000), hw in 0i64..1_000) {
+        fn any_answers_give_an_ordered_range(
+            start in 0i64..1_000,
+            lso in proptest::option::of(0i64..1_000),
+            hw in 0i64..1_000,
+        ) {
             let (s, l, h) = consistent(start, lso, hw);
             proptest::prop_assert!(0 <= s && s <= l && l <= h);
             proptest::prop_assert_eq!(s, start);
