@@ -25,6 +25,22 @@ struct SentFetch {
     partitions: usize,
 }
 
+/// Every Fetch request a client sent: its broker and the request's `Debug` rendering.
+type SentFetches = Arc<Mutex<Vec<(String, String)>>>;
+
+/// A client that records every Fetch request it sends.
+async fn client_recording_fetches(cluster: &support::Cluster) -> (Client, SentFetches) {
+    let sent: SentFetches = Arc::default();
+    let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
+    let sink = Arc::clone(&sent);
+    config.trace = Some(Arc::new(move |event| {
+        if event.direction == Direction::Request && event.api == ApiKey::FETCH {
+            sink.lock().unwrap().push((event.broker.to_owned(), format!("{:?}", event.decoded)));
+        }
+    }));
+    (Client::connect(config).await.unwrap(), sent)
+}
+
 /// The number after `field: Some(` in a `Debug` rendering.
 fn some_number(text: &str, field: &str) -> Option<i64> {
     let start = text.find(&format!("{field}: Some("))? + field.len() + 7;
@@ -37,24 +53,11 @@ fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then
     let Some(cluster) = support::cluster() else { return };
     let topic = support::unique("fetch-sessions");
     let runtime = crate::support::runtime();
-    let sent: Arc<Mutex<Vec<SentFetch>>> = Arc::default();
-    let client = runtime.block_on(async {
-        let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
-        let sink = Arc::clone(&sent);
-        config.trace = Some(Arc::new(move |event| {
-            if event.direction == Direction::Request && event.api == ApiKey::FETCH {
-                let text = format!("{:?}", event.decoded);
-                sink.lock().unwrap().push(SentFetch {
-                    broker: event.broker.to_owned(),
-                    session_epoch: some_number(&text, "session_epoch").unwrap_or(-1),
-                    partitions: text.matches("FetchPartition {").count(),
-                });
-            }
-        }));
-        let client = Client::connect(config).await.unwrap();
+    let (client, sent) = runtime.block_on(async {
+        let (client, sent) = client_recording_fetches(&cluster).await;
         let created = client.create_topics(&[NewTopic::new(&topic, PARTITIONS, 1)], TIMEOUT).await;
         created[&topic].as_ref().unwrap_or_else(|e| panic!("create {topic}: {e}"));
-        client
+        (client, sent)
     });
     support::produce_with_kafka(&cluster, &topic, (PARTITIONS as u32) * PER_PARTITION as u32, 100);
 
@@ -73,7 +76,16 @@ fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then
         assert!(part.records.iter().all(|r| r.value.as_ref().is_some_and(|v| v.len() == 100)), "{tp}");
     }
 
-    let sent = sent.lock().unwrap().clone();
+    let sent: Vec<SentFetch> = sent
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(broker, text)| SentFetch {
+            broker: broker.clone(),
+            session_epoch: some_number(text, "session_epoch").unwrap_or(-1),
+            partitions: text.matches("FetchPartition {").count(),
+        })
+        .collect();
     let mut full: HashMap<&str, usize> = HashMap::new();
     let mut incremental = 0;
     for f in &sent {
@@ -131,22 +143,14 @@ fn a_topic_whose_ranges_end_first_is_forgotten_by_the_id_its_session_knows() {
     let Some(cluster) = support::cluster() else { return };
     let (long, short) = (support::unique("fetch-long"), support::unique("fetch-short"));
     let runtime = crate::support::runtime();
-    let sent: Arc<Mutex<Vec<String>>> = Arc::default();
-    let client = runtime.block_on(async {
-        let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
-        let sink = Arc::clone(&sent);
-        config.trace = Some(Arc::new(move |event| {
-            if event.direction == Direction::Request && event.api == ApiKey::FETCH {
-                sink.lock().unwrap().push(format!("{:?}", event.decoded));
-            }
-        }));
-        let client = Client::connect(config).await.unwrap();
+    let (client, sent) = runtime.block_on(async {
+        let (client, sent) = client_recording_fetches(&cluster).await;
         let created =
             client.create_topics(&[NewTopic::new(&long, 3, 1), NewTopic::new(&short, 3, 1)], TIMEOUT).await;
         for name in [&long, &short] {
             created[name].as_ref().unwrap_or_else(|e| panic!("create {name}: {e}"));
         }
-        client
+        (client, sent)
     });
     support::produce_with_kafka(&cluster, &long, 3 * LONG as u32, 100);
     support::produce_with_kafka(&cluster, &short, 3 * SHORT as u32, 100);
@@ -168,7 +172,7 @@ fn a_topic_whose_ranges_end_first_is_forgotten_by_the_id_its_session_knows() {
         let part = result.as_ref().unwrap_or_else(|e| panic!("{tp}: {e}"));
         assert_eq!(part.records.iter().map(|r| r.offset).collect::<Vec<_>>(), (0..want).collect::<Vec<_>>());
     }
-    let sent = sent.lock().unwrap().clone();
+    let sent: Vec<String> = sent.lock().unwrap().iter().map(|(_, text)| text.clone()).collect();
     let forgetting: Vec<&String> =
         sent.iter().filter(|r| r.contains("forgotten_topics_data: Some([ForgottenTopic")).collect();
     let forgotten: Vec<&str> =
