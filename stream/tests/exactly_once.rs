@@ -53,7 +53,6 @@ async fn wait_for_markers(client: &Client, topic: &str) {
     }
 }
 
-/// Every value of `topic` read at `isolation`, per partition in offset order.
 /// Asserts that `group` has committed `end` for every input partition (the input's ends).
 async fn assert_committed_ends(client: &Client, group: &str, end: i64) {
     let offsets = client
@@ -67,6 +66,7 @@ async fn assert_committed_ends(client: &Client, group: &str, end: i64) {
     assert_eq!(offsets, ends, "the group's committed offsets are the input's ends");
 }
 
+/// Every value of `topic` read at `isolation`, per partition in offset order.
 async fn read_all(client: &Client, topic: &str, isolation: Isolation) -> BTreeMap<i32, Vec<String>> {
     let options = FetchOptions { isolation, ..FetchOptions::default() };
     let ranges: Vec<FetchRange> =
