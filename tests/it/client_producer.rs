@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_wire::client::{
-    Client, ClientConfig, ClientError, FetchOptions, FetchRange, ProduceRecord, Producer, ProducerConfig,
-    TopicPartition,
+    Client, ClientConfig, ClientError, Direction, FetchOptions, FetchRange, ProduceRecord, Producer,
+    ProducerConfig, TopicPartition, TraceEvent,
 };
 use kafka_wire::protocol::records::Compression;
+use kafka_wire::protocol::ApiKey;
 
 use crate::support;
 use crate::support::proxy::{Fault, Proxy};
@@ -331,5 +332,61 @@ fn a_full_buffer_makes_send_wait_while_no_broker_answers_and_memory_stays_under_
         assert!(matches!(last, ClientError::DeadlineExceeded { .. }), "{last}");
         producer.flush().await;
         assert_eq!(producer.buffered_bytes(), 0, "failed records give their memory back");
+    });
+}
+
+#[test]
+fn produce_requests_carry_batches_while_they_fit_max_request_size_and_a_larger_record_fails_at_once() {
+    const MAX_REQUEST: usize = 40 * 1024;
+    const RECORDS: usize = 3_000;
+    let Some(cluster) = support::cluster() else { return };
+    support::multi_thread_runtime().block_on(async {
+        // The size of every Produce request frame, as sent.
+        let frames: Arc<std::sync::Mutex<Vec<usize>>> = Arc::default();
+        let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
+        let sink = Arc::clone(&frames);
+        config.trace = Some(Arc::new(move |event: &TraceEvent<'_>| {
+            if event.direction == Direction::Request && event.api == ApiKey::PRODUCE {
+                sink.lock().unwrap().push(event.frame.len());
+            }
+        }));
+        let client = Arc::new(Client::connect(config).await.unwrap());
+        // Four partitions per broker, batches of 16 KiB lingering long enough to pile up: one
+        // request per broker would hold about 64 KiB of them.
+        let topic = support::new_topic_with_leaders(&client, "producer-request-size", 12).await;
+        let config = ProducerConfig {
+            batch_size: 16 * 1024,
+            linger: Duration::from_millis(50),
+            max_request_size: MAX_REQUEST,
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::new(Arc::clone(&client), config).unwrap();
+
+        let too_large = ProduceRecord::new(None, Some(Bytes::from(vec![b'x'; MAX_REQUEST])));
+        let e = producer.send(&topic, too_large).await.unwrap_err();
+        assert!(e.to_string().contains("larger than max_request_size (40960 bytes)"), "{e}");
+
+        let value = "v".repeat(1000);
+        let mut deliveries = Vec::with_capacity(RECORDS);
+        for i in 0..RECORDS {
+            let record = ProduceRecord::new(
+                Some(Bytes::from(format!("k{i}"))),
+                Some(Bytes::from(format!("{i:05}{value}"))),
+            );
+            deliveries.push(producer.send(&topic, record).await.unwrap());
+        }
+        producer.flush().await;
+        for d in deliveries {
+            d.wait().await.unwrap();
+        }
+        let read = read_back(&client, &topic, 12).await;
+        assert_eq!(read.values().map(Vec::len).sum::<usize>(), RECORDS);
+        assert_eq!(duplicates(&read), 0);
+
+        let frames = frames.lock().unwrap().clone();
+        // A frame is its batches plus the request's own header and names (well under 1 KiB).
+        let largest = frames.iter().copied().max().unwrap();
+        assert!(largest <= MAX_REQUEST + 1024, "a {largest}-byte Produce request");
+        assert!(frames.iter().any(|f| *f > 17 * 1024), "no request held more than one batch: {frames:?}");
     });
 }

@@ -212,6 +212,12 @@ impl PartitionQueue {
         self.open.as_ref().is_some_and(|b| b.bytes >= batch_size)
     }
 
+    /// Bytes of the batch [`take`](Self::take) would return (its records as charged, and the
+    /// batch header); 0 when there is none.
+    pub(crate) fn next_batch_bytes(&self) -> usize {
+        self.ready.front().or(self.open.as_ref()).map_or(0, |b| b.bytes + BATCH_HEADER)
+    }
+
     fn close_open(&mut self) {
         if let Some(batch) = self.open.take() {
             self.ready.push_back(batch);
@@ -371,6 +377,20 @@ mod tests {
         assert_eq!(q.ready.len(), 1);
         assert_eq!(q.ready[0].record_count(), 3);
         assert!(q.sendable(now, Duration::from_secs(60), 100, false));
+    }
+
+    #[test]
+    fn the_next_batch_bytes_are_those_take_returns_header_included() {
+        let now = Instant::now();
+        let mut q = PartitionQueue::default();
+        assert_eq!(q.next_batch_bytes(), 0);
+        fill(&mut q, 1, 100, now); // one open batch of 31 bytes
+        assert_eq!(q.next_batch_bytes(), 31 + BATCH_HEADER);
+        fill(&mut q, 3, 100, now); // closed: 3 records; open: 1
+        assert_eq!(q.next_batch_bytes(), 3 * 31 + BATCH_HEADER);
+        let taken = q.take(None).unwrap();
+        assert_eq!(taken.bytes + BATCH_HEADER, 3 * 31 + BATCH_HEADER);
+        assert_eq!(q.next_batch_bytes(), 31 + BATCH_HEADER);
     }
 
     #[test]

@@ -65,6 +65,11 @@ pub struct ProducerConfig {
     pub buffer_memory: usize,
     /// Produce requests in flight per broker (5 by default, the most idempotence allows).
     pub max_in_flight: usize,
+    /// Bytes of batches one produce request carries (Java's `max.request.size`, 1 MiB): a
+    /// request to a broker takes batches while they fit, and always at least one. It also
+    /// bounds a record — a larger one fails at once — and keeps requests under the brokers'
+    /// `socket.request.max.bytes`, which closes the connection on a larger one.
+    pub max_request_size: usize,
     /// Write each batch exactly once and in order per partition despite retries (KIP-98); on
     /// by default. Needs `acks` = all and a broker from Kafka 0.11.
     pub idempotence: bool,
@@ -89,6 +94,7 @@ impl Default for ProducerConfig {
             batch_size: 16 * 1024,
             buffer_memory: 32 * 1024 * 1024,
             max_in_flight: 5,
+            max_request_size: 1024 * 1024,
             idempotence: true,
             delivery_timeout: Duration::from_secs(120),
             transactional_id: None,
@@ -109,8 +115,14 @@ impl ProducerConfig {
                 self.max_in_flight
             ));
         }
-        if self.max_in_flight == 0 || self.batch_size == 0 || self.buffer_memory == 0 {
-            return bad("max_in_flight, batch_size and buffer_memory must be positive".into());
+        if self.max_in_flight == 0
+            || self.batch_size == 0
+            || self.buffer_memory == 0
+            || self.max_request_size == 0
+        {
+            return bad(
+                "max_in_flight, batch_size, buffer_memory and max_request_size must be positive".into()
+            );
         }
         if let Some(id) = &self.transactional_id {
             if id.is_empty() {
@@ -219,6 +231,9 @@ pub(crate) struct State {
     pub(crate) bump_epoch: bool,
     /// Produce requests in flight per broker node id.
     pub(crate) in_flight: HashMap<i32, usize>,
+    /// Where in `partitions` the sender's next look for sendable batches starts: it moves on
+    /// by one each time, so partitions left out of a full request are not always the same.
+    pub(crate) drain_start: usize,
     /// Flushes waiting: while any is, open batches are sent without lingering.
     pub(crate) flushing: usize,
     /// No more sends; the sender drains and stops.
@@ -316,7 +331,8 @@ impl Producer {
             // The common case in one lock: a known topic and buffer memory at hand.
             let size = record_size(&record);
             let permits = u32::try_from(size).unwrap_or(u32::MAX);
-            if let Ok(permit) = self.shared.memory.try_acquire_many(permits) {
+            let fits = size <= self.shared.config.max_request_size;
+            if let Some(permit) = fits.then(|| self.shared.memory.try_acquire_many(permits).ok()).flatten() {
                 permit.forget();
                 let state = lock(&self.shared.state);
                 let tp = state
@@ -344,7 +360,8 @@ impl Producer {
     }
 
     /// Puts `record` on partition `tp`. Waits while the buffer is full; fails when the
-    /// producer is closed or failed, or the record alone is larger than `buffer_memory`. A
+    /// producer is closed or failed, or the record alone is larger than `buffer_memory` or
+    /// `max_request_size`. A
     /// transactional producer fails outside a transaction; a partition new to the transaction
     /// is added to it by the sender, with the others new by then, before its first batch.
     pub async fn send_to(
@@ -357,14 +374,15 @@ impl Producer {
         }
         let size = record_size(&record);
         let config = &self.shared.config;
-        if size > config.buffer_memory {
-            validate_topic(&tp.topic)?;
-            return Err(ClientError::InvalidArgument {
-                message: format!(
-                    "a {size}-byte record for {tp} is larger than buffer_memory ({} bytes)",
-                    config.buffer_memory
-                ),
-            });
+        for (limit, name) in
+            [(config.buffer_memory, "buffer_memory"), (config.max_request_size, "max_request_size")]
+        {
+            if size > limit {
+                validate_topic(&tp.topic)?;
+                return Err(ClientError::InvalidArgument {
+                    message: format!("a {size}-byte record for {tp} is larger than {name} ({limit} bytes)"),
+                });
+            }
         }
         let permits = u32::try_from(size).unwrap_or(u32::MAX);
         // Memory at hand is taken without a wait; a closed producer is found out below, under

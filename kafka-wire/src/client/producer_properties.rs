@@ -18,6 +18,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("queue.buffering.max.ms", "linger.ms"),
     ("compression.codec", "compression.type"),
     ("max.in.flight", "max.in.flight.requests.per.connection"),
+    ("message.max.bytes", "max.request.size"),
     ("message.timeout.ms", "delivery.timeout.ms"),
     ("request.required.acks", "acks"),
 ];
@@ -31,6 +32,7 @@ pub(crate) const PRODUCER_KEYS: &[&str] = &[
     "compression.type",
     "buffer.memory",
     "max.in.flight.requests.per.connection",
+    "max.request.size",
     "transactional.id",
     "transaction.timeout.ms",
     "delivery.timeout.ms",
@@ -124,6 +126,7 @@ pub fn apply_producer_properties<K: AsRef<str>, V: AsRef<str>>(
             "max.in.flight.requests.per.connection" => {
                 config.max_in_flight = number(key, value, "number of requests")?;
             }
+            "max.request.size" => config.max_request_size = number(key, value, "number of bytes")?,
             "compression.type" => {
                 let codec = [
                     Compression::None,
@@ -229,6 +232,7 @@ mod tests {
             ("compression.type", "none"),
             ("buffer.memory", "8388608"),
             ("max.in.flight.requests.per.connection", "3"),
+            ("max.request.size", "2097152"),
             ("transactional.id", "loader-1"),
             ("transaction.timeout.ms", "30000"),
             ("delivery.timeout.ms", "90000"),
@@ -239,6 +243,7 @@ mod tests {
         assert!(config.idempotence);
         assert_eq!(config.linger, Duration::ZERO);
         assert_eq!((config.batch_size, config.buffer_memory, config.max_in_flight), (65536, 8 << 20, 3));
+        assert_eq!(config.max_request_size, 2 << 20);
         assert_eq!(config.transactional_id.as_deref(), Some("loader-1"));
         assert_eq!(config.transaction_timeout, Duration::from_secs(30));
         assert_eq!(config.delivery_timeout, Duration::from_secs(90));
@@ -246,10 +251,17 @@ mod tests {
 
     #[test]
     fn librdkafka_aliases_set_the_same_fields_and_the_later_one_wins() {
-        let config =
-            applied(&[("linger.ms", "7"), ("queue.buffering.max.ms", "9"), ("max.in.flight", "2")]).unwrap();
+        let config = applied(&[
+            ("linger.ms", "7"),
+            ("queue.buffering.max.ms", "9"),
+            ("max.in.flight", "2"),
+            ("max.request.size", "5000"),
+            ("message.max.bytes", "6000"),
+        ])
+        .unwrap();
         assert_eq!(config.linger, Duration::from_millis(9));
         assert_eq!(config.max_in_flight, 2);
+        assert_eq!(config.max_request_size, 6000);
     }
 
     #[test]
@@ -289,6 +301,7 @@ mod tests {
             ("linger.ms", "-1"),
             ("batch.size", "0"),
             ("buffer.memory", "lots"),
+            ("max.request.size", "0"),
             ("compression.type", "brotli"),
             ("transaction.timeout.ms", "0"),
             ("transactional.id", " "),

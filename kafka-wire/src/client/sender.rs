@@ -1,7 +1,7 @@
 //! The producer's background task: gets a producer id (and bumps its epoch when a sequence
 //! error asks for it), expires batches past their delivery timeout, takes sendable batches
-//! per leader — at most one per partition per request, at most `max_in_flight` requests per
-//! broker — seals them (header and CRC; compressed on a blocking thread) and queues each
+//! per leader — at most one per partition per request, as many as fit `max_request_size`, at
+//! most `max_in_flight` requests per broker — seals them (header and CRC; compressed on a blocking thread) and queues each
 //! request on its broker's connection in the order built, so one partition's batches reach
 //! the broker in sequence order. Each answer is handled on its own task, through the one retry decision
 //! ([`batch_recovery`]).
@@ -34,6 +34,8 @@ struct Request {
     broker: BrokerRef,
     node: i32,
     batches: Vec<(TopicPartition, Batch)>,
+    /// The batches' bytes as counted against `max_request_size`.
+    bytes: usize,
 }
 
 /// Runs until the producer is closed (or dropped) and everything it held is done.
@@ -201,12 +203,19 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
         None
     };
     let drain_all = state.flushing > 0 || state.closed;
-    let State { partitions, in_flight, refresh_metadata, txn_added, .. } = &mut *state;
+    let State { partitions, in_flight, refresh_metadata, txn_added, drain_start, .. } = &mut *state;
     let transactional = config.transactional_id.is_some();
     let mut took_transactional = false;
     let mut next_due: Option<Instant> = None;
     let mut by_node: BTreeMap<i32, Request> = BTreeMap::new();
-    for (tp, queue) in partitions.iter_mut() {
+    // Fairness when requests fill up (Java's drain index): each look starts one partition
+    // further on, so a partition passed over for want of room goes first in a later request.
+    let mut order: Vec<_> = partitions.iter_mut().collect();
+    if !order.is_empty() {
+        *drain_start = (*drain_start + 1) % order.len();
+        order.rotate_left(*drain_start);
+    }
+    for (tp, queue) in order {
         if transactional && !txn_added.contains(tp) {
             // Sent once the transaction has it (AddPartitionsToTxn, see `transaction.rs`).
             continue;
@@ -237,11 +246,18 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
                     continue;
                 }
                 let broker = BrokerRef { node_id: Some(node), addr };
-                slot.insert(Request { broker, node, batches: Vec::new() })
+                slot.insert(Request { broker, node, batches: Vec::new(), bytes: 0 })
             }
         };
+        let bytes = queue.next_batch_bytes();
+        if !request.batches.is_empty() && request.bytes + bytes > config.max_request_size {
+            // The next request to this broker takes it, at once if one more may be in flight.
+            next_due = Some(now);
+            continue;
+        }
         if let Some(mut batch) = queue.take(producer) {
             batch.stamp.transactional = transactional;
+            request.bytes += bytes;
             request.batches.push((tp.clone(), batch));
             took_transactional |= transactional;
         }
@@ -257,7 +273,7 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
 
 /// Encodes, queues on the broker's connection, and leaves the answer to a task of its own.
 async fn send(shared: &Arc<Shared>, request: Request) {
-    let Request { broker, node, batches } = request;
+    let Request { broker, node, batches, .. } = request;
     let compression = shared.config.compression;
     let encoded = if batches.iter().any(|(_, b)| b.needs_compression(compression)) {
         // Compression is CPU work: off the runtime's threads, so the connections' reads and
