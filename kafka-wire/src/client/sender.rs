@@ -1,10 +1,10 @@
 //! The producer's background task: gets a producer id (and bumps its epoch when a sequence
 //! error asks for it), expires batches past their delivery timeout, takes sendable batches
 //! per leader — at most one per partition per request, as many as fit `max_request_size`, at
-//! most `max_in_flight` requests per broker — seals them (header and CRC; compressed on a blocking thread) and queues each
-//! request on its broker's connection in the order built, so one partition's batches reach
-//! the broker in sequence order. Each answer is handled on its own task, through the one retry decision
-//! ([`batch_recovery`]).
+//! most `max_in_flight` requests per broker — seals them (header and CRC; compressed on a
+//! blocking thread) and queues each request on its broker's connection in the order built, so
+//! one partition's batches reach the broker in sequence order. Each answer is handled on its
+//! own task, through the one retry decision ([`batch_recovery`]).
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
