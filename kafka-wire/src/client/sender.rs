@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use super::accumulator::Batch;
+use super::accumulator::{Batch, PartitionQueue};
 use super::cluster::{retire_on_decode_error, Client};
 use super::error::{BrokerRef, ClientError};
 use super::kafka_release::PRODUCE_RECORD_BATCHES;
@@ -152,8 +152,7 @@ async fn init_producer_id(client: &Client, current: Option<(i64, i16)>) -> Resul
 /// Fails every buffered batch with `error` and stops the producer taking records.
 fn fail_everything(shared: &Shared, error: ClientError) {
     let mut state = lock(&shared.state);
-    let batches: Vec<Batch> =
-        state.partitions.values_mut().flat_map(super::accumulator::PartitionQueue::take_all).collect();
+    let batches: Vec<Batch> = state.partitions.values_mut().flat_map(PartitionQueue::take_all).collect();
     for batch in batches {
         complete(shared, &mut state, batch, Err(error.clone()));
     }
@@ -208,27 +207,20 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
     let mut took_transactional = false;
     let mut next_due: Option<Instant> = None;
     let mut by_node: BTreeMap<i32, Request> = BTreeMap::new();
-    // Fairness when requests fill up (Java's drain index): each look starts one partition
-    // further on, so a partition passed over for want of room goes first in a later request.
-    let mut order: Vec<_> = partitions.iter_mut().collect();
-    if !order.is_empty() {
-        *drain_start = (*drain_start + 1) % order.len();
-        order.rotate_left(*drain_start);
-    }
-    for (tp, queue) in order {
+    let mut consider = |tp: &TopicPartition, queue: &mut PartitionQueue| {
         if transactional && !txn_added.contains(tp) {
             // Sent once the transaction has it (AddPartitionsToTxn, see `transaction.rs`).
-            continue;
+            return;
         }
         if !queue.sendable(now, config.linger, config.batch_size, drain_all) {
             if let Some(due) = queue.next_due(config.linger) {
                 next_due = Some(next_due.map_or(due, |d| d.min(due)));
             }
-            continue;
+            return;
         }
         let held = if queue.retrying { 1 } else { config.max_in_flight };
         if queue.in_flight >= held {
-            continue;
+            return;
         }
         let leader = metadata.as_ref().and_then(|m| {
             let partition = m.topic(&tp.topic)?.partitions.iter().find(|p| p.partition == tp.partition)?;
@@ -237,13 +229,13 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
         });
         let Some((node, addr)) = leader else {
             *refresh_metadata = true;
-            continue;
+            return;
         };
         let request = match by_node.entry(node) {
             Entry::Occupied(request) => request.into_mut(),
             Entry::Vacant(slot) => {
                 if in_flight.get(&node).copied().unwrap_or(0) >= config.max_in_flight {
-                    continue;
+                    return;
                 }
                 let broker = BrokerRef { node_id: Some(node), addr };
                 slot.insert(Request { broker, node, batches: Vec::new(), bytes: 0 })
@@ -253,7 +245,7 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
         if !request.batches.is_empty() && request.bytes + bytes > config.max_request_size {
             // The next request to this broker takes it, at once if one more may be in flight.
             next_due = Some(now);
-            continue;
+            return;
         }
         if let Some(mut batch) = queue.take(producer) {
             batch.stamp.transactional = transactional;
@@ -261,6 +253,16 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
             request.batches.push((tp.clone(), batch));
             took_transactional |= transactional;
         }
+    };
+    // Fairness when requests fill up (Java's drain index): each look starts one partition
+    // further on, so a partition passed over for want of room goes first in a later request.
+    // Two passes over the map, whose order holds while nothing is inserted: no allocation.
+    *drain_start = if partitions.is_empty() { 0 } else { (*drain_start + 1) % partitions.len() };
+    for (tp, queue) in partitions.iter_mut().skip(*drain_start) {
+        consider(tp, queue);
+    }
+    for (tp, queue) in partitions.iter_mut().take(*drain_start) {
+        consider(tp, queue);
     }
     if took_transactional {
         super::transaction::note_batch_sent(shared);
