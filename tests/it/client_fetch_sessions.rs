@@ -3,15 +3,13 @@
 //! partitions that moved, and every record arrives.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kafka_wire::client::{
-    Client, ClientConfig, Direction, FetchOptions, FetchRange, NewTopic, TopicPartition,
-};
+use kafka_wire::client::{Client, ClientConfig, FetchOptions, FetchRange, NewTopic, TopicPartition};
 use kafka_wire::protocol::ApiKey;
 
 use crate::support;
+use crate::support::traffic::{numbers_after, Detail, Traffic};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 const PARTITIONS: i32 = 1_000;
@@ -25,27 +23,11 @@ struct SentFetch {
     partitions: usize,
 }
 
-/// Every Fetch request a client sent: its broker and the request's `Debug` rendering.
-type SentFetches = Arc<Mutex<Vec<(String, String)>>>;
-
-/// A client that records every Fetch request it sends.
-async fn client_recording_fetches(cluster: &support::Cluster) -> (Client, SentFetches) {
-    let sent: SentFetches = Arc::default();
+/// A client whose Fetch requests are recorded with their decoded text.
+async fn client_recording_fetches(cluster: &support::Cluster) -> (Client, Traffic) {
     let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
-    let sink = Arc::clone(&sent);
-    config.trace = Some(Arc::new(move |event| {
-        if event.direction == Direction::Request && event.api == ApiKey::FETCH {
-            sink.lock().unwrap().push((event.broker.to_owned(), format!("{:?}", event.decoded)));
-        }
-    }));
-    (Client::connect(config).await.unwrap(), sent)
-}
-
-/// The number after `field: Some(` in a `Debug` rendering.
-fn some_number(text: &str, field: &str) -> Option<i64> {
-    let start = text.find(&format!("{field}: Some("))? + field.len() + 7;
-    let digits: String = text[start..].chars().take_while(|c| *c == '-' || c.is_ascii_digit()).collect();
-    digits.parse().ok()
+    let traffic = Traffic::record(&mut config, ApiKey::FETCH, Detail::RequestText);
+    (Client::connect(config).await.unwrap(), traffic)
 }
 
 #[test]
@@ -77,13 +59,12 @@ fn a_read_of_1000_partitions_in_many_rounds_sends_one_full_fetch_per_broker_then
     }
 
     let sent: Vec<SentFetch> = sent
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(broker, text)| SentFetch {
-            broker: broker.clone(),
-            session_epoch: some_number(text, "session_epoch").unwrap_or(-1),
-            partitions: text.matches("FetchPartition {").count(),
+        .requests()
+        .into_iter()
+        .map(|f| SentFetch {
+            session_epoch: numbers_after(&f.text, "session_epoch").first().copied().unwrap_or(-1),
+            partitions: f.text.matches("FetchPartition {").count(),
+            broker: f.broker,
         })
         .collect();
     let mut full: HashMap<&str, usize> = HashMap::new();
@@ -172,7 +153,7 @@ fn a_topic_whose_ranges_end_first_is_forgotten_by_the_id_its_session_knows() {
         let part = result.as_ref().unwrap_or_else(|e| panic!("{tp}: {e}"));
         assert_eq!(part.records.iter().map(|r| r.offset).collect::<Vec<_>>(), (0..want).collect::<Vec<_>>());
     }
-    let sent: Vec<String> = sent.lock().unwrap().iter().map(|(_, text)| text.clone()).collect();
+    let sent: Vec<String> = sent.requests().into_iter().map(|f| f.text).collect();
     // Each request that forgets partitions, from its forgotten topics on.
     let forgotten: Vec<&str> = sent
         .iter()

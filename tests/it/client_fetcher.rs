@@ -4,15 +4,16 @@
 //! record.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_wire::client::{
-    Client, ClientConfig, Direction, FetchOptions, FetchRange, FetchedChunk, Fetcher, TopicPartition,
+    Client, ClientConfig, FetchOptions, FetchRange, FetchedChunk, Fetcher, TopicPartition,
 };
 use kafka_wire::protocol::ApiKey;
 
 use crate::support::leaders::{leader_and_replicas, move_leader};
+use crate::support::traffic::{numbers_after, Detail, Traffic};
 use crate::support::{self, create_topic, Cluster};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -21,41 +22,12 @@ const PER_PARTITION: i64 = 2_000;
 /// Records in the leader-move test.
 const RECORDS: i64 = 20_000;
 
-/// One traced Fetch frame.
-#[derive(Debug, Clone)]
-struct Traced {
-    direction: Direction,
-    broker: String,
-    frame_len: usize,
-    decoded: String,
-}
-
-type Log = Arc<Mutex<Vec<Traced>>>;
-
-fn client_with_trace(runtime: &tokio::runtime::Runtime, cluster: &Cluster) -> (Arc<Client>, Log) {
-    let log: Log = Arc::default();
-    let sink = Arc::clone(&log);
+/// A client whose Fetch frames are recorded, requests with their decoded text.
+fn client_with_trace(runtime: &tokio::runtime::Runtime, cluster: &Cluster) -> (Arc<Client>, Traffic) {
     let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
-    config.trace = Some(Arc::new(move |event| {
-        if event.api == ApiKey::FETCH {
-            sink.lock().unwrap().push(Traced {
-                direction: event.direction,
-                broker: event.broker.to_owned(),
-                frame_len: event.frame.len(),
-                decoded: if event.direction == Direction::Request {
-                    format!("{:?}", event.decoded)
-                } else {
-                    String::new()
-                },
-            });
-        }
-    }));
+    let traffic = Traffic::record(&mut config, ApiKey::FETCH, Detail::RequestText);
     let client = runtime.block_on(Client::connect(config)).unwrap();
-    (Arc::new(client), log)
-}
-
-fn count(log: &Log, direction: Direction, broker: &str) -> usize {
-    log.lock().unwrap().iter().filter(|t| t.direction == direction && t.broker == broker).count()
+    (Arc::new(client), traffic)
 }
 
 /// The leader's address of `tp` in the client's metadata.
@@ -63,17 +35,6 @@ fn leader_addr(client: &Client, tp: &TopicPartition) -> String {
     let m = client.cached_metadata().expect("metadata after a fetch");
     let leader = m.topic(&tp.topic).unwrap().partitions.iter().find(|p| p.partition == tp.partition).unwrap();
     m.broker(leader.leader.expect("a leader")).unwrap().addr()
-}
-
-/// Every number after `field: ` in a `Debug` rendering.
-fn numbers_after(text: &str, field: &str) -> Vec<i64> {
-    text.split(&format!("{field}: "))
-        .skip(1)
-        .filter_map(|rest| {
-            let rest = rest.strip_prefix("Some(").unwrap_or(rest);
-            rest.split(|c: char| c != '-' && !c.is_ascii_digit()).next()?.parse().ok()
-        })
-        .collect()
 }
 
 /// Drains `fetcher`, checking every partition's offsets arrive in order, once each, and
@@ -126,7 +87,7 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
         // still go out, with the position the first response reached.
         let broker = leader_addr(&client, &tp);
         let waited = Instant::now();
-        while count(&log, Direction::Request, &broker) < 2 {
+        while log.requests_to(&broker) < 2 {
             assert!(waited.elapsed() < TIMEOUT, "no second Fetch to {broker} while its first chunk was held");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -136,7 +97,7 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
             ranges.iter().map(|r| leader_addr(&client, &r.partition)).collect();
         assert!(leaders.len() > 1, "the partitions' leaders: {leaders:?}");
         for other in leaders {
-            while count(&log, Direction::Request, &other) < 1 {
+            while log.requests_to(&other) < 1 {
                 assert!(waited.elapsed() < TIMEOUT, "no Fetch to {other}: not every leader is read at once");
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
@@ -160,22 +121,15 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
         );
     });
 
-    let log = log.lock().unwrap().clone();
-    let requests: Vec<&Traced> = log.iter().filter(|t| t.direction == Direction::Request).collect();
+    let requests = log.requests();
     for r in &requests {
-        assert_eq!(
-            numbers_after(&r.decoded, "max_bytes").first(),
-            Some(&i64::from(max_bytes)),
-            "{}",
-            r.decoded
-        );
-        let per_partition = numbers_after(&r.decoded, "partition_max_bytes");
-        assert!(per_partition.iter().all(|&b| b == i64::from(partition_max_bytes)), "{}", r.decoded);
+        assert_eq!(numbers_after(&r.text, "max_bytes").first(), Some(&i64::from(max_bytes)), "{}", r.text);
+        let per_partition = numbers_after(&r.text, "partition_max_bytes");
+        assert!(per_partition.iter().all(|&b| b == i64::from(partition_max_bytes)), "{}", r.text);
     }
     // A response's records stay within fetch.max.bytes (the frame adds headers and, per
     // partition, its bounds: well under 2 KiB here).
-    let responses: Vec<usize> =
-        log.iter().filter(|t| t.direction == Direction::Response).map(|t| t.frame_len).collect();
+    let responses: Vec<usize> = log.responses().iter().map(|f| f.len).collect();
     let largest = responses.iter().copied().max().unwrap_or(0);
     assert!(largest <= max_bytes as usize + 2048, "a Fetch response of {largest} bytes");
     assert!(largest > max_bytes as usize / 2, "no response came near the limit: {responses:?}");
@@ -230,5 +184,5 @@ fn a_leader_moved_under_a_pipelined_fetcher_loses_and_doubles_no_record() {
     assert_eq!(next.get(&tp), Some(&RECORDS));
     let now = leader_addr(&client, &tp);
     assert_ne!(now, old, "metadata still names the old leader");
-    assert!(count(&log, Direction::Request, &now) > 0, "no Fetch went to the new leader {now}");
+    assert!(log.requests_to(&now) > 0, "no Fetch went to the new leader {now}");
 }

@@ -11,14 +11,15 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_wire::client::{
-    Client, ClientConfig, ClientError, Direction, FetchOptions, FetchRange, ProduceRecord, Producer,
-    ProducerConfig, TopicPartition, TraceEvent,
+    Client, ClientConfig, ClientError, FetchOptions, FetchRange, ProduceRecord, Producer, ProducerConfig,
+    TopicPartition,
 };
 use kafka_wire::protocol::records::Compression;
 use kafka_wire::protocol::ApiKey;
 
 use crate::support;
 use crate::support::proxy::{Fault, Proxy};
+use crate::support::traffic::{Detail, Traffic};
 
 /// Records of the idempotent run through cut connections (the 200,000).
 const IDEMPOTENT_RECORDS: usize = 200_000;
@@ -341,15 +342,8 @@ fn produce_requests_carry_batches_while_they_fit_max_request_size_and_a_larger_r
     const RECORDS: usize = 3_000;
     let Some(cluster) = support::cluster() else { return };
     support::multi_thread_runtime().block_on(async {
-        // The size of every Produce request frame, as sent.
-        let frames: Arc<std::sync::Mutex<Vec<usize>>> = Arc::default();
         let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
-        let sink = Arc::clone(&frames);
-        config.trace = Some(Arc::new(move |event: &TraceEvent<'_>| {
-            if event.direction == Direction::Request && event.api == ApiKey::PRODUCE {
-                sink.lock().unwrap().push(event.frame.len());
-            }
-        }));
+        let traffic = Traffic::record(&mut config, ApiKey::PRODUCE, Detail::Sizes);
         let client = Arc::new(Client::connect(config).await.unwrap());
         // Four partitions per broker, batches of 16 KiB lingering long enough to pile up: one
         // request per broker would hold about 64 KiB of them.
@@ -383,7 +377,7 @@ fn produce_requests_carry_batches_while_they_fit_max_request_size_and_a_larger_r
         assert_eq!(read.values().map(Vec::len).sum::<usize>(), RECORDS);
         assert_eq!(duplicates(&read), 0);
 
-        let frames = frames.lock().unwrap().clone();
+        let frames: Vec<usize> = traffic.requests().iter().map(|f| f.len).collect();
         // A frame is its batches plus the request's own header and names (well under 1 KiB).
         let largest = frames.iter().copied().max().unwrap();
         assert!(largest <= MAX_REQUEST + 1024, "a {largest}-byte Produce request");

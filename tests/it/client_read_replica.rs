@@ -3,22 +3,18 @@
 //! reads from that follower after its first Fetch, and goes back to the leader when the
 //! follower's connection fails — every record exactly once either way.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_wire::client::{
-    Client, ClientConfig, Direction, FetchOptions, FetchRange, Fetcher, NewTopic, TopicPartition,
-};
+use kafka_wire::client::{Client, ClientConfig, FetchOptions, FetchRange, Fetcher, NewTopic, TopicPartition};
 use kafka_wire::protocol::ApiKey;
 
 use crate::support::proxy::{Fault, Proxy};
+use crate::support::traffic::{Detail, Traffic};
 use crate::support::{self, Cluster};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 const RECORDS: i64 = 20_000;
-
-/// The brokers each Fetch request went to, in order (advertised addresses).
-type Log = Arc<Mutex<Vec<String>>>;
 
 /// A partition of replication 3 holding [`RECORDS`] records, with its leader and one follower.
 struct Replicated {
@@ -65,21 +61,15 @@ fn client_in_rack(
     cluster: &Cluster,
     rack: &str,
     address_map: &[(&str, &str)],
-) -> (Arc<Client>, Log) {
-    let log: Log = Arc::default();
-    let sink = Arc::clone(&log);
+) -> (Arc<Client>, Traffic) {
     let mut config = ClientConfig::new(&cluster.bootstrap).unwrap();
     config.client_rack = Some(rack.to_owned());
     config.request_timeout = Duration::from_secs(10);
     for (from, to) in address_map {
         config.address_map.insert((*from).to_owned(), (*to).to_owned());
     }
-    config.trace = Some(Arc::new(move |event| {
-        if event.api == ApiKey::FETCH && event.direction == Direction::Request {
-            sink.lock().unwrap().push(event.broker.to_owned());
-        }
-    }));
-    (Arc::new(runtime.block_on(Client::connect(config)).unwrap()), log)
+    let traffic = Traffic::record(&mut config, ApiKey::FETCH, Detail::Sizes);
+    (Arc::new(runtime.block_on(Client::connect(config)).unwrap()), traffic)
 }
 
 /// Small responses, so that reading the partition takes many rounds.
@@ -124,7 +114,7 @@ fn a_client_in_a_followers_rack_fetches_from_that_follower_after_the_first_fetch
     assert!(runtime.block_on(read(&mut fetcher, &mut next, |_| false)));
     assert_eq!(next, RECORDS, "every record read exactly once");
 
-    let sent = log.lock().unwrap().clone();
+    let sent = log.request_brokers();
     let to = |addr: &str| sent.iter().filter(|b| *b == addr).count();
     eprintln!(
         "{} Fetches: leader {} {}, follower {} {}, other {} {}",
@@ -168,7 +158,7 @@ fn a_follower_whose_connection_fails_sends_the_reader_back_to_the_leader_losing_
     assert!(!complete, "the range ended before the fault");
     // The trace names the address connected to: the follower's proxy.
     let follower = proxy.addr().to_owned();
-    let before = log.lock().unwrap().clone();
+    let before = log.request_brokers();
     assert!(
         before.iter().filter(|b| **b == follower).count() >= 2,
         "the follower was not read before the fault: {before:?}"
@@ -177,7 +167,7 @@ fn a_follower_whose_connection_fails_sends_the_reader_back_to_the_leader_losing_
     assert!(runtime.block_on(read(&mut fetcher, &mut next, |_| false)));
     assert_eq!(next, RECORDS, "every record read exactly once");
 
-    let after: Vec<String> = log.lock().unwrap()[before.len()..].to_vec();
+    let after: Vec<String> = log.request_brokers()[before.len()..].to_vec();
     let to_leader = after.iter().filter(|b| **b == p.leader).count();
     let to_follower = after.iter().filter(|b| **b == follower).count();
     eprintln!("after the fault: {to_leader} Fetches to the leader, {to_follower} to the follower: {after:?}");

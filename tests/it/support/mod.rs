@@ -8,6 +8,7 @@ pub mod kwire_proxy;
 pub mod leaders;
 pub mod proxy;
 pub mod secured;
+pub mod traffic;
 pub mod transaction_version;
 
 use std::net::{TcpStream, ToSocketAddrs};
