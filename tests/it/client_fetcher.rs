@@ -67,7 +67,7 @@ fn value_bytes(chunk: &FetchedChunk) -> usize {
 fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consumed_within_the_byte_limits() {
     let Some(cluster) = support::cluster() else { return };
     let runtime = support::multi_thread_runtime();
-    let (client, log) = client_with_trace(&runtime, &cluster);
+    let (client, fetches) = client_with_trace(&runtime, &cluster);
     let topic = runtime.block_on(support::new_topic_with_leaders(&client, "fetcher-pipeline", 6));
     support::produce_with_kafka(&cluster, &topic, 6 * PER_PARTITION as u32, 100);
 
@@ -87,7 +87,7 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
         // still go out, with the position the first response reached.
         let broker = leader_addr(&client, &tp);
         let waited = Instant::now();
-        while log.requests_to(&broker) < 2 {
+        while fetches.requests_to(&broker) < 2 {
             assert!(waited.elapsed() < TIMEOUT, "no second Fetch to {broker} while its first chunk was held");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -97,7 +97,7 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
             ranges.iter().map(|r| leader_addr(&client, &r.partition)).collect();
         assert!(leaders.len() > 1, "the partitions' leaders: {leaders:?}");
         for other in leaders {
-            while log.requests_to(&other) < 1 {
+            while fetches.requests_to(&other) < 1 {
                 assert!(waited.elapsed() < TIMEOUT, "no Fetch to {other}: not every leader is read at once");
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
@@ -121,7 +121,7 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
         );
     });
 
-    let requests = log.requests();
+    let requests = fetches.requests();
     for r in &requests {
         assert_eq!(numbers_after(&r.text, "max_bytes").first(), Some(&i64::from(max_bytes)), "{}", r.text);
         let per_partition = numbers_after(&r.text, "partition_max_bytes");
@@ -129,7 +129,7 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
     }
     // A response's records stay within fetch.max.bytes (the frame adds headers and, per
     // partition, its bounds: well under 2 KiB here).
-    let responses: Vec<usize> = log.responses().iter().map(|f| f.len).collect();
+    let responses: Vec<usize> = fetches.responses().iter().map(|f| f.len).collect();
     let largest = responses.iter().copied().max().unwrap_or(0);
     assert!(largest <= max_bytes as usize + 2048, "a Fetch response of {largest} bytes");
     assert!(largest > max_bytes as usize / 2, "no response came near the limit: {responses:?}");
@@ -140,7 +140,7 @@ fn a_pipelined_fetcher_sends_the_next_fetch_before_the_previous_chunk_is_consume
 fn a_leader_moved_under_a_pipelined_fetcher_loses_and_doubles_no_record() {
     let Some(cluster) = support::cluster() else { return };
     let runtime = support::multi_thread_runtime();
-    let (client, log) = client_with_trace(&runtime, &cluster);
+    let (client, fetches) = client_with_trace(&runtime, &cluster);
     let topic = support::unique("fetcher-leader-move");
     create_topic(&cluster, &topic, 1, 3);
     support::produce_with_kafka(&cluster, &topic, RECORDS as u32, 100);
@@ -184,5 +184,5 @@ fn a_leader_moved_under_a_pipelined_fetcher_loses_and_doubles_no_record() {
     assert_eq!(next.get(&tp), Some(&RECORDS));
     let now = leader_addr(&client, &tp);
     assert_ne!(now, old, "metadata still names the old leader");
-    assert!(log.requests_to(&now) > 0, "no Fetch went to the new leader {now}");
+    assert!(fetches.requests_to(&now) > 0, "no Fetch went to the new leader {now}");
 }

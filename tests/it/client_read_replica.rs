@@ -106,7 +106,7 @@ fn a_client_in_a_followers_rack_fetches_from_that_follower_after_the_first_fetch
     let Some(cluster) = support::cluster() else { return };
     let runtime = support::multi_thread_runtime();
     let p = replicated_topic(&runtime, &cluster, "read-replica");
-    let (client, log) = client_in_rack(&runtime, &cluster, &format!("r{}", p.follower), &[]);
+    let (client, fetches) = client_in_rack(&runtime, &cluster, &format!("r{}", p.follower), &[]);
 
     let mut fetcher =
         Fetcher::new(Arc::clone(&client), &[FetchRange::new(p.tp.clone(), 0, RECORDS)], options());
@@ -114,7 +114,7 @@ fn a_client_in_a_followers_rack_fetches_from_that_follower_after_the_first_fetch
     assert!(runtime.block_on(read(&mut fetcher, &mut next, |_| false)));
     assert_eq!(next, RECORDS, "every record read exactly once");
 
-    let sent = log.request_brokers();
+    let sent = fetches.request_brokers();
     let to = |addr: &str| sent.iter().filter(|b| *b == addr).count();
     eprintln!(
         "{} Fetches: leader {} {}, follower {} {}, other {} {}",
@@ -147,7 +147,7 @@ fn a_follower_whose_connection_fails_sends_the_reader_back_to_the_leader_losing_
     let runtime = support::multi_thread_runtime();
     let p = replicated_topic(&runtime, &cluster, "read-replica-cut");
     let proxy = Proxy::start(&p.follower_addr);
-    let (client, log) =
+    let (client, fetches) =
         client_in_rack(&runtime, &cluster, &format!("r{}", p.follower), &[(&p.follower_addr, proxy.addr())]);
 
     let mut fetcher =
@@ -158,7 +158,7 @@ fn a_follower_whose_connection_fails_sends_the_reader_back_to_the_leader_losing_
     assert!(!complete, "the range ended before the fault");
     // The trace names the address connected to: the follower's proxy.
     let follower = proxy.addr().to_owned();
-    let before = log.request_brokers();
+    let before = fetches.request_brokers();
     assert!(
         before.iter().filter(|b| **b == follower).count() >= 2,
         "the follower was not read before the fault: {before:?}"
@@ -167,7 +167,7 @@ fn a_follower_whose_connection_fails_sends_the_reader_back_to_the_leader_losing_
     assert!(runtime.block_on(read(&mut fetcher, &mut next, |_| false)));
     assert_eq!(next, RECORDS, "every record read exactly once");
 
-    let after: Vec<String> = log.request_brokers()[before.len()..].to_vec();
+    let after: Vec<String> = fetches.request_brokers()[before.len()..].to_vec();
     let to_leader = after.iter().filter(|b| **b == p.leader).count();
     let to_follower = after.iter().filter(|b| **b == follower).count();
     eprintln!("after the fault: {to_leader} Fetches to the leader, {to_follower} to the follower: {after:?}");

@@ -5,13 +5,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kafka_wire::client::{Client, Direction, TopicPartition};
+use kafka_wire::client::{Client, TopicPartition};
 use kafka_wire::protocol::ApiKey;
 
 use crate::support::secured;
+use crate::support::traffic::{Detail, Traffic};
 use crate::support::{self, create_topic, kwire, stderr, unique, Cluster};
 
 const AUTH_APIS: [&str; 2] = ["SaslHandshake", "SaslAuthenticate"];
@@ -120,16 +120,10 @@ fn a_sasl_ssl_client_opens_one_tls_connection_per_broker_and_reuses_it_for_every
     let sasl_ssl =
         setups.iter().find(|s| s.name == "SASL_SSL/SCRAM-SHA-512").expect("SASL_SSL set-up").clone();
     let (topic, group) = spread_topic_and_group(&cluster);
-    let handshakes: Arc<Mutex<Vec<String>>> = Arc::default();
     let runtime = support::multi_thread_runtime();
     runtime.block_on(async {
         let mut config = secured::client_config(&sasl_ssl.bootstrap, &sasl_ssl.kwire_config);
-        let seen = Arc::clone(&handshakes);
-        config.trace = Some(Arc::new(move |event| {
-            if event.api == ApiKey::SASL_HANDSHAKE && event.direction == Direction::Request {
-                seen.lock().unwrap().push(event.broker.to_owned());
-            }
-        }));
+        let sasl_handshakes = Traffic::record(&mut config, ApiKey::SASL_HANDSHAKE, Detail::Sizes);
         let client = Client::connect(config).await.expect("authenticated");
         let timeout = Duration::from_secs(30);
         let partitions: Vec<TopicPartition> = (0..6).map(|p| TopicPartition::new(topic.clone(), p)).collect();
@@ -147,7 +141,7 @@ fn a_sasl_ssl_client_opens_one_tls_connection_per_broker_and_reuses_it_for_every
             assert!(ranges.values().all(Result::is_ok), "{ranges:?}");
             opened.push(client.connections_opened());
         }
-        let handshakes = handshakes.lock().unwrap().clone();
+        let handshakes = sasl_handshakes.request_brokers();
         let brokers: BTreeSet<&String> = handshakes.iter().collect();
         eprintln!("TLS connections opened {opened:?}, SaslHandshake per broker {handshakes:?}");
         assert_eq!(opened[0], opened[1], "the second round opened connections: {opened:?}");
