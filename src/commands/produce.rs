@@ -99,7 +99,8 @@ async fn send_input(
     // Results not yet seen, in send order; the finished ones at the front are checked and
     // dropped as we go, so this holds about what the producer buffers.
     let mut pending: VecDeque<DeliveryFuture> = VecDeque::new();
-    let mut input = LineReader::new(std::io::stdin().lock());
+    let mut input = LineReader::read_ahead(std::io::stdin())
+        .map_err(|e| Failure::new(Exit::USAGE, format!("stdin: cannot start the thread reading it: {e}")))?;
     let separator = args.key_separator.as_deref().map(str::as_bytes);
     let fixed = args.partition.map(|p| TopicPartition::new(args.topic.as_str(), p));
     let mut sent = 0u64;
