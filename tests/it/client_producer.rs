@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_wire::client::{
-    Client, ClientConfig, ClientError, FetchOptions, FetchRange, ProduceRecord, Producer, ProducerConfig,
-    TopicPartition,
+    partition_for_key, Client, ClientConfig, ClientError, Deliveries, FetchOptions, FetchRange,
+    ProduceRecord, Producer, ProducerConfig, TopicPartition,
 };
 use kafka_wire::protocol::records::Compression;
 use kafka_wire::protocol::ApiKey;
@@ -62,8 +62,8 @@ fn keyed(i: usize) -> ProduceRecord {
     ProduceRecord::new(Some(Bytes::from(format!("k{}", i % 97))), Some(Bytes::from(format!("{i}"))))
 }
 
-/// Sends `count` keyed records (values 0..count) and waits for every result.
-async fn send_all(producer: &Producer, topic: &str, count: usize) -> Vec<Result<(), ClientError>> {
+/// Sends `count` keyed records (values 0..count) one `send` at a time and waits for every result.
+async fn send_each(producer: &Producer, topic: &str, count: usize) -> Vec<Result<(), ClientError>> {
     let mut deliveries = Vec::with_capacity(count);
     for i in 0..count {
         deliveries.push(producer.send(topic, keyed(i)).await.unwrap_or_else(|e| panic!("send {i}: {e:?}")));
@@ -146,6 +146,57 @@ fn records_from_every_codec_are_read_back_by_the_java_consumer_and_kcat() {
             }
             Err(e) => assert!(std::env::var("CI").is_err(), "kcat is required in CI: {e}"),
         }
+    });
+}
+
+/// `send_all` (what `kwire produce` uses): keyed records land on their key's partition and
+/// null-key ones stick to one, each record's offset is where it was read back, in send order;
+/// a record larger than `max_request_size` in the middle of a run fails it there, the records
+/// before it written and the ones after it left in the caller's iterator.
+#[test]
+fn send_all_writes_runs_of_records_in_order_and_stops_at_a_record_that_cannot_go() {
+    const RECORDS: usize = 2_000;
+    let Some(cluster) = support::cluster() else { return };
+    support::multi_thread_runtime().block_on(async {
+        let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = support::new_topic_with_leaders(&client, "producer-send-all", 3).await;
+        let producer = Producer::new(Arc::clone(&client), ProducerConfig::default()).unwrap();
+        let mut deliveries = Deliveries::default();
+        let records: Vec<ProduceRecord> = (0..RECORDS)
+            .map(|i| {
+                if i % 3 == 0 {
+                    ProduceRecord::new(None, Some(Bytes::from(format!("{i}"))))
+                } else {
+                    keyed(i)
+                }
+            })
+            .collect();
+        for run in records.chunks(300) {
+            producer.send_all(&topic, run.iter().cloned(), &mut deliveries).await.unwrap();
+        }
+        assert_eq!(deliveries.len(), RECORDS);
+        producer.flush().await;
+        let written = deliveries.try_metadata().expect("every batch is done after flush").unwrap();
+        let read = read_back(&client, &topic, 3).await;
+        for (i, (record, meta)) in records.iter().zip(&written).enumerate() {
+            if let Some(key) = &record.key {
+                assert_eq!(meta.partition.partition, partition_for_key(key, 3).unwrap(), "record {i}");
+            }
+            let offset = usize::try_from(meta.offset.unwrap()).unwrap();
+            let (_, value) = &read[&meta.partition.partition][offset];
+            assert_eq!(value, &format!("{i}"), "record {i} at {}@{offset}", meta.partition);
+        }
+        assert_eq!(read.values().map(Vec::len).sum::<usize>(), RECORDS);
+
+        let huge = ProduceRecord::new(None, Some(Bytes::from(vec![b'x'; 2 << 20])));
+        let mut run = (0..5).map(keyed).chain([huge]).chain((5..9).map(keyed));
+        let mut partial = Deliveries::default();
+        let err = producer.send_all(&topic, run.by_ref(), &mut partial).await.unwrap_err();
+        assert!(err.to_string().contains("max_request_size"), "{err}");
+        assert_eq!(partial.len(), 5, "the records before the large one were sent");
+        assert_eq!(run.count(), 4, "the records after it were left to the caller");
+        partial.wait().await.unwrap();
+        producer.close().await;
     });
 }
 
@@ -244,7 +295,7 @@ fn produce_through_cuts(
             let config =
                 ProducerConfig { idempotence, linger: Duration::from_millis(2), ..ProducerConfig::default() };
             let producer = Producer::new(Arc::clone(&client), config).unwrap();
-            let results = send_all(&producer, &topic, count).await;
+            let results = send_each(&producer, &topic, count).await;
             producer.close().await;
             results
         });
