@@ -83,13 +83,8 @@ impl LineReader {
     /// lack the `\n`); `None` at the end of the input.
     pub fn next_line(&mut self) -> io::Result<Option<Bytes>> {
         loop {
-            if let Some(at) = memchr::memchr(b'\n', &self.rest) {
-                let line = self.rest.split_to(at + 1);
-                if self.cut.is_empty() {
-                    return Ok(Some(without_line_end(line)));
-                }
-                self.cut.extend_from_slice(&line);
-                return Ok(Some(without_line_end(self.cut.split().freeze())));
+            if let Some(line) = self.buffered_line() {
+                return Ok(Some(line));
             }
             if !self.rest.is_empty() {
                 self.cut.extend_from_slice(&self.rest);
@@ -105,6 +100,18 @@ impl LineReader {
                 .unwrap_or_else(|_| Err(io::Error::other("the thread reading the input stopped")))?;
             self.eof = self.rest.is_empty();
         }
+    }
+
+    /// The next line, if its `\n` is in what was read already: never waits for the input.
+    /// `None` when the next line needs more of it (or the input ended without a last `\n`).
+    pub fn buffered_line(&mut self) -> Option<Bytes> {
+        let at = memchr::memchr(b'\n', &self.rest)?;
+        let line = self.rest.split_to(at + 1);
+        if self.cut.is_empty() {
+            return Some(without_line_end(line));
+        }
+        self.cut.extend_from_slice(&line);
+        Some(without_line_end(self.cut.split().freeze()))
     }
 }
 
@@ -157,6 +164,19 @@ mod tests {
         for step in [1, 2, 3, 7, 64] {
             assert_eq!(lines(input, step), want, "reads of {step} bytes");
         }
+    }
+
+    #[test]
+    fn buffered_lines_come_from_what_was_read_and_never_wait() {
+        let mut reader = LineReader::read_ahead(Trickle(b"a\nb\nc\r\nd".to_vec(), 4)).unwrap();
+        assert_eq!(reader.buffered_line(), None, "nothing read yet");
+        assert_eq!(reader.next_line().unwrap().as_deref(), Some(&b"a"[..]));
+        assert_eq!(reader.buffered_line().as_deref(), Some(&b"b"[..]));
+        assert_eq!(reader.buffered_line(), None, "the first read's lines are used up");
+        assert_eq!(reader.next_line().unwrap().as_deref(), Some(&b"c"[..]), "joined across reads");
+        assert_eq!(reader.buffered_line(), None, "the last line has no newline");
+        assert_eq!(reader.next_line().unwrap().as_deref(), Some(&b"d"[..]));
+        assert_eq!(reader.next_line().unwrap(), None);
     }
 
     #[test]

@@ -5,10 +5,9 @@
 //! With `--transactional-id`, the input is written in one transaction (or one per
 //! `--txn-every` records), committed at the end; a failure aborts the open one.
 
-use std::collections::VecDeque;
-
+use bytes::Bytes;
 use kafka_wire::client::{
-    apply_producer_properties, DeliveryFuture, ProduceRecord, Producer, ProducerConfig, TopicPartition,
+    apply_producer_properties, Deliveries, ProduceRecord, Producer, ProducerConfig, TopicPartition,
 };
 use kafka_wire::protocol::records::Compression;
 use serde_json::json;
@@ -55,9 +54,7 @@ pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
     }
     producer.close().await;
     let (sent, pending) = outcome?;
-    for delivery in pending {
-        delivery.wait().await.map_err(|e| Failure::client(&args.topic, &e))?;
-    }
+    pending.wait().await.map_err(|e| Failure::client(&args.topic, &e))?;
     match ctx.format() {
         Format::Json => print_json(&json!({"topic": args.topic, "records": sent})),
         Format::Text => outln!("produced {sent} record(s) to {}", args.topic),
@@ -89,40 +86,51 @@ fn producer_config(ctx: &Context, args: &ProduceArgs) -> Result<ProducerConfig, 
     Ok(config)
 }
 
+/// Most lines handed to the producer at once (what it appends under one lock).
+const LINES_PER_SEND: usize = 256;
+
 /// Sends stdin's lines; returns how many and the results not yet seen. With
 /// `transactional`, commits and begins a new transaction every `--txn-every` records.
 async fn send_input(
     producer: &Producer,
     args: &ProduceArgs,
     transactional: bool,
-) -> Result<(u64, VecDeque<DeliveryFuture>), Failure> {
+) -> Result<(u64, Deliveries), Failure> {
     // Results not yet seen, in send order; the finished ones at the front are checked and
     // dropped as we go, so this holds about what the producer buffers.
-    let mut pending: VecDeque<DeliveryFuture> = VecDeque::new();
+    let mut pending = Deliveries::default();
     let mut input = LineReader::read_ahead(std::io::stdin())
         .map_err(|e| Failure::new(Exit::USAGE, format!("stdin: cannot start the thread reading it: {e}")))?;
     let separator = args.key_separator.as_deref().map(str::as_bytes);
     let fixed = args.partition.map(|p| TopicPartition::new(args.topic.as_str(), p));
+    let txn_every = args.txn_every.filter(|_| transactional);
+    let mut records: Vec<ProduceRecord> = Vec::with_capacity(LINES_PER_SEND);
     let mut sent = 0u64;
+    // The lines already read go together, waiting for no more input: a slow pipe's line is
+    // sent when it comes, a bulk load's in runs.
     while let Some(line) =
         input.next_line().map_err(|e| Failure::new(Exit::USAGE, format!("stdin line {}: {e}", sent + 1)))?
     {
-        let split = separator.and_then(|sep| memchr::memmem::find(&line, sep).map(|at| (at, sep.len())));
-        let record = match split {
-            Some((at, len)) => ProduceRecord::new(Some(line.slice(..at)), Some(line.slice(at + len..))),
-            None => ProduceRecord::new(None, Some(line)),
-        };
-        let delivery = match &fixed {
-            Some(tp) => producer.send_to(tp.clone(), record).await,
-            None => producer.send(&args.topic, record).await,
+        // With --txn-every, a run ends where a transaction does.
+        let room = txn_every.map_or(LINES_PER_SEND, |n| {
+            usize::try_from(n - sent % n).unwrap_or(usize::MAX).min(LINES_PER_SEND)
+        });
+        records.push(record_of(line, separator));
+        while records.len() < room {
+            match input.buffered_line() {
+                Some(line) => records.push(record_of(line, separator)),
+                None => break,
+            }
+        }
+        let count = records.len() as u64;
+        match &fixed {
+            Some(tp) => producer.send_all_to(tp, records.drain(..), &mut pending).await,
+            None => producer.send_all(&args.topic, records.drain(..), &mut pending).await,
         }
         .map_err(|e| Failure::client(&args.topic, &e))?;
-        if !pending.back().is_some_and(|last| last.same_batch(&delivery)) {
-            pending.push_back(delivery);
-            check_finished(&mut pending)?;
-        }
-        sent += 1;
-        if transactional && args.txn_every.is_some_and(|n| sent.is_multiple_of(n)) {
+        sent += count;
+        check_finished(&mut pending)?;
+        if txn_every.is_some_and(|n| sent.is_multiple_of(n)) {
             producer.commit_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
             check_finished(&mut pending)?;
             producer.begin_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
@@ -131,14 +139,19 @@ async fn send_input(
     Ok((sent, pending))
 }
 
-/// Drops the finished results at the front; the first failure ends the command.
-fn check_finished(pending: &mut VecDeque<DeliveryFuture>) -> Result<(), Failure> {
-    while let Some(result) = pending.front().and_then(DeliveryFuture::try_result) {
-        if let Err(e) = result {
-            let partition = pending.front().map(|d| d.partition().to_string()).unwrap_or_default();
-            return Err(Failure::client(partition, &e));
-        }
-        pending.pop_front();
+/// A line as a record: with `separator`, the text before its first occurrence is the key.
+fn record_of(line: Bytes, separator: Option<&[u8]>) -> ProduceRecord {
+    let split = separator.and_then(|sep| memchr::memmem::find(&line, sep).map(|at| (at, sep.len())));
+    match split {
+        Some((at, len)) => ProduceRecord::new(Some(line.slice(..at)), Some(line.slice(at + len..))),
+        None => ProduceRecord::new(None, Some(line)),
     }
-    Ok(())
+}
+
+/// Drops the finished results at the front; the first failure ends the command.
+fn check_finished(pending: &mut Deliveries) -> Result<(), Failure> {
+    pending.take_finished().map(drop).map_err(|e| {
+        let partition = pending.front_partition().map(ToString::to_string).unwrap_or_default();
+        Failure::client(partition, &e)
+    })
 }
