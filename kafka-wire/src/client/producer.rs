@@ -6,6 +6,10 @@
 //! InitProducerId, sequence numbers per partition, so a batch sent again after a lost answer
 //! is written once and in order even with five requests in flight.
 //!
+//! For bulk loads, [`Producer::send_all`] takes a run of records at once: one lock, one clock
+//! reading and one result handle ([`Deliveries`]) per run of records in a batch, instead of
+//! one of each per record.
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use bytes::Bytes;
