@@ -503,7 +503,9 @@ impl Producer {
     /// and one result handle per run of records in a batch, instead of one per record.
     /// Waits while the buffer is full. On an error, the records before the failing one were
     /// sent (their results are in `deliveries`); the failing one is dropped, and the rest
-    /// stay in `records` when it is passed by reference (`iter.by_ref()`).
+    /// stay in `records` when it is passed by reference (`iter.by_ref()`). The iterator is
+    /// advanced while the producer's lock is held: give it records at hand (a `Vec`'s
+    /// `drain(..)`), not one that waits for them.
     pub async fn send_all<I>(
         &self,
         topic: &str,
