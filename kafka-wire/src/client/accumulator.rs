@@ -50,6 +50,19 @@ impl BatchOutcome {
         let _ = self.result.set(result);
         self.done.notify_waiters();
     }
+
+    /// The outcome, once [`complete`](Self::complete) set it.
+    pub(crate) async fn finished(&self) -> &Result<Produced, ClientError> {
+        loop {
+            let done = self.done.notified();
+            tokio::pin!(done);
+            done.as_mut().enable();
+            if let Some(result) = self.result.get() {
+                return result;
+            }
+            done.await;
+        }
+    }
 }
 
 /// A batch's bytes: records being appended, or the whole batch as last sent.

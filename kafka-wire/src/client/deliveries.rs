@@ -97,15 +97,8 @@ impl Deliveries {
     /// the first in send order).
     pub async fn wait(&self) -> Result<(), ClientError> {
         for run in &self.runs {
-            loop {
-                let done = run.outcome.done.notified();
-                tokio::pin!(done);
-                done.as_mut().enable();
-                match run.result() {
-                    Some(Ok(_)) => break,
-                    Some(Err(e)) => return Err(e.clone()),
-                    None => done.await,
-                }
+            if let Err(e) = run.outcome.finished().await {
+                return Err(e.clone());
             }
         }
         Ok(())
@@ -127,13 +120,12 @@ impl Deliveries {
     pub fn try_metadata(&self) -> Option<Result<Vec<RecordMetadata>, ClientError>> {
         let mut all = Vec::with_capacity(self.records);
         for run in &self.runs {
-            match run.result()? {
-                Err(e) => return Some(Err(e.clone())),
-                Ok(produced) => all.extend((run.first..run.first + run.count).map(|index| RecordMetadata {
-                    partition: run.partition.clone(),
-                    offset: produced.base_offset.filter(|o| *o >= 0).map(|o| o + i64::from(index)),
-                    log_append_time: produced.log_append_time,
-                })),
+            let result = run.result()?;
+            for index in run.first..run.first + run.count {
+                match RecordMetadata::of(&run.partition, result, index) {
+                    Ok(metadata) => all.push(metadata),
+                    Err(e) => return Some(Err(e)),
+                }
             }
         }
         Some(Ok(all))

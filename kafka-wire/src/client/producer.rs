@@ -42,7 +42,7 @@ use super::deadline::deadline_after;
 use super::deliveries::Deliveries;
 use super::error::ClientError;
 use super::partitioner::partition_for_key;
-use super::produce::{Acks, ProduceRecord};
+use super::produce::{Acks, ProduceRecord, Produced};
 use super::retry::Backoff;
 use super::router::TopicPartition;
 use super::sender;
@@ -184,26 +184,29 @@ impl DeliveryFuture {
     /// The result, when the record's batch is done.
     pub fn try_result(&self) -> Option<Result<RecordMetadata, ClientError>> {
         let result = self.outcome.result.get()?;
-        Some(match result {
-            Ok(produced) => Ok(RecordMetadata {
-                partition: self.partition.clone(),
-                offset: produced.base_offset.filter(|o| *o >= 0).map(|o| o + i64::from(self.index)),
-                log_append_time: produced.log_append_time,
-            }),
-            Err(e) => Err(e.clone()),
-        })
+        Some(RecordMetadata::of(&self.partition, result, self.index))
     }
 
     /// Waits for the record's result.
     pub async fn wait(self) -> Result<RecordMetadata, ClientError> {
-        loop {
-            let done = self.outcome.done.notified();
-            tokio::pin!(done);
-            done.as_mut().enable();
-            if let Some(result) = self.try_result() {
-                return result;
-            }
-            done.await;
+        RecordMetadata::of(&self.partition, self.outcome.finished().await, self.index)
+    }
+}
+
+impl RecordMetadata {
+    /// Where record `index` of a batch of `partition` went, from the batch's `result`.
+    pub(crate) fn of(
+        partition: &TopicPartition,
+        result: &Result<Produced, ClientError>,
+        index: i32,
+    ) -> Result<Self, ClientError> {
+        match result {
+            Ok(produced) => Ok(Self {
+                partition: partition.clone(),
+                offset: produced.base_offset.filter(|o| *o >= 0).map(|o| o + i64::from(index)),
+                log_append_time: produced.log_append_time,
+            }),
+            Err(e) => Err(e.clone()),
         }
     }
 }
