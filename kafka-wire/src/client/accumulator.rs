@@ -16,7 +16,7 @@ use bytes::Bytes;
 use tokio::sync::Notify;
 
 use super::error::ClientError;
-use super::produce::{ProduceRecord, Produced};
+use super::produce::{Produced, RecordRef};
 use crate::protocol::records::{restamp, BatchBuilder, Compression, ProducerStamp, RecordEncodeError};
 
 /// Bytes a record is charged against `buffer_memory` and `batch_size` beyond its key, value
@@ -31,10 +31,10 @@ const INITIAL_BATCH_CAPACITY: usize = 64 * 1024;
 const BATCH_HEADER: usize = 61;
 
 /// What a record costs in the buffer: its data plus [`RECORD_OVERHEAD`].
-pub(crate) fn record_size(record: &ProduceRecord) -> usize {
-    let data = |b: Option<&Bytes>| b.map_or(0, Bytes::len);
-    let headers: usize = record.headers.iter().map(|h| 10 + h.key.len() + data(h.value.as_ref())).sum();
-    RECORD_OVERHEAD + data(record.key.as_ref()) + data(record.value.as_ref()) + headers
+pub(crate) fn record_size(record: &RecordRef<'_>) -> usize {
+    let data = |b: Option<&[u8]>| b.map_or(0, <[u8]>::len);
+    let headers: usize = record.headers.iter().map(|h| 10 + h.key.len() + data(h.value.as_deref())).sum();
+    RECORD_OVERHEAD + data(record.key) + data(record.value) + headers
 }
 
 /// The outcome of one batch, shared by the delivery handles of its records.
@@ -140,14 +140,13 @@ impl Batch {
         compression != Compression::None && matches!(self.body, Body::Open(_))
     }
 
-    fn push(&mut self, record: &ProduceRecord, size: usize, now_ms: i64) -> Result<i32, RecordEncodeError> {
+    fn push(&mut self, record: &RecordRef<'_>, size: usize, now_ms: i64) -> Result<i32, RecordEncodeError> {
         // Only the open batch is appended to, and it is sealed only once closed.
         let Body::Open(builder) = &mut self.body else {
             return Err(RecordEncodeError::Invalid("a record appended to a sealed batch".into()));
         };
         let timestamp = record.timestamp.unwrap_or(now_ms);
-        let index =
-            builder.append(timestamp, record.key.as_deref(), record.value.as_deref(), &record.headers)?;
+        let index = builder.append(timestamp, record.key, record.value, record.headers)?;
         self.count = builder.record_count();
         self.bytes += size;
         Ok(index)
@@ -185,18 +184,20 @@ impl Default for PartitionQueue {
 
 impl PartitionQueue {
     /// Appends `record` (costing `size`), closing the open batch first when the record would
-    /// take it past `batch_size`. Returns the record's batch outcome and its index in the batch,
-    /// or why it cannot be encoded (then nothing changed but a full batch closed). `now` is
-    /// asked only when a batch is opened.
-    pub(crate) fn append(
+    /// take it past `batch_size`, and hands `appended` the record's batch outcome and its index
+    /// in the batch; or returns why the record cannot be encoded (then nothing changed but a
+    /// full batch closed). `now` is asked only when a batch is opened.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn append<T>(
         &mut self,
-        record: &ProduceRecord,
+        record: &RecordRef<'_>,
         size: usize,
         batch_size: usize,
         compression: Compression,
         now: impl FnOnce() -> Instant,
         now_ms: i64,
-    ) -> Result<(Arc<BatchOutcome>, i32), RecordEncodeError> {
+        appended: impl FnOnce(&Arc<BatchOutcome>, i32) -> T,
+    ) -> Result<T, RecordEncodeError> {
         let full =
             self.open.as_ref().is_some_and(|b| b.bytes + size > batch_size || b.record_count() == i32::MAX);
         if full {
@@ -210,7 +211,7 @@ impl PartitionQueue {
             Batch::new(now(), record.timestamp.unwrap_or(now_ms), compression, capacity, cap)
         });
         match open.push(record, size, now_ms) {
-            Ok(index) => Ok((Arc::clone(&open.outcome), index)),
+            Ok(index) => Ok(appended(&open.outcome, index)),
             Err(e) => {
                 if open.count == 0 {
                     self.open = None;
@@ -367,6 +368,7 @@ impl PartitionQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::produce::{AsRecordRef, ProduceRecord};
     use crate::protocol::records::{DecodeOptions, RecordBatch};
 
     fn record(value: &'static str) -> ProduceRecord {
@@ -376,8 +378,9 @@ mod tests {
     fn fill(q: &mut PartitionQueue, n: usize, batch_size: usize, now: Instant) {
         for _ in 0..n {
             let r = record("0123456789");
-            let size = record_size(&r);
-            q.append(&r, size, batch_size, Compression::None, || now, 1_000).unwrap();
+            let size = record_size(&r.as_record_ref());
+            q.append(&r.as_record_ref(), size, batch_size, Compression::None, || now, 1_000, |_, _| ())
+                .unwrap();
         }
     }
 

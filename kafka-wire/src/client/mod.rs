@@ -71,7 +71,7 @@ pub use metadata::{AuthorizedOperations, BrokerInfo, ClusterMetadata, PartitionI
 pub use negotiate::BrokerVersions;
 pub use offsets::{ListedOffset, LogBounds, LogRange, OffsetQuery};
 pub use partitioner::partition_for_key;
-pub use produce::{Acks, ProduceOptions, ProduceRecord, Produced, ProducedByKey};
+pub use produce::{Acks, AsRecordRef, ProduceOptions, ProduceRecord, Produced, ProducedByKey, RecordRef};
 pub use producer::{DeliveryFuture, Producer, ProducerConfig, RecordMetadata};
 pub use producer_properties::apply_producer_properties;
 pub use properties::{apply_properties, is_secret_key, ConfigError, ConfigWarning};

@@ -120,6 +120,59 @@ impl ProduceRecord {
     }
 }
 
+/// One record to produce, borrowed: a [`Producer`](super::Producer) copies each record into
+/// its batch when it is sent, so data in the caller's own buffers (lines of a file it read, a
+/// message it decoded) is sent without first being made into [`Bytes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordRef<'a> {
+    /// `None` is a null key (not the same as empty).
+    pub key: Option<&'a [u8]>,
+    /// `None` is a tombstone.
+    pub value: Option<&'a [u8]>,
+    /// Record headers, written in this order.
+    pub headers: &'a [Header],
+    /// As [`ProduceRecord::timestamp`].
+    pub timestamp: Option<i64>,
+}
+
+impl<'a> RecordRef<'a> {
+    /// A record with no headers, stamped when its batch is built.
+    pub fn new(key: Option<&'a [u8]>, value: Option<&'a [u8]>) -> Self {
+        Self { key, value, headers: &[], timestamp: None }
+    }
+}
+
+/// A record [`Producer::send`](super::Producer::send) and
+/// [`send_all`](super::Producer::send_all) take: owned ([`ProduceRecord`]) or borrowed
+/// ([`RecordRef`]).
+pub trait AsRecordRef {
+    /// The record's parts, borrowed.
+    fn as_record_ref(&self) -> RecordRef<'_>;
+}
+
+impl AsRecordRef for ProduceRecord {
+    fn as_record_ref(&self) -> RecordRef<'_> {
+        RecordRef {
+            key: self.key.as_deref(),
+            value: self.value.as_deref(),
+            headers: &self.headers,
+            timestamp: self.timestamp,
+        }
+    }
+}
+
+impl AsRecordRef for RecordRef<'_> {
+    fn as_record_ref(&self) -> RecordRef<'_> {
+        *self
+    }
+}
+
+impl<T: AsRecordRef + ?Sized> AsRecordRef for &T {
+    fn as_record_ref(&self) -> RecordRef<'_> {
+        (**self).as_record_ref()
+    }
+}
+
 /// What a leader said about one partition's batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Produced {

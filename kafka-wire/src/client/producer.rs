@@ -33,7 +33,6 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
 use tokio::sync::{Notify, Semaphore};
 
 use super::accumulator::{record_size, BatchOutcome, PartitionQueue};
@@ -42,7 +41,7 @@ use super::deadline::deadline_after;
 use super::deliveries::Deliveries;
 use super::error::ClientError;
 use super::partitioner::partition_for_key;
-use super::produce::{Acks, ProduceRecord, Produced};
+use super::produce::{Acks, AsRecordRef, Produced, RecordRef};
 use super::retry::Backoff;
 use super::router::TopicPartition;
 use super::sender;
@@ -224,9 +223,9 @@ enum Target<'a> {
 }
 
 /// What appending one record did.
-struct Appended {
-    outcome: Arc<BatchOutcome>,
-    index: i32,
+struct Appended<T> {
+    /// What the caller made of the record's batch outcome and index.
+    delivered: T,
     /// Wake the sender: a batch filled, or the partition had nothing buffered.
     wake: bool,
 }
@@ -301,7 +300,7 @@ impl TopicState {
 
     /// The partition for a record with `key`: the Java client's key partitioner, or the sticky
     /// partition for a null key.
-    fn partition_for(&self, key: Option<&Bytes>) -> i32 {
+    fn partition_for(&self, key: Option<&[u8]>) -> i32 {
         key.and_then(|key| partition_for_key(key, self.partitions)).unwrap_or(self.sticky)
     }
 
@@ -354,35 +353,38 @@ impl Producer {
 
     /// Puts `record` on the partition the Java client's partitioner picks for its key (null
     /// keys: one partition until its batch fills, then the next — Java's sticky partitioner).
-    pub async fn send(&self, topic: &str, record: ProduceRecord) -> Result<DeliveryFuture, ClientError> {
+    /// The record is copied into its batch: a borrowed [`RecordRef`] does as well as an owned
+    /// [`ProduceRecord`](super::ProduceRecord).
+    pub async fn send(&self, topic: &str, record: impl AsRecordRef) -> Result<DeliveryFuture, ClientError> {
+        let record = record.as_record_ref();
         if self.shared.transactions.is_none() {
             // The common case in one lock: a known topic and buffer memory at hand.
-            let size = record_size(&record);
-            let permits = u32::try_from(size).unwrap_or(u32::MAX);
-            let fits = size <= self.shared.config.max_request_size;
-            if let Some(permit) = fits.then(|| self.shared.memory.try_acquire_many(permits).ok()).flatten() {
-                permit.forget();
-                let state = lock(&self.shared.state);
-                let tp = state
-                    .topics
-                    .get(topic)
-                    .map(|t| TopicPartition::new(Arc::clone(&t.name), t.partition_for(record.key.as_ref())));
-                match tp {
-                    Some(tp) => return self.append(state, tp, &record, size),
-                    None => {
-                        drop(state);
-                        self.shared.memory.add_permits(size);
-                    }
-                }
+            let mut state = lock(&self.shared.state);
+            let quick = self.append_quick(
+                &mut state,
+                Target::Topic(topic),
+                &record,
+                &mut None,
+                now_ms(),
+                |tp, outcome, index| DeliveryFuture {
+                    partition: tp.clone(),
+                    outcome: Arc::clone(outcome),
+                    index,
+                },
+            );
+            drop(state);
+            if let Some(Appended { delivered, wake }) = quick? {
+                self.wake_sender(wake);
+                return Ok(delivered);
             }
         }
         let known = {
             let state = lock(&self.shared.state);
-            state.topics.get(topic).map(|t| (Arc::clone(&t.name), t.partition_for(record.key.as_ref())))
+            state.topics.get(topic).map(|t| (Arc::clone(&t.name), t.partition_for(record.key)))
         };
         let (name, partition) = match known {
             Some(known) => known,
-            None => self.learn_topic(topic, record.key.as_ref()).await?,
+            None => self.learn_topic(topic, record.key).await?,
         };
         self.send_to(TopicPartition::new(name, partition), record).await
     }
@@ -395,8 +397,9 @@ impl Producer {
     pub async fn send_to(
         &self,
         tp: TopicPartition,
-        record: ProduceRecord,
+        record: impl AsRecordRef,
     ) -> Result<DeliveryFuture, ClientError> {
+        let record = record.as_record_ref();
         if let Some(transactions) = &self.shared.transactions {
             transactions.note_partition(&self.shared, &tp).await?;
         }
@@ -426,37 +429,68 @@ impl Producer {
                 }
             }
         }
-        self.append(lock(&self.shared.state), tp, &record, size)
-    }
-
-    /// Puts `record` (whose `size` bytes of buffer memory are taken) on `tp`'s queue; gives
-    /// the memory back when the producer is closed or the record cannot be encoded.
-    fn append(
-        &self,
-        mut state: std::sync::MutexGuard<'_, State>,
-        tp: TopicPartition,
-        record: &ProduceRecord,
-        size: usize,
-    ) -> Result<DeliveryFuture, ClientError> {
-        let appended = self.append_locked(&mut state, &tp, record, size, now_ms());
+        let mut state = lock(&self.shared.state);
+        let appended = self.append_locked(&mut state, &tp, &record, size, now_ms(), |outcome, index| {
+            (Arc::clone(outcome), index)
+        });
         drop(state);
-        let Appended { outcome, index, wake } = appended?;
-        if wake {
-            self.shared.wake.notify_one();
-        }
+        let Appended { delivered: (outcome, index), wake } = appended?;
+        self.wake_sender(wake);
         Ok(DeliveryFuture { partition: tp, outcome, index })
     }
 
-    /// [`append`](Self::append) under a lock the caller holds, with `now_ms` as the time of a
-    /// record without one; the caller wakes the sender when told to.
-    fn append_locked(
+    /// The quick way of `send` and `send_all`, under the lock the caller holds: a record for a
+    /// known topic (or a given partition) whose buffer memory is at hand is appended, and
+    /// `appended` is handed its partition, batch outcome and index in the batch. `Ok(None)`:
+    /// the record is left to the slow way (waiting for memory, asking for metadata, joining
+    /// the transaction, or failing with the reason). `last` keeps the partition of the
+    /// caller's last record, so a run of records to one partition shares its name.
+    fn append_quick<T>(
+        &self,
+        state: &mut State,
+        target: Target<'_>,
+        record: &RecordRef<'_>,
+        last: &mut Option<TopicPartition>,
+        now_ms: i64,
+        appended: impl FnOnce(&TopicPartition, &Arc<BatchOutcome>, i32) -> T,
+    ) -> Result<Option<Appended<T>>, ClientError> {
+        let tp = match target {
+            Target::Partition(tp) => tp,
+            Target::Topic(topic) => {
+                let Some(known) = state.topics.get(topic) else { return Ok(None) };
+                let partition = known.partition_for(record.key);
+                match last {
+                    Some(tp) if tp.partition == partition && Arc::ptr_eq(&tp.topic, &known.name) => tp,
+                    _ => last.insert(TopicPartition::new(Arc::clone(&known.name), partition)),
+                }
+            }
+        };
+        let size = record_size(record);
+        let config = &self.shared.config;
+        if size > config.max_request_size || size > config.buffer_memory {
+            return Ok(None);
+        }
+        match self.shared.memory.try_acquire_many(u32::try_from(size).unwrap_or(u32::MAX)) {
+            Ok(permit) => permit.forget(),
+            Err(_) => return Ok(None),
+        }
+        self.append_locked(state, tp, record, size, now_ms, |outcome, index| appended(tp, outcome, index))
+            .map(Some)
+    }
+
+    /// Appends `record` (whose `size` bytes of buffer memory are taken) to `tp`'s queue under
+    /// the lock the caller holds, with `now_ms` as the time of a record without one, and hands
+    /// `appended` its batch outcome and index; gives the memory back when the producer is
+    /// closed or the record cannot be encoded. The caller wakes the sender when told to.
+    fn append_locked<T>(
         &self,
         state: &mut State,
         tp: &TopicPartition,
-        record: &ProduceRecord,
+        record: &RecordRef<'_>,
         size: usize,
         now_ms: i64,
-    ) -> Result<Appended, ClientError> {
+        appended: impl FnOnce(&Arc<BatchOutcome>, i32) -> T,
+    ) -> Result<Appended<T>, ClientError> {
         let config = &self.shared.config;
         if let Err(e) = state_open(state) {
             self.shared.memory.add_permits(size);
@@ -477,12 +511,11 @@ impl Producer {
         let was_idle = queue.is_idle();
         let before = queue.batches();
         let closed_before = queue.closed_batches();
-        let appended =
-            queue.append(record, size, config.batch_size, config.compression, Instant::now, now_ms);
-        let opened = queue.batches() - before;
-        *unfinished += opened;
-        let (outcome, index) = match appended {
-            Ok(appended) => appended,
+        let delivered =
+            queue.append(record, size, config.batch_size, config.compression, Instant::now, now_ms, appended);
+        *unfinished += queue.batches() - before;
+        let delivered = match delivered {
+            Ok(delivered) => delivered,
             Err(source) => {
                 self.shared.memory.add_permits(size);
                 return Err(ClientError::RecordEncode { context: tp.to_string(), source });
@@ -496,7 +529,13 @@ impl Producer {
                 topic.batch_filled(tp.partition);
             }
         }
-        Ok(Appended { outcome, index, wake: was_idle || full })
+        Ok(Appended { delivered, wake: was_idle || full })
+    }
+
+    fn wake_sender(&self, wake: bool) {
+        if wake {
+            self.shared.wake.notify_one();
+        }
     }
 
     /// Sends `records` to `topic` in order, each as [`send`](Self::send) would, adding their
@@ -504,11 +543,13 @@ impl Producer {
     /// is at hand, up to 256 records are appended under one hold of the
     /// producer's lock, with one clock reading (the create time of the records without one)
     /// and one result handle per run of records in a batch, instead of one per record.
+    /// Records are copied into their batches: borrowed ones ([`RecordRef`]) need no
+    /// [`Bytes`](bytes::Bytes) of their own.
     /// Waits while the buffer is full. On an error, the records before the failing one were
     /// sent (their results are in `deliveries`); the failing one is dropped, and the rest
     /// stay in `records` when it is passed by reference (`iter.by_ref()`). The iterator is
     /// advanced while the producer's lock is held: give it records at hand (a `Vec`'s
-    /// `drain(..)`), not one that waits for them.
+    /// `drain(..)`, lines of a buffer), not one that waits for them.
     pub async fn send_all<I>(
         &self,
         topic: &str,
@@ -516,7 +557,8 @@ impl Producer {
         deliveries: &mut Deliveries,
     ) -> Result<(), ClientError>
     where
-        I: IntoIterator<Item = ProduceRecord>,
+        I: IntoIterator,
+        I::Item: AsRecordRef,
     {
         self.send_all_where(Target::Topic(topic), records.into_iter(), deliveries).await
     }
@@ -529,15 +571,16 @@ impl Producer {
         deliveries: &mut Deliveries,
     ) -> Result<(), ClientError>
     where
-        I: IntoIterator<Item = ProduceRecord>,
+        I: IntoIterator,
+        I::Item: AsRecordRef,
     {
         self.send_all_where(Target::Partition(tp), records.into_iter(), deliveries).await
     }
 
-    async fn send_all_where(
+    async fn send_all_where<R: AsRecordRef>(
         &self,
         target: Target<'_>,
-        mut records: impl Iterator<Item = ProduceRecord>,
+        mut records: impl Iterator<Item = R>,
         deliveries: &mut Deliveries,
     ) -> Result<(), ClientError> {
         while let Some(first) = records.next() {
@@ -558,49 +601,34 @@ impl Producer {
     /// Appends `first`, then the records after it, under one lock while the quick way can take
     /// them (see [`send_all`](Self::send_all)), at most [`RECORDS_PER_LOCK`]; returns the
     /// record it could not take, to be sent the slow way.
-    fn append_run(
+    fn append_run<R: AsRecordRef>(
         &self,
         target: Target<'_>,
-        first: ProduceRecord,
-        rest: &mut impl Iterator<Item = ProduceRecord>,
+        first: R,
+        rest: &mut impl Iterator<Item = R>,
         deliveries: &mut Deliveries,
-    ) -> Result<Option<ProduceRecord>, ClientError> {
+    ) -> Result<Option<R>, ClientError> {
         if self.shared.transactions.is_some() {
             return Ok(Some(first));
         }
-        let config = &self.shared.config;
         let mut state = lock(&self.shared.state);
         let now = now_ms();
         let mut wake = false;
-        let mut tp: Option<TopicPartition> = match target {
-            Target::Partition(tp) => Some(tp.clone()),
-            Target::Topic(_) => None,
-        };
+        let mut last = None;
         let mut record = first;
         let mut taken = 0;
         let result = loop {
-            if let Target::Topic(topic) = target {
-                let Some(known) = state.topics.get(topic) else { break Ok(Some(record)) };
-                let partition = known.partition_for(record.key.as_ref());
-                if tp.as_ref().is_none_or(|tp| tp.partition != partition) {
-                    tp = Some(TopicPartition::new(Arc::clone(&known.name), partition));
-                }
-            }
-            let Some(tp) = &tp else { break Ok(Some(record)) };
-            let size = record_size(&record);
-            if size > config.max_request_size || size > config.buffer_memory {
-                break Ok(Some(record));
-            }
-            let permits = u32::try_from(size).unwrap_or(u32::MAX);
-            match self.shared.memory.try_acquire_many(permits) {
-                Ok(permit) => permit.forget(),
-                Err(_) => break Ok(Some(record)),
-            }
-            match self.append_locked(&mut state, tp, &record, size, now) {
-                Ok(appended) => {
-                    wake |= appended.wake;
-                    deliveries.push(tp, &appended.outcome, appended.index);
-                }
+            let quick = self.append_quick(
+                &mut state,
+                target,
+                &record.as_record_ref(),
+                &mut last,
+                now,
+                |tp, outcome, index| deliveries.push(tp, outcome, index),
+            );
+            match quick {
+                Ok(Some(appended)) => wake |= appended.wake,
+                Ok(None) => break Ok(Some(record)),
                 Err(e) => break Err(e),
             }
             taken += 1;
@@ -613,9 +641,7 @@ impl Producer {
             }
         };
         drop(state);
-        if wake {
-            self.shared.wake.notify_one();
-        }
+        self.wake_sender(wake);
         result
     }
 
@@ -664,7 +690,7 @@ impl Producer {
     /// The topic's shared name and the partition for a record with `key`, from metadata asked
     /// for once per topic; a metadata request that fails in a way a retry can help is retried
     /// until `delivery_timeout`.
-    async fn learn_topic(&self, topic: &str, key: Option<&Bytes>) -> Result<(Arc<str>, i32), ClientError> {
+    async fn learn_topic(&self, topic: &str, key: Option<&[u8]>) -> Result<(Arc<str>, i32), ClientError> {
         let deadline = deadline_after(self.shared.config.delivery_timeout);
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
         let metadata = loop {
@@ -744,8 +770,7 @@ mod tests {
         topic.batch_filled(0);
         topic.batch_filled(2);
         assert_eq!(topic.partition_for(None), 1);
-        let key = Bytes::from_static(b"key-2");
-        assert_eq!(topic.partition_for(Some(&key)), 2, "a key's partition is the Java partitioner's");
+        assert_eq!(topic.partition_for(Some(b"key-2")), 2, "a key's partition is the Java partitioner's");
     }
 
     #[test]
