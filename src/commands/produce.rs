@@ -5,9 +5,8 @@
 //! With `--transactional-id`, the input is written in one transaction (or one per
 //! `--txn-every` records), committed at the end; a failure aborts the open one.
 
-use bytes::Bytes;
 use kafka_wire::client::{
-    apply_producer_properties, Deliveries, ProduceRecord, Producer, ProducerConfig, TopicPartition,
+    apply_producer_properties, Deliveries, Producer, ProducerConfig, RecordRef, TopicPartition,
 };
 use kafka_wire::protocol::records::Compression;
 use serde_json::json;
@@ -104,47 +103,47 @@ async fn send_input(
     let separator = args.key_separator.as_deref().map(str::as_bytes);
     let fixed = args.partition.map(|p| TopicPartition::new(args.topic.as_str(), p));
     let txn_every = args.txn_every.filter(|_| transactional);
-    let mut records: Vec<ProduceRecord> = Vec::with_capacity(LINES_PER_SEND);
     let mut sent = 0u64;
     // The lines already read go together, waiting for no more input: a slow pipe's line is
-    // sent when it comes, a bulk load's in runs.
-    while let Some(line) =
-        input.next_line().map_err(|e| Failure::new(Exit::USAGE, format!("stdin line {}: {e}", sent + 1)))?
+    // sent when it comes, a bulk load's in runs. Each is copied into its batch straight from
+    // the read buffer.
+    while let Some(chunk) =
+        input.next_chunk().map_err(|e| Failure::new(Exit::USAGE, format!("stdin line {}: {e}", sent + 1)))?
     {
-        // With --txn-every, a run ends where a transaction does.
-        let room = txn_every.map_or(LINES_PER_SEND, |n| {
-            usize::try_from(n - sent % n).unwrap_or(usize::MAX).min(LINES_PER_SEND)
-        });
-        records.push(record_of(line, separator));
-        while records.len() < room {
-            match input.buffered_line() {
-                Some(line) => records.push(record_of(line, separator)),
-                None => break,
+        let mut lines = chunk.lines().peekable();
+        while lines.peek().is_some() {
+            // With --txn-every, a run ends where a transaction does.
+            let room = txn_every.map_or(LINES_PER_SEND, |n| {
+                usize::try_from(n - sent % n).unwrap_or(usize::MAX).min(LINES_PER_SEND)
+            });
+            let mut count = 0u64;
+            let run = lines.by_ref().take(room).map(|line| {
+                count += 1;
+                record_of(line, separator)
+            });
+            match &fixed {
+                Some(tp) => producer.send_all_to(tp, run, &mut pending).await,
+                None => producer.send_all(&args.topic, run, &mut pending).await,
             }
-        }
-        let count = records.len() as u64;
-        match &fixed {
-            Some(tp) => producer.send_all_to(tp, records.drain(..), &mut pending).await,
-            None => producer.send_all(&args.topic, records.drain(..), &mut pending).await,
-        }
-        .map_err(|e| Failure::client(&args.topic, &e))?;
-        sent += count;
-        check_finished(&mut pending)?;
-        if txn_every.is_some_and(|n| sent.is_multiple_of(n)) {
-            producer.commit_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
+            .map_err(|e| Failure::client(&args.topic, &e))?;
+            sent += count;
             check_finished(&mut pending)?;
-            producer.begin_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
+            if txn_every.is_some_and(|n| sent.is_multiple_of(n)) {
+                producer.commit_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
+                check_finished(&mut pending)?;
+                producer.begin_transaction().await.map_err(|e| Failure::client(&args.topic, &e))?;
+            }
         }
     }
     Ok((sent, pending))
 }
 
 /// A line as a record: with `separator`, the text before its first occurrence is the key.
-fn record_of(line: Bytes, separator: Option<&[u8]>) -> ProduceRecord {
-    let split = separator.and_then(|sep| memchr::memmem::find(&line, sep).map(|at| (at, sep.len())));
+fn record_of<'a>(line: &'a [u8], separator: Option<&[u8]>) -> RecordRef<'a> {
+    let split = separator.and_then(|sep| memchr::memmem::find(line, sep).map(|at| (at, sep.len())));
     match split {
-        Some((at, len)) => ProduceRecord::new(Some(line.slice(..at)), Some(line.slice(at + len..))),
-        None => ProduceRecord::new(None, Some(line)),
+        Some((at, len)) => RecordRef::new(Some(&line[..at]), Some(&line[at + len..])),
+        None => RecordRef::new(None, Some(line)),
     }
 }
 
