@@ -24,9 +24,7 @@ use crate::protocol::records::{restamp, BatchBuilder, Compression, ProducerStamp
 pub(crate) const RECORD_OVERHEAD: usize = 21;
 
 /// The buffer a new batch starts with (unless its first record needs more, or `batch_size`
-/// is smaller); it doubles from there up to `batch_size`. A partition whose last batch filled
-/// up starts the next one at `batch_size` instead: growing by doubling copies nearly a whole
-/// batch again (64 KiB to 1 MB: 960 KiB), a fifth of a 1 KB bulk load's appending time.
+/// is smaller); it doubles from there up to `batch_size`.
 const INITIAL_BATCH_CAPACITY: usize = 64 * 1024;
 
 /// Bytes of a batch beyond its records: the fixed header.
@@ -137,15 +135,6 @@ impl Batch {
         Ok(sealed)
     }
 
-    /// Bytes its buffer holds before growing; 0 once sealed.
-    #[cfg(test)]
-    fn capacity(&self) -> usize {
-        match &self.body {
-            Body::Open(builder) => builder.capacity(),
-            Body::Sealed(_) => 0,
-        }
-    }
-
     /// Whether sealing it is more than writing a header: its records are to be compressed.
     pub(crate) fn needs_compression(&self, compression: Compression) -> bool {
         compression != Compression::None && matches!(self.body, Body::Open(_))
@@ -178,9 +167,6 @@ pub(crate) struct PartitionQueue {
     last_acked: i32,
     /// A batch came back to be sent again: until it is acknowledged, one batch at a time.
     pub(crate) retrying: bool,
-    /// The last batch closed because it was full: the next starts with `batch_size` bytes of
-    /// room. Cleared when a batch goes out before filling (lingered, flushed).
-    filling: bool,
 }
 
 impl Default for PartitionQueue {
@@ -192,7 +178,6 @@ impl Default for PartitionQueue {
             next_sequence: 0,
             last_acked: -1,
             retrying: false,
-            filling: false,
         }
     }
 }
@@ -217,15 +202,12 @@ impl PartitionQueue {
             self.open.as_ref().is_some_and(|b| b.bytes + size > batch_size || b.record_count() == i32::MAX);
         if full {
             self.close_open();
-            self.filling = true;
         }
-        let filling = self.filling;
         let open = self.open.get_or_insert_with(|| {
             // A batch closes once its records pass `batch_size`, so its buffer never needs to
             // double past that (a larger record alone gets the room it needs).
             let cap = batch_size.saturating_add(BATCH_HEADER);
-            let start = if filling { cap } else { INITIAL_BATCH_CAPACITY.min(cap) };
-            let capacity = start.max(size.saturating_add(BATCH_HEADER));
+            let capacity = INITIAL_BATCH_CAPACITY.min(cap).max(size.saturating_add(BATCH_HEADER));
             Batch::new(now(), record.timestamp.unwrap_or(now_ms), compression, capacity, cap)
         });
         match open.push(record, size, now_ms) {
@@ -284,9 +266,8 @@ impl PartitionQueue {
     /// Takes the next batch to send (see [`sendable`](Self::sendable)), giving it sequence
     /// numbers under `producer` when it has none yet.
     pub(crate) fn take(&mut self, producer: Option<(i64, i16)>) -> Option<Batch> {
-        if self.ready.is_empty() && self.open.is_some() {
+        if self.ready.is_empty() {
             self.close_open();
-            self.filling = false;
         }
         let mut batch = self.ready.pop_front()?;
         if let Some((id, epoch)) = producer {
@@ -412,31 +393,6 @@ mod tests {
         assert_eq!(q.ready.len(), 1);
         assert_eq!(q.ready[0].record_count(), 3);
         assert!(q.sendable(now, Duration::from_secs(60), 100, false));
-    }
-
-    #[test]
-    fn after_a_batch_filled_the_next_starts_at_batch_size_and_after_a_lingered_one_small() {
-        let now = Instant::now();
-        let mut q = PartitionQueue::default();
-        let batch_size = INITIAL_BATCH_CAPACITY * 4;
-        let value = vec![7u8; 1000];
-        let record = RecordRef::new(None, Some(&value));
-        let size = record_size(&record);
-        let append = |q: &mut PartitionQueue| {
-            q.append(&record, size, batch_size, Compression::None, || now, 1_000, |_, _| ()).unwrap();
-        };
-        append(&mut q);
-        let first = q.open.as_ref().unwrap().capacity();
-        assert!(first < batch_size, "a partition's first batch starts small: {first}");
-        while q.ready.is_empty() {
-            append(&mut q);
-        }
-        assert!(q.open.as_ref().unwrap().capacity() >= batch_size, "the batch after a full one");
-        // Both go out (the open one by linger); the next batch starts small again.
-        q.take(None).unwrap();
-        q.take(None).unwrap();
-        append(&mut q);
-        assert_eq!(q.open.as_ref().unwrap().capacity(), first);
     }
 
     #[test]

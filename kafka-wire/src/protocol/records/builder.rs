@@ -80,11 +80,6 @@ impl BatchBuilder {
         self.buf.len()
     }
 
-    /// Bytes the batch can reach, header included, before its buffer grows.
-    pub fn capacity(&self) -> usize {
-        self.buf.capacity()
-    }
-
     /// Whether no record was appended.
     pub fn is_empty(&self) -> bool {
         self.count == 0
