@@ -322,7 +322,7 @@ impl RecordBatch {
             producer_epoch: self.producer_epoch,
             base_sequence: self.base_sequence,
         };
-        write_header(&mut out[start..], &header, count, None)
+        write_header(&mut out[start..], &header, count)
     }
 
     /// The encoded batch as a new buffer.
