@@ -205,6 +205,9 @@ fn send_all_writes_runs_of_records_in_order_and_stops_at_a_record_that_cannot_go
 /// partitioner): 1,200 values of 1,000 bytes in 16 KiB batches (~75 batches) over 6 partitions
 /// give each partition about 200. kwire once stayed on partition 0 after the first round —
 /// 1,000,000 records of `kwire produce` put 995,100 there, one broker doing all the writing.
+/// And a record moves on exactly when its partition's batch cannot take it: the record that
+/// did not fit once started a batch of its own on the old partition, which lingered out alone
+/// under load (a third of `kwire produce`'s 1 KB batches held one record).
 #[test]
 fn null_key_records_are_spread_over_every_partition_batch_by_batch() {
     const RECORDS: usize = 1_200;
@@ -212,13 +215,29 @@ fn null_key_records_are_spread_over_every_partition_batch_by_batch() {
     support::multi_thread_runtime().block_on(async {
         let client = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
         let topic = support::new_topic_with_leaders(&client, "producer-sticky", 6).await;
-        let config = ProducerConfig { batch_size: 16 * 1024, ..ProducerConfig::default() };
+        // Batches go when full (or at the flush), not by linger: every batch boundary is the
+        // partitioner's.
+        let config = ProducerConfig {
+            batch_size: 16 * 1024,
+            linger: Duration::from_secs(60),
+            ..ProducerConfig::default()
+        };
         let producer = Producer::new(Arc::clone(&client), config).unwrap();
         let value = Bytes::from(vec![b'v'; 1_000]);
         let mut deliveries = Vec::with_capacity(RECORDS);
         for _ in 0..RECORDS {
             deliveries
                 .push(producer.send(&topic, ProduceRecord::new(None, Some(value.clone()))).await.unwrap());
+        }
+        for (i, pair) in deliveries.windows(2).enumerate() {
+            let stays = pair[0].partition() == pair[1].partition();
+            let joined = pair[0].same_batch(&pair[1]);
+            assert_eq!(
+                stays,
+                joined,
+                "records {i} and {}: same partition {stays}, same batch {joined}",
+                i + 1
+            );
         }
         producer.flush().await;
         for d in deliveries {

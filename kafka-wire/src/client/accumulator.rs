@@ -221,6 +221,16 @@ impl PartitionQueue {
         }
     }
 
+    /// Closes the open batch when `size` more bytes would take it past `batch_size` (as
+    /// [`append`](Self::append) would before adding them); returns whether it did.
+    pub(crate) fn close_if_cannot_take(&mut self, size: usize, batch_size: usize) -> bool {
+        let cannot = self.open.as_ref().is_some_and(|b| b.bytes + size > batch_size);
+        if cannot {
+            self.close_open();
+        }
+        cannot
+    }
+
     /// Whether the open batch is at least `batch_size` (a sticky partition moves on then).
     pub(crate) fn open_is_full(&self, batch_size: usize) -> bool {
         self.open.as_ref().is_some_and(|b| b.bytes >= batch_size)

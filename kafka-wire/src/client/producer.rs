@@ -317,6 +317,49 @@ impl TopicState {
     }
 }
 
+/// The partition of `topic` (`None` while the topic is unknown) for a record of `size` bytes
+/// with `key`: the Java client's key partitioner, or the sticky partition for a null key. When
+/// the sticky partition's open batch cannot take the record, that batch is closed (it goes out
+/// now, as full as it gets) and the record goes to the next partition, as with Java's producer:
+/// appending it there would start a batch of that one record, left to linger alone until the
+/// sticky partition comes round again and then sent as a request of its own. `last` holds the
+/// caller's last partition, so a run of records to one partition shares its name; the flag
+/// says whether a batch was closed (the sender is to be woken).
+fn partition_for_record<'a>(
+    state: &mut State,
+    topic: &str,
+    key: Option<&[u8]>,
+    size: usize,
+    batch_size: usize,
+    last: &'a mut Option<TopicPartition>,
+) -> Option<(&'a TopicPartition, bool)> {
+    let State { topics, partitions, .. } = state;
+    let known = topics.get_mut(topic)?;
+    let mut partition = known.partition_for(key);
+    let mut closed = false;
+    if key.is_none() {
+        let sticky = reuse_or_name(last, &known.name, partition);
+        if partitions.get_mut(sticky).is_some_and(|queue| queue.close_if_cannot_take(size, batch_size)) {
+            known.batch_filled(partition);
+            partition = known.partition_for(None);
+            closed = true;
+        }
+    }
+    Some((reuse_or_name(last, &known.name, partition), closed))
+}
+
+/// `last` when it is `partition` of the topic `name`, else a new [`TopicPartition`] put there.
+fn reuse_or_name<'a>(
+    last: &'a mut Option<TopicPartition>,
+    name: &Arc<str>,
+    partition: i32,
+) -> &'a TopicPartition {
+    if !matches!(last, Some(tp) if tp.partition == partition && Arc::ptr_eq(&tp.topic, name)) {
+        *last = None;
+    }
+    last.get_or_insert_with(|| TopicPartition::new(Arc::clone(name), partition))
+}
+
 /// An asynchronous, batching, idempotent-by-default producer over a shared [`Client`].
 ///
 /// `send` puts a record in its partition's batch and returns at once (or waits for buffer
@@ -383,14 +426,30 @@ impl Producer {
             }
         }
         let known = {
-            let state = lock(&self.shared.state);
-            state.topics.get(topic).map(|t| (Arc::clone(&t.name), t.partition_for(record.key)))
+            let mut state = lock(&self.shared.state);
+            let size = record_size(&record);
+            let mut chosen = None;
+            let closed = partition_for_record(
+                &mut state,
+                topic,
+                record.key,
+                size,
+                self.shared.config.batch_size,
+                &mut chosen,
+            )
+            .is_some_and(|(_, closed)| closed);
+            drop(state);
+            self.wake_sender(closed);
+            chosen
         };
-        let (name, partition) = match known {
-            Some(known) => known,
-            None => self.learn_topic(topic, record.key).await?,
+        let tp = match known {
+            Some(tp) => tp,
+            None => {
+                let (name, partition) = self.learn_topic(topic, record.key).await?;
+                TopicPartition::new(name, partition)
+            }
         };
-        self.send_to(TopicPartition::new(name, partition), record).await
+        self.send_to(tp, record).await
     }
 
     /// Puts `record` on partition `tp`. Waits while the buffer is full; fails when the
@@ -458,28 +517,32 @@ impl Producer {
         now_ms: i64,
         appended: impl FnOnce(&TopicPartition, &Arc<BatchOutcome>, i32) -> T,
     ) -> Result<Option<Appended<T>>, ClientError> {
-        let tp = match target {
-            Target::Partition(tp) => tp,
-            Target::Topic(topic) => {
-                let Some(known) = state.topics.get(topic) else { return Ok(None) };
-                let partition = known.partition_for(record.key);
-                match last {
-                    Some(tp) if tp.partition == partition && Arc::ptr_eq(&tp.topic, &known.name) => tp,
-                    _ => last.insert(TopicPartition::new(Arc::clone(&known.name), partition)),
-                }
-            }
-        };
         let size = record_size(record);
         let config = &self.shared.config;
         if size > config.max_request_size || size > config.buffer_memory {
             return Ok(None);
         }
+        let (tp, closed) = match target {
+            Target::Partition(tp) => (tp, false),
+            Target::Topic(topic) => {
+                match partition_for_record(state, topic, record.key, size, config.batch_size, last) {
+                    Some(chosen) => chosen,
+                    None => return Ok(None),
+                }
+            }
+        };
         match self.shared.memory.try_acquire_many(u32::try_from(size).unwrap_or(u32::MAX)) {
             Ok(permit) => permit.forget(),
-            Err(_) => return Ok(None),
+            Err(_) => {
+                // The batch closed for this record is sendable now, whoever sends the record.
+                self.wake_sender(closed);
+                return Ok(None);
+            }
         }
-        self.append_locked(state, tp, record, size, now_ms, |outcome, index| appended(tp, outcome, index))
-            .map(Some)
+        let mut done = self
+            .append_locked(state, tp, record, size, now_ms, |outcome, index| appended(tp, outcome, index))?;
+        done.wake |= closed;
+        Ok(Some(done))
     }
 
     /// Appends `record` (whose `size` bytes of buffer memory are taken) to `tp`'s queue under
@@ -775,6 +838,46 @@ mod tests {
         topic.batch_filled(2);
         assert_eq!(topic.partition_for(None), 1);
         assert_eq!(topic.partition_for(Some(b"key-2")), 2, "a key's partition is the Java partitioner's");
+    }
+
+    /// A null-key record that the sticky partition's open batch cannot take closes that batch
+    /// (it can go now) and goes to the next partition, instead of starting a batch of its own
+    /// there; a keyed record goes by its key and leaves its full batch to `append`.
+    #[test]
+    fn a_null_key_record_the_sticky_batch_cannot_take_moves_on_and_closes_it() {
+        let mut state = State::default();
+        state.topics.insert("t".to_owned(), TopicState::new(Arc::from("t"), 3));
+        let value = [b'v'; 100];
+        let record = RecordRef { key: None, value: Some(&value), headers: &[], timestamp: None };
+        let size = record_size(&record);
+        let batch_size = 3 * size;
+        let append = |state: &mut State, key: Option<&[u8]>| {
+            let mut last = None;
+            let (tp, closed) = partition_for_record(state, "t", key, size, batch_size, &mut last).unwrap();
+            let tp = tp.clone();
+            let record = RecordRef { key, ..record };
+            let queue = state.partitions.entry(tp.clone()).or_default();
+            queue.append(&record, size, batch_size, Compression::None, Instant::now, 0, |_, _| ()).unwrap();
+            (tp.partition, closed)
+        };
+        for _ in 0..3 {
+            assert_eq!(append(&mut state, None), (0, false));
+        }
+        // Partition 0's batch holds batch_size: the fourth record goes on.
+        assert_eq!(append(&mut state, None), (1, true));
+        assert_eq!(state.partitions[&TopicPartition::new("t", 0)].closed_batches(), 1);
+        assert_eq!(append(&mut state, None), (1, false));
+
+        let keyed = partition_for_key(b"key-2", 3).unwrap();
+        for _ in 0..3 {
+            assert_eq!(append(&mut state, Some(b"key-2")), (keyed, false));
+        }
+        assert_eq!(append(&mut state, Some(b"key-2")), (keyed, false));
+        let queue = &state.partitions[&TopicPartition::new("t", keyed)];
+        assert_eq!((queue.closed_batches(), queue.batches()), (1, 2), "the keyed record started a batch");
+
+        let mut last = None;
+        assert!(partition_for_record(&mut state, "unknown", None, size, batch_size, &mut last).is_none());
     }
 
     #[test]
