@@ -10,6 +10,18 @@ pub fn anomaly(a: &Anomaly) -> Value {
             "stored_topic_id": stored_topic_id.to_string(), "topic_id": topic_id.to_string(),
             "stored": stored.0, "log_start": log_start.0, "end": end.0, "skipped": skipped,
         }),
+        Anomaly::LeaderEpochBackwards {
+            stored,
+            stored_leader_epoch,
+            leader_epoch,
+            log_start,
+            end,
+            skipped,
+            reread,
+        } => json!({
+            "stored": stored.0, "stored_leader_epoch": stored_leader_epoch.0, "leader_epoch": leader_epoch.0,
+            "log_start": log_start.0, "end": end.0, "skipped": skipped, "reread": reread,
+        }),
         Anomaly::OffsetAheadOfLog { stored, log_start, high_watermark } => json!({
             "stored": stored.0, "log_start": log_start.0, "high_watermark": high_watermark.0,
         }),

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::model::{Offset, TopicId};
+use crate::model::{LeaderEpoch, Offset, TopicId};
 
 /// One named situation found while planning a partition (rules R1–R5, R9 in
 /// `offset-rules.md`). All offsets follow the crate's convention: `stored` is the next offset the
@@ -37,6 +37,35 @@ pub enum Anomaly {
         end: Offset,
         /// Records `[0, from)` of the new log that will never be read.
         skipped: u64,
+    },
+    /// The stored leader epoch is above the log's current one, and the topic ids do not prove
+    /// that the log is the one the position was read from (either side has no id: Kafka before
+    /// 2.8, a Metadata answer without ids, or a store that keeps none — Kafka's own group store
+    /// keeps the epoch but no id). Leader epochs only grow along a topic's life, so this is
+    /// the sign of a topic deleted and recreated (its epochs start again at 0) whose new log
+    /// already reaches past the stored offset, where the offsets alone show nothing. The one
+    /// other cause is a stale answer (a broker whose metadata lags); a caller that can re-query
+    /// should do so once before acting on it.
+    ///
+    /// Handled as a recreation: the stored offset is not used for reading, and nothing of the
+    /// log is taken as read, so `skipped = from` (records `[0, from)`). If the log was the same
+    /// after all, reading from `from` reads `[from, stored)` again: `reread`. Whichever it was,
+    /// `skipped` bounds what is passed over.
+    LeaderEpochBackwards {
+        /// The stored offset; not used for reading.
+        stored: Offset,
+        /// The leader epoch stored with it.
+        stored_leader_epoch: LeaderEpoch,
+        /// The log's current leader epoch, below `stored_leader_epoch`.
+        leader_epoch: LeaderEpoch,
+        /// The first offset of the log.
+        log_start: Offset,
+        /// The log's exclusive end, per isolation.
+        end: Offset,
+        /// Records `[0, from)` of the log that will never be read (if it is a new log).
+        skipped: u64,
+        /// `max(0, stored − from)`: records read a second time if it is the same log.
+        reread: u64,
     },
     /// The stored offset is beyond the log's high watermark, and the topic id is the same or
     /// unknown, and there is no leader-epoch evidence of truncation. Every policy resumes at or
@@ -130,11 +159,13 @@ pub enum AnomalyKind {
     TopicGone,
     /// `end_went_backwards`: [`Anomaly::EndWentBackwards`].
     EndWentBackwards,
+    /// `leader_epoch_backwards`: [`Anomaly::LeaderEpochBackwards`].
+    LeaderEpochBackwards,
 }
 
 impl AnomalyKind {
     /// Every kind, in declaration order.
-    pub const ALL: [AnomalyKind; 8] = [
+    pub const ALL: [AnomalyKind; 9] = [
         AnomalyKind::TopicRecreated,
         AnomalyKind::OffsetAheadOfLog,
         AnomalyKind::Truncated,
@@ -143,6 +174,7 @@ impl AnomalyKind {
         AnomalyKind::PartitionGone,
         AnomalyKind::TopicGone,
         AnomalyKind::EndWentBackwards,
+        AnomalyKind::LeaderEpochBackwards,
     ];
 
     /// Stable snake_case name (`topic_recreated`, `offset_ahead_of_log`, …).
@@ -156,6 +188,7 @@ impl AnomalyKind {
             AnomalyKind::PartitionGone => "partition_gone",
             AnomalyKind::TopicGone => "topic_gone",
             AnomalyKind::EndWentBackwards => "end_went_backwards",
+            AnomalyKind::LeaderEpochBackwards => "leader_epoch_backwards",
         }
     }
 }
@@ -178,6 +211,7 @@ impl Anomaly {
             Anomaly::PartitionGone { .. } => AnomalyKind::PartitionGone,
             Anomaly::TopicGone { .. } => AnomalyKind::TopicGone,
             Anomaly::EndWentBackwards { .. } => AnomalyKind::EndWentBackwards,
+            Anomaly::LeaderEpochBackwards { .. } => AnomalyKind::LeaderEpochBackwards,
         }
     }
 
@@ -199,6 +233,7 @@ impl Anomaly {
     pub const fn skipped(&self) -> u64 {
         match *self {
             Anomaly::TopicRecreated { skipped, .. }
+            | Anomaly::LeaderEpochBackwards { skipped, .. }
             | Anomaly::Truncated { skipped, .. }
             | Anomaly::DataLoss { skipped, .. }
             | Anomaly::NewPartition { skipped, .. } => skipped,
@@ -213,7 +248,9 @@ impl Anomaly {
     /// forward from it: what [`Anomaly::skipped`] is counted from.
     pub(crate) const fn position(&self) -> Option<Offset> {
         match *self {
-            Anomaly::TopicRecreated { .. } | Anomaly::NewPartition { .. } => Some(Offset(0)),
+            Anomaly::TopicRecreated { .. }
+            | Anomaly::LeaderEpochBackwards { .. }
+            | Anomaly::NewPartition { .. } => Some(Offset(0)),
             Anomaly::Truncated { divergence, .. } => Some(divergence),
             Anomaly::DataLoss { stored, .. } => Some(stored),
             _ => None,
@@ -228,6 +265,10 @@ impl Anomaly {
             None => 0,
         };
         match &mut self {
+            Anomaly::LeaderEpochBackwards { skipped, reread, stored, .. } => {
+                *skipped = n;
+                *reread = from.records_until(*stored);
+            }
             Anomaly::TopicRecreated { skipped, .. }
             | Anomaly::Truncated { skipped, .. }
             | Anomaly::DataLoss { skipped, .. }
@@ -246,6 +287,21 @@ impl fmt::Display for Anomaly {
                 "topic recreated: stored offset {stored} belongs to topic id {stored_topic_id}, \
                  the log is now topic id {topic_id} with [{log_start}, {end})"
             )?,
+            Anomaly::LeaderEpochBackwards {
+                stored,
+                stored_leader_epoch,
+                leader_epoch,
+                log_start,
+                end,
+                ..
+            } => {
+                write!(
+                    f,
+                    "leader epoch went from {stored_leader_epoch} to {leader_epoch} with no topic id to \
+                     compare: the topic was most likely deleted and recreated (or the answer was \
+                     stale); stored offset {stored} is not used, the log is [{log_start}, {end})"
+                )?;
+            }
             Anomaly::OffsetAheadOfLog { stored, log_start, high_watermark } => write!(
                 f,
                 "stored offset {stored} is ahead of the log [{log_start}, {high_watermark}) by {}",
@@ -282,6 +338,11 @@ impl fmt::Display for Anomaly {
         if skipped > 0 {
             write!(f, "; {skipped} unread records before the planned start are passed over")?;
         }
+        if let Anomaly::LeaderEpochBackwards { reread, .. } = self {
+            if *reread > 0 {
+                write!(f, "; {reread} records are read again if it is the same log")?;
+            }
+        }
         Ok(())
     }
 }
@@ -310,7 +371,8 @@ mod tests {
                 "new_partition",
                 "partition_gone",
                 "topic_gone",
-                "end_went_backwards"
+                "end_went_backwards",
+                "leader_epoch_backwards"
             ]
         );
     }

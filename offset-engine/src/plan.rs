@@ -13,12 +13,22 @@
 //! 2. `previous_until > end` → `EndWentBackwards`, skipped until the caller re-queries;
 //! 3. nothing stored → `NewPartition`, start policy;
 //! 4. both topic ids known and different → `TopicRecreated`, out-of-range policy;
-//! 5. `end_offset_for_stored_epoch < stored` → `Truncated`, out-of-range policy;
-//! 6. `stored > high_watermark` → `OffsetAheadOfLog`, out-of-range policy;
-//! 7. `stored < log_start` → `DataLoss`, out-of-range policy;
-//! 8. read_committed and `last_stable < stored <= high_watermark` → skipped, waiting for the
+//! 5. the stored leader epoch above the log's, and no pair of topic ids to prove the log is the
+//!    same → `LeaderEpochBackwards` (most likely a recreation the offsets do not show), handled
+//!    as a recreation by the out-of-range policy. With both ids known and equal the log *is*
+//!    the same, so the lower epoch is a stale answer: the partition goes on to the next steps,
+//!    and its entry carries no epoch (committing the stale one would move the stored epoch
+//!    backwards, and the stored one may be older than the records read);
+//! 6. `end_offset_for_stored_epoch < stored` → `Truncated`, out-of-range policy;
+//! 7. `stored > high_watermark` → `OffsetAheadOfLog`, out-of-range policy;
+//! 8. `stored < log_start` → `DataLoss`, out-of-range policy;
+//! 9. read_committed and `last_stable < stored <= high_watermark` → skipped, waiting for the
 //!    transaction to close (lag 0, not negative);
-//! 9. otherwise resume at `stored`.
+//! 10. otherwise resume at `stored`.
+//!
+//! A plan's own commit is always accepted by [`crate::merge_commit`]: a range resumed at the
+//! stored offset never carries a lower id or epoch than the stored ones, and every other range
+//! is a reset.
 //!
 //! No silent skip: when the resulting `from` is beyond the consumer's position in the current
 //! log, the anomaly's `skipped` counts every record in between (see [`Anomaly`]). No
@@ -116,7 +126,9 @@ pub struct PlanEntry {
     pub lag: Lag,
     /// The log's topic id and leader epoch when planned, to commit with the `until`.
     pub topic_id: Option<TopicId>,
-    /// See `topic_id`; `None` when the log view had no (or a negative) epoch, or no log was found.
+    /// See `topic_id`; `None` when the log view had no (or a negative) epoch, or no log was
+    /// found, and when the view's epoch is a stale answer: below the stored epoch of the same
+    /// topic id (see the classification order).
     pub leader_epoch: Option<LeaderEpoch>,
 }
 
@@ -372,7 +384,7 @@ fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -
     let (outcome, anomaly) = decide(req, p, stored, view, isolation);
     // Nothing of a recreated topic's new log was committed: no lag against the old offset.
     let committed = match anomaly {
-        Some(Anomaly::TopicRecreated { .. }) => None,
+        Some(Anomaly::TopicRecreated { .. } | Anomaly::LeaderEpochBackwards { .. }) => None,
         _ => stored_offset,
     };
     // The view and the stored offset were validated above.
@@ -391,7 +403,25 @@ fn plan_partition(req: &PlanRequest, p: &PartitionInput, isolation: Isolation) -
             Some(id) if !id.is_zero() => Some(*id),
             _ => None,
         },
-        leader_epoch: LeaderEpoch::known(view.leader_epoch),
+        leader_epoch: epoch_to_commit(stored, view),
+    }
+}
+
+/// The view's leader epoch, unless it is below the stored epoch of the same (known) topic id:
+/// then the view is a stale answer about this log, and no epoch is committed. (Without both
+/// ids the lower epoch is [`Anomaly::LeaderEpochBackwards`], whose reset commits the view's.)
+fn epoch_to_commit(stored: Option<&Stored>, view: &LogView) -> Option<LeaderEpoch> {
+    let epoch = LeaderEpoch::known(view.leader_epoch)?;
+    let Some(stored) = stored else { return Some(epoch) };
+    let below_stored = LeaderEpoch::known(stored.leader_epoch).is_some_and(|s| epoch < s);
+    let same_topic = match (TopicId::known(stored.topic_id), TopicId::known(view.topic_id)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    };
+    if below_stored && same_topic {
+        None
+    } else {
+        Some(epoch)
     }
 }
 
@@ -492,6 +522,20 @@ fn classify_stored(
             ));
         }
     }
+    if let Some((stored_leader_epoch, leader_epoch)) = epoch_went_backwards(stored, view) {
+        return Some((
+            Anomaly::LeaderEpochBackwards {
+                stored: s,
+                stored_leader_epoch,
+                leader_epoch,
+                log_start: view.log_start,
+                end,
+                skipped: 0,
+                reread: 0,
+            },
+            view.log_start,
+        ));
+    }
     if let Some(divergence) = end_for_epoch {
         if divergence < s {
             return Some((
@@ -522,6 +566,16 @@ fn classify_stored(
         ));
     }
     None
+}
+
+/// `(stored epoch, log epoch)` when the log's leader epoch is below the stored one and the
+/// topic ids cannot show that the log is the same: both known and equal is a stale answer
+/// instead (see [`epoch_to_commit`]); both known and different was a recreation already.
+fn epoch_went_backwards(stored: &Stored, view: &LogView) -> Option<(LeaderEpoch, LeaderEpoch)> {
+    let stored_epoch = LeaderEpoch::known(stored.leader_epoch)?;
+    let log_epoch = LeaderEpoch::known(view.leader_epoch)?;
+    let ids_known = TopicId::known(stored.topic_id).is_some() && TopicId::known(view.topic_id).is_some();
+    (log_epoch < stored_epoch && !ids_known).then_some((stored_epoch, log_epoch))
 }
 
 fn clamp(o: Offset, low: Offset, high: Offset) -> Offset {

@@ -41,7 +41,8 @@ pub enum OutOfRangePolicy {
     Latest,
     /// Resume at the nearest valid position: the log start for `DataLoss`, the end for
     /// `OffsetAheadOfLog`, the divergence offset for `Truncated`, and the new log start for
-    /// `TopicRecreated` (the stored offset means nothing in the new topic).
+    /// `TopicRecreated` and `LeaderEpochBackwards` (the stored offset means nothing in the new
+    /// topic).
     Clamp,
 }
 
