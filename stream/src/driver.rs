@@ -229,6 +229,7 @@ impl Planner {
         stored: &HashMap<TopicPartition, Stored>,
     ) -> Result<Batch, StreamError> {
         let mut requeries = 0u32;
+        let mut epoch_requeried = false;
         let mut fetch_failures = 0u32;
         loop {
             let (inputs, mut events) = self.gather(stored).await?;
@@ -241,6 +242,18 @@ impl Planner {
                 partitions: inputs,
             };
             let mut planned = plan(&request);
+
+            // A leader epoch below the stored one is most likely a recreated topic, but a broker
+            // whose metadata lags answers the same: ask once more before a policy acts on it.
+            let epoch_backwards = planned
+                .entries
+                .iter()
+                .any(|e| matches!(e.anomaly.as_deref(), Some(Anomaly::LeaderEpochBackwards { .. })));
+            if epoch_backwards && !epoch_requeried {
+                epoch_requeried = true;
+                tokio::time::sleep(self.config.end_requery.backoff).await;
+                continue;
+            }
 
             let backwards: Vec<usize> = planned
                 .entries
@@ -330,7 +343,7 @@ impl Planner {
                 continue;
             }
 
-            let batch = self.assemble(&planned, &mut fetched, events);
+            let batch = self.assemble(&planned, stored, &mut fetched, events);
             self.carry = planned.carry;
             return Ok(batch);
         }
@@ -340,6 +353,7 @@ impl Planner {
     fn assemble(
         &mut self,
         planned: &Plan,
+        stored: &HashMap<TopicPartition, Stored>,
         fetched: &mut BTreeMap<TopicPartition, Result<FetchedPartition, kafka_wire::client::ClientError>>,
         mut events: Vec<Event>,
     ) -> Batch {
@@ -360,13 +374,22 @@ impl Planner {
             if until < r.until.0 {
                 events.push(Event::RangeShortened { tp: entry.tp.clone(), planned_until: r.until.0, until });
             }
-            // The later of the last record's epoch and the leader's when planned: leader epochs
-            // only grow along a log, and the engine refuses a commit whose epoch goes backwards
-            // (a range read after an empty one committed with the leader's epoch would).
+            // The latest of the last record's epoch, the leader's when planned and, unless the
+            // policy reset the partition, the stored one: leader epochs only grow along a log,
+            // and the engine refuses a commit whose epoch goes backwards (a range read after an
+            // empty one committed with the leader's epoch would; so would one whose plan had no
+            // epoch to commit, a stale answer). A stored epoch above the last record's began
+            // after that record, so its end is at or past `until`: no false truncation.
+            let floor = if matches!(r.from_reason, FromReason::OutOfRange(_)) {
+                None
+            } else {
+                stored.get(&entry.tp).and_then(|s| LeaderEpoch::known(s.leader_epoch))
+            };
             let leader_epoch = records
                 .last()
                 .and_then(|rec| rec.leader_epoch.and_then(LeaderEpoch::from_wire))
                 .max(entry.leader_epoch)
+                .max(floor)
                 .map(|e| e.0);
             let batch = PartitionBatch {
                 range: OffsetRange {
