@@ -9,13 +9,17 @@
 //! integration test sees the broker go away (inside one binary, tests run in parallel). Each
 //! test function takes one lock, stops one broker (~16 s, controlled shutdown) and starts it
 //! again (~11 s); the broker is restarted by a guard even when the test fails. This file's
-//! test reads offsets; `exporter_stale`'s scrapes `kwire exporter`.
+//! test reads offsets; `exporter_stale`'s scrapes `kwire exporter`; `recreated_without_ids`'s
+//! gives a stored position a real leader epoch ≥ 1 before its topic is recreated (issue 33).
 
 #[path = "it/support/mod.rs"]
 mod support;
 
 #[path = "failover/exporter_stale.rs"]
 mod exporter_stale;
+
+#[path = "failover/recreated_without_ids.rs"]
+mod recreated_without_ids;
 
 use std::collections::BTreeMap;
 use std::process::Command;
