@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::cli::{Cli, Command, FormatArg, Global, GroupCommand};
+use crate::cli::{Command, FormatArg, Global, GroupCommand};
 use crate::commands::{self, Context};
 use crate::exit::{Exit, Failure};
 
@@ -229,8 +229,7 @@ pub fn decode(api: &str, version: i16, data: &[u8], request: bool, frame: bool) 
 /// A command line after `kwire`, read by the CLI's parser; a refusal is a usage failure in one
 /// line, as the CLI says it.
 fn parse(argv: Vec<String>) -> Result<Command, Failure> {
-    use clap::Parser as _;
-    let cli = Cli::try_parse_from(std::iter::once("kwire".to_owned()).chain(argv)).map_err(|e| {
+    let cli = crate::cli::parse_args(std::iter::once("kwire".to_owned()).chain(argv)).map_err(|e| {
         // clap's message up to its usage line, one line: "... not provided: --topic <TOPICS>".
         let text = e.render().to_string();
         let said: Vec<&str> = text

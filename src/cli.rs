@@ -1,4 +1,5 @@
-//! Command-line arguments. Options shared by every command are global.
+//! Command-line arguments. Options shared by several commands are global; `option_scope` says
+//! which command uses which.
 
 use std::time::Duration;
 
@@ -852,11 +853,30 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// The command-line interface as clap sees it, each command's help listing only the global
+/// options it uses (`option_scope`). `--help`, completions and man pages come from it.
+pub fn command() -> clap::Command {
+    crate::option_scope::scoped(<Cli as clap::CommandFactory>::command())
+}
+
+/// Parses `argv` (its first item is the program name), refusing a global option typed for a
+/// command that does not use it.
+pub fn parse_args<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut command = command();
+    let matches = command.try_get_matches_from_mut(argv)?;
+    crate::option_scope::check(&mut command, &matches)?;
+    <Cli as clap::FromArgMatches>::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+}
+
 /// Parses the command line; on error prints clap's message and returns the usage exit code
 /// (help and version requests return OK).
 /// The message echoes what was typed, so it is escaped like every other error.
 pub fn parse() -> Result<Cli, Exit> {
-    Cli::try_parse().map_err(|e| {
+    parse_args(std::env::args_os()).map_err(|e| {
         if e.use_stderr() {
             let mut text = e.render().to_string();
             // A refused value is said in one line; the "try --help" tip adds nothing to it.

@@ -11,6 +11,7 @@ pub mod commands;
 mod exchange_output;
 pub mod exit;
 mod line_reader;
+mod option_scope;
 mod output;
 mod properties_file;
 mod store;

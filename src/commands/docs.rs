@@ -3,15 +3,13 @@
 
 use std::path::Path;
 
-use clap::CommandFactory as _;
-
-use crate::cli::Cli;
+use crate::cli::command as cli_command;
 use crate::exit::{Exit, Failure};
 use crate::output::emit;
 
 /// Prints the completion script for `shell`.
 pub fn completions(shell: clap_complete::Shell) {
-    let mut command = Cli::command();
+    let mut command = cli_command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "kwire", &mut script);
     emit(&String::from_utf8_lossy(&script));
@@ -19,7 +17,7 @@ pub fn completions(shell: clap_complete::Shell) {
 
 /// Prints kwire.1, or writes it and one page per subcommand into `out_dir`.
 pub fn man(out_dir: Option<&Path>) -> Result<(), Failure> {
-    let command = Cli::command();
+    let command = cli_command();
     match out_dir {
         Some(dir) => {
             let cannot = |e: std::io::Error| {
