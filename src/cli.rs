@@ -514,10 +514,10 @@ pub struct CommitArgs {
     pub force: bool,
     /// TOPIC:PARTITION=OFFSET (the next offset to read).
     #[arg(required = true, value_parser = parse_assignment)]
-    pub offsets: Vec<(kafka_wire::client::TopicPartition, i64)>,
+    pub offsets: Vec<(kafka_client::TopicPartition, i64)>,
 }
 
-fn parse_assignment(text: &str) -> Result<(kafka_wire::client::TopicPartition, i64), String> {
+fn parse_assignment(text: &str) -> Result<(kafka_client::TopicPartition, i64), String> {
     let bad = || format!("`{text}` is not TOPIC:PARTITION=OFFSET");
     let (tp, offset) = text.rsplit_once('=').ok_or_else(bad)?;
     let (topic, partition) = tp.rsplit_once(':').ok_or_else(bad)?;
@@ -527,7 +527,7 @@ fn parse_assignment(text: &str) -> Result<(kafka_wire::client::TopicPartition, i
     if topic.is_empty() || partition < 0 || offset < 0 {
         return Err(format!("`{text}`: topic must be non-empty, partition and offset non-negative"));
     }
-    Ok((kafka_wire::client::TopicPartition::new(topic, partition), offset))
+    Ok((kafka_client::TopicPartition::new(topic, partition), offset))
 }
 
 #[derive(Debug, Args)]

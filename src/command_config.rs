@@ -1,10 +1,10 @@
 //! The client settings of every command: `--command-config FILE` (or `KWIRE_COMMAND_CONFIG`),
 //! then each `-X KEY=VALUE` over it, applied to the `ClientConfig` with Kafka's property names
-//! (`kafka_wire::client::apply_properties`).
+//! (`kafka_client::apply_properties`).
 
 use std::path::Path;
 
-use kafka_wire::client::{apply_properties, is_secret_key, ClientConfig};
+use kafka_client::{apply_properties, is_secret_key, ClientConfig};
 
 use crate::exit::{Exit, Failure};
 use crate::properties_file::parse_properties;

@@ -148,14 +148,14 @@ impl fmt::Display for Failure {
 impl Failure {
     /// A client error about `context` (a partition, a topic): exit 8 when the broker is too
     /// old for the call, else 2.
-    pub fn client(context: impl fmt::Display, e: &kafka_wire::client::ClientError) -> Self {
+    pub fn client(context: impl fmt::Display, e: &kafka_client::ClientError) -> Self {
         Self::new(exit_for(e), format!("{context}: {e}"))
     }
 }
 
-impl From<kafka_wire::client::ClientError> for Failure {
-    fn from(e: kafka_wire::client::ClientError) -> Self {
-        use kafka_wire::client::ClientError;
+impl From<kafka_client::ClientError> for Failure {
+    fn from(e: kafka_client::ClientError) -> Self {
+        use kafka_client::ClientError;
         let exit = match &e {
             ClientError::UnknownTopic { .. } => Exit::NOT_FOUND,
             ClientError::InvalidAddress { .. } | ClientError::InvalidName(_) => Exit::USAGE,
@@ -166,7 +166,7 @@ impl From<kafka_wire::client::ClientError> for Failure {
 }
 
 /// The exit code of a client error met while talking to the cluster.
-pub fn exit_for(e: &kafka_wire::client::ClientError) -> Exit {
+pub fn exit_for(e: &kafka_client::ClientError) -> Exit {
     if e.is_unsupported() {
         Exit::UNSUPPORTED
     } else if e.is_security() {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_wire::client::{Client, TopicPartition};
+use kafka_client::{Client, TopicPartition};
 use kwire_stores::{OpenOptions, SparkStoreError};
 use offset_engine::Stored;
 use offset_store::{OffsetStore, StoreError, StoredOffset};
@@ -115,7 +115,7 @@ pub async fn load(
 /// with the store's reason (for Kafka's store, the coordinator's [`ClientError`] of that
 /// partition).
 ///
-/// [`ClientError`]: kafka_wire::client::ClientError
+/// [`ClientError`]: kafka_client::ClientError
 pub struct Loaded {
     pub stored: StoredOffsets,
     pub refused: Vec<(TopicPartition, offset_store::BoxError)>,
@@ -203,7 +203,7 @@ fn failure(e: StoreError) -> Failure {
     // The Kafka store's client errors keep their own exit code (security, ACLs, old broker).
     let client_exit = match &e {
         StoreError::Backend { source, .. } | StoreError::CommitRefused { source, .. } => source
-            .downcast_ref::<kafka_wire::client::ClientError>()
+            .downcast_ref::<kafka_client::ClientError>()
             .map(crate::exit::exit_for)
             .filter(|exit| *exit != Exit::CLUSTER),
         _ => None,
@@ -220,8 +220,8 @@ fn failure(e: StoreError) -> Failure {
         StoreError::PartlyRead { refused, .. }
             if refused.iter().all(|r| {
                 r.reason
-                    .downcast_ref::<kafka_wire::client::ClientError>()
-                    .is_some_and(kafka_wire::client::ClientError::is_authorization)
+                    .downcast_ref::<kafka_client::ClientError>()
+                    .is_some_and(kafka_client::ClientError::is_authorization)
             }) =>
         {
             Exit::NOT_AUTHORIZED
@@ -247,7 +247,7 @@ fn failure(e: StoreError) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kafka_wire::client::{BrokerRef, ClientError};
+    use kafka_client::{BrokerRef, ClientError};
     use kafka_wire::protocol::{ApiKey, ErrorCode};
     use offset_store::RefusedPartition;
 

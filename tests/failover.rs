@@ -27,7 +27,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kafka_wire::client::{
+use kafka_client::{
     Client, ClientConfig, CommittedOffset, NewTopic, OffsetToCommit, ProduceOptions, ProduceRecord,
     TopicPartition,
 };
@@ -150,7 +150,7 @@ async fn round(client: &Client, tps: &[TopicPartition], group: &str, topic: &str
         let committed = match client
             .committed_offsets(group, Some(&[topic.to_owned()]), DEADLINE)
             .await
-            .and_then(kafka_wire::client::CommittedOffsets::complete)
+            .and_then(kafka_client::CommittedOffsets::complete)
         {
             Ok(c) => c,
             Err(e) => return (Some(format!("committed offsets: {e}")), leaders),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kafka_wire::client::{
+use kafka_client::{
     Client, ClientConfig, FetchOptions, FetchRange, NewTopic, ProduceRecord, Producer, ProducerConfig,
     TopicPartition,
 };

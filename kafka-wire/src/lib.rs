@@ -1,13 +1,13 @@
 #![warn(missing_docs)]
 
-//! kafka-wire: a hand-written Kafka wire-protocol codec ([`protocol`], sans-IO) and a tokio
-//! client (`client`, cargo feature `client`) that negotiates versions and routes each request to
-//! the right broker.
+//! kafka-wire: a hand-written Kafka wire-protocol codec ([`protocol`], sans-IO). The tokio
+//! client that negotiates versions and routes each request to the right broker is its own
+//! crate, `kafka-client`, built on this one.
 //!
 //! With `default-features = false` the crate is the codec alone (bytes and the CRC crates;
-//! nothing async, no serde). Features: `client` (tokio), `json` (`protocol::json`, serde_json), and one per compression codec (`gzip`,
-//! `snappy`, `lz4`, `zstd`; `compression` turns on all four). Default: `client` and
-//! `compression`.
+//! nothing async, no serde). Features: `json` (`protocol::json`, serde_json), and one per
+//! compression codec (`gzip`, `snappy`, `lz4`, `zstd`; `compression` turns on all four).
+//! Default: `compression`.
 //!
 //! # The codec in one example
 //!
@@ -62,6 +62,4 @@
 //! [`protocol::DecodeErrorKind`] (what "malformed" can mean, and the one kind that means
 //! "incomplete").
 
-#[cfg(feature = "client")]
-pub mod client;
 pub mod protocol;

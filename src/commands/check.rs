@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use kafka_wire::client::TopicPartition;
+use kafka_client::TopicPartition;
 use offset_engine::{evaluate_health, Health, HealthConfig, HealthFacts, Lag, LogState, Sample};
 use serde_json::json;
 

@@ -16,9 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
-use kafka_wire::client::{
-    Client, FetchOptions, FetchRange, FetchedRecord, Fetcher, OffsetQuery, TopicPartition,
-};
+use kafka_client::{Client, FetchOptions, FetchRange, FetchedRecord, Fetcher, OffsetQuery, TopicPartition};
 use serde_json::json;
 
 use super::stop_signal::wait_for_stop;
@@ -73,9 +71,7 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
         let end = ends
             .get(&tp)
             .cloned()
-            .unwrap_or_else(|| {
-                Err(kafka_wire::client::ClientError::UnknownTopic { topic: tp.topic.to_string() })
-            })
+            .unwrap_or_else(|| Err(kafka_client::ClientError::UnknownTopic { topic: tp.topic.to_string() }))
             .map_err(|e| Failure::client(&tp, &e))?
             .offset
             .unwrap_or(0);
@@ -85,7 +81,7 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
                 .get(&tp)
                 .cloned()
                 .unwrap_or_else(|| {
-                    Err(kafka_wire::client::ClientError::UnknownTopic { topic: tp.topic.to_string() })
+                    Err(kafka_client::ClientError::UnknownTopic { topic: tp.topic.to_string() })
                 })
                 .map_err(|e| Failure::client(&tp, &e))?
                 .offset

@@ -5,7 +5,7 @@
 use std::io::Read as _;
 
 use bytes::Bytes;
-use kafka_wire::client::{Direction, TraceEvent};
+use kafka_client::{Direction, TraceEvent};
 use kafka_wire::protocol::json::{self, JsonError, Kind};
 use kafka_wire::protocol::registry::{all_apis, any_spec_by_name, any_spec_for, name_forms};
 use kafka_wire::protocol::{ApiKey, ApiSpec, DecodeErrorKind};

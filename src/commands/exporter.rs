@@ -37,7 +37,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{Client, FetchOptions, FetchRange, TopicPartition};
+use kafka_client::{Client, FetchOptions, FetchRange, TopicPartition};
 use offset_engine::{lag, time_lag_of_record, Isolation, LogView, Offset};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -106,7 +106,7 @@ pub(super) type StoredResult = Result<BTreeMap<TopicPartition, i64>, String>;
 /// that `metadata` lists, and for each topic number the index of each of its partitions.
 fn partitions_of(
     topics: &[Arc<str>],
-    metadata: &kafka_wire::client::ClusterMetadata,
+    metadata: &kafka_client::ClusterMetadata,
 ) -> (Vec<TopicPartition>, Vec<Vec<Option<u32>>>) {
     let mut order: Vec<usize> = (0..topics.len()).collect();
     order.sort_by(|&a, &b| topics[a].cmp(&topics[b]));

@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_wire::client::{Client, ClientError, CommittedOffsets, TopicPartition};
+use kafka_client::{Client, ClientError, CommittedOffsets, TopicPartition};
 
 /// Groups asked per `committed_offsets_of_groups` call: one OffsetFetch per coordinator per
 /// batch, the next batch asked while the last one's answers become rows. It bounds what the client and the coordinator

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use kafka_wire::client::{Direction, TraceEvent, TraceHook};
+use kafka_client::{Direction, TraceEvent, TraceHook};
 
 /// Requests sent so far, by API name; shared with the hook that counts them.
 #[derive(Debug, Clone, Default)]

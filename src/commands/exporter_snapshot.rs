@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::TopicPartition;
+use kafka_client::TopicPartition;
 use offset_engine::{lag, Health, Isolation, Lag, LogView, Offset};
 
 /// One partition of a topic some group has offsets in.

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kafka_wire::client::TopicPartition;
+use kafka_client::TopicPartition;
 use kwire_stores::{AclPolicy, FileStore, ZkAuth, ZkStore};
 
 /// Each group's stored offsets (next offset to read, by partition), or why they could not be read.

@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use kafka_wire::client::TopicPartition;
+use kafka_client::TopicPartition;
 use offset_engine::{evaluate_health, Health, HealthConfig, HealthFacts, LogView, Sample};
 
 use super::exporter_snapshot::{PartitionSnap, RowSnap};

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kafka_wire::client::{GroupMember, GroupType, TopicPartition};
+use kafka_client::{GroupMember, GroupType, TopicPartition};
 use offset_engine::{
     stored_lag, Isolation, Lag, LeaderEpoch, LogState, LogView, Offset, Sample, Stored, TimeLag, TopicId,
 };
@@ -88,7 +88,7 @@ impl PartitionRow {
 /// any of them (naming each), for commands that need them all.
 pub async fn partition_rows(
     ctx: &Context,
-    client: &std::sync::Arc<kafka_wire::client::Client>,
+    client: &std::sync::Arc<kafka_client::Client>,
     store: &StoreSpec,
     group: &str,
     topics: Option<&[String]>,
@@ -117,7 +117,7 @@ pub struct GroupRows {
 /// may describe: the coordinator leaves the others out of its answer, so they cannot be listed.
 pub async fn partition_rows_or_refused(
     ctx: &Context,
-    client: &std::sync::Arc<kafka_wire::client::Client>,
+    client: &std::sync::Arc<kafka_client::Client>,
     store: &StoreSpec,
     group: &str,
     topics: Option<&[String]>,
@@ -128,7 +128,7 @@ pub async fn partition_rows_or_refused(
     let mut refused = Vec::new();
     let mut store_refused: BTreeSet<TopicPartition> = BTreeSet::new();
     for (tp, reason) in &loaded.refused {
-        let client_error = reason.downcast_ref::<kafka_wire::client::ClientError>();
+        let client_error = reason.downcast_ref::<kafka_client::ClientError>();
         match (client_error, client_error.and_then(|e| Refusal::of(&tp.topic, Some(tp.partition), e))) {
             (_, Some(r)) => refused.push(r),
             (Some(e), None) => return Err(Failure::client(tp, e)),
@@ -144,7 +144,7 @@ pub async fn partition_rows_or_refused(
 /// [`partition_rows_or_refused`] does: lag is what the group has not yet acknowledged.
 pub async fn share_group_rows(
     ctx: &Context,
-    client: &std::sync::Arc<kafka_wire::client::Client>,
+    client: &std::sync::Arc<kafka_client::Client>,
     group: &str,
     topics: Option<&[String]>,
     isolation: Isolation,
@@ -163,7 +163,7 @@ pub async fn share_group_rows(
 /// partitions the store refused, which get no row.
 async fn rows_against_log(
     ctx: &Context,
-    client: &std::sync::Arc<kafka_wire::client::Client>,
+    client: &std::sync::Arc<kafka_client::Client>,
     stored: store::StoredOffsets,
     topics: Option<&[String]>,
     isolation: Isolation,

@@ -1,7 +1,7 @@
 //! `kwire metadata [TOPIC...]`: cluster id, controller, brokers, and per topic its id and per
 //! partition the leader, leader epoch, replicas and ISR.
 
-use kafka_wire::client::{ClientError, TopicInfo};
+use kafka_client::{ClientError, TopicInfo};
 use kafka_wire::protocol::ErrorCode;
 use serde_json::json;
 

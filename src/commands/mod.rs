@@ -31,7 +31,7 @@ mod written;
 use std::io::Write as _;
 use std::sync::Arc;
 
-use kafka_wire::client::{
+use kafka_client::{
     Client, ClientConfig, Direction, SecurityProtocol, TopicPartition, TraceEvent, TraceHook,
 };
 use kafka_wire::protocol::ErrorCode;

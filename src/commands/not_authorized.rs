@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use kafka_wire::client::ClientError;
+use kafka_client::ClientError;
 use kafka_wire::protocol::ErrorCode;
 use serde_json::{json, Value};
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use kafka_wire::client::{ClientError, ListedOffset, LogRange, OffsetQuery, TopicPartition};
+use kafka_client::{ClientError, ListedOffset, LogRange, OffsetQuery, TopicPartition};
 use serde_json::json;
 
 use super::not_authorized::{self, Refusal};

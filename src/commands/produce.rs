@@ -5,7 +5,7 @@
 //! With `--transactional-id`, the input is written in one transaction (or one per
 //! `--txn-every` records), committed at the end; a failure aborts the open one.
 
-use kafka_wire::client::{
+use kafka_client::{
     apply_producer_properties, Deliveries, Producer, ProducerConfig, RecordRef, TopicPartition,
 };
 use kafka_wire::protocol::records::Compression;

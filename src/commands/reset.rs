@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use kafka_wire::client::{Isolation as WireIsolation, OffsetQuery, TopicPartition as WireTp};
+use kafka_client::{Isolation as WireIsolation, OffsetQuery, TopicPartition as WireTp};
 use kafka_wire::protocol::Uuid;
 use offset_engine::formats::{from_csv, to_csv};
 use offset_engine::policy::timestamp_before;
@@ -175,7 +175,7 @@ pub async fn reset(ctx: &Context, args: &ResetArgs) -> Result<(), Failure> {
 /// them would look complete).
 async fn writable_rows(
     ctx: &Context,
-    client: &std::sync::Arc<kafka_wire::client::Client>,
+    client: &std::sync::Arc<kafka_client::Client>,
     store: &crate::store::StoreSpec,
     group: &str,
     topics: &[String],
@@ -194,7 +194,7 @@ async fn writable_rows(
 /// (KIP-430). Other stores do not check Kafka's ACLs; a broker that does not say (before 2.3)
 /// leaves it to the coordinator.
 async fn unreadable(
-    client: &kafka_wire::client::Client,
+    client: &kafka_client::Client,
     store: &crate::store::StoreSpec,
     topics: &[String],
 ) -> Result<Vec<not_authorized::Refusal>, Failure> {
@@ -382,7 +382,7 @@ fn to_store(
 /// The first offset at or after `at_ms` per partition, from the leaders.
 async fn resolve(
     ctx: &Context,
-    client: &kafka_wire::client::Client,
+    client: &kafka_client::Client,
     rows: &[PartitionRow],
     at_ms: i64,
 ) -> Result<BTreeMap<WireTp, TimeLookup>, Failure> {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_wire::client::{Client, FetchOptions, FetchRange, TopicPartition};
+use kafka_client::{Client, FetchOptions, FetchRange, TopicPartition};
 use offset_engine::{
     catch_up, estimate_time_lag, time_lag_of_record, CatchUp, Isolation, Lag, LogState, Sample, TimeLag,
     TimeLagUnknown,
@@ -48,8 +48,8 @@ pub async fn first_unconsumed_timestamps(
         max_wait: Duration::from_millis(100),
         partition_max_bytes: PARTITION_MAX_BYTES,
         isolation: match isolation {
-            Isolation::ReadUncommitted => kafka_wire::client::Isolation::ReadUncommitted,
-            Isolation::ReadCommitted => kafka_wire::client::Isolation::ReadCommitted,
+            Isolation::ReadUncommitted => kafka_client::Isolation::ReadUncommitted,
+            Isolation::ReadCommitted => kafka_client::Isolation::ReadCommitted,
         },
         timeout,
         ..FetchOptions::default()

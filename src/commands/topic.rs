@@ -1,7 +1,7 @@
 //! `kwire topic create|delete|add-partitions|delete-records`: enough admin to reproduce every
 //! offset situation (recreate a topic, grow it, move its log start) without Java tools.
 
-use kafka_wire::client::{NewTopic, TopicPartition};
+use kafka_client::{NewTopic, TopicPartition};
 use serde_json::json;
 
 use super::Context;
@@ -86,10 +86,10 @@ pub async fn run(ctx: &Context, command: &TopicCommand) -> Result<(), Failure> {
     Ok(())
 }
 
-fn not_found_or_cluster(topic: &str, e: &kafka_wire::client::ClientError) -> Failure {
+fn not_found_or_cluster(topic: &str, e: &kafka_client::ClientError) -> Failure {
     let text = e.to_string();
     if text.contains("UNKNOWN_TOPIC_OR_PARTITION")
-        || matches!(e, kafka_wire::client::ClientError::UnknownTopic { .. })
+        || matches!(e, kafka_client::ClientError::UnknownTopic { .. })
     {
         Failure::new(Exit::NOT_FOUND, format!("unknown topic `{topic}`"))
     } else {

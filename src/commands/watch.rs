@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal as _, Read as _};
 use std::process::{Command, Stdio};
 
-use kafka_wire::client::TopicPartition;
+use kafka_client::TopicPartition;
 use offset_engine::{
     estimate_time_lag, evaluate_health, Health, HealthConfig, HealthFacts, Isolation, Lag, LogState, Sample,
     TimeLag,

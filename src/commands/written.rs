@@ -3,7 +3,7 @@
 //! coordinator answers per partition, so a batch can be partly written; the report then says
 //! exactly which partitions hold the new offset and which do not, never just "failed".
 
-use kafka_wire::client::TopicPartition;
+use kafka_client::TopicPartition;
 
 use crate::exit::{Exit, Failure};
 use crate::store::{Refused, Saved};

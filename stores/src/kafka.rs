@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_wire::client::{Client, ClientError, CommittedOffset, GroupType, OffsetToCommit, TopicPartition};
+use kafka_client::{Client, ClientError, CommittedOffset, GroupType, OffsetToCommit, TopicPartition};
 use kafka_wire::protocol::Uuid;
 use offset_store::{
     check_read_back, topics_of, validate_batch, OffsetStore, RefusedPartition, StoreError, StoreFuture,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_wire::client::Client;
+use kafka_client::Client;
 use offset_store::{OffsetStore, StoreError, StoreSpec};
 
 use crate::spark::FileSink;

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use kafka_wire::client::FetchedRecord;
+use kafka_client::FetchedRecord;
 use offset_engine::{Anomaly, Commit, FromReason, Offset, OutOfRangePolicy, TopicId, TopicPartition};
 
 /// One partition's `[from, until)`: what a Spark `OffsetRange` is, without a cast.

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use kafka_wire::client::FetchOptions;
+use kafka_client::FetchOptions;
 use offset_engine::{Isolation, Limits, OutOfRangePolicy, StartPolicy};
 
 /// How a [`crate::DirectStream`] plans, fetches and waits.

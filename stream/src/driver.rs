@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use kafka_vocab::now_ms;
 
-use kafka_wire::client::{Client, FetchRange, FetchedPartition, Fetcher, OffsetQuery};
+use kafka_client::{Client, FetchRange, FetchedPartition, Fetcher, OffsetQuery};
 use offset_engine::{
     merge_commits, plan, plan_into, Anomaly, Commit, CommitDecision, CommitRejection, FromReason,
     LeaderEpoch, LogState, LogView, Offset, OutOfRangePolicy, Outcome, PartitionInput, Plan, PlanEntry,
@@ -319,14 +319,14 @@ impl Planner {
                 let failure = match fetched.get(&range.partition) {
                     Some(Ok(_)) => continue,
                     Some(Err(e)) => e.clone(),
-                    None => kafka_wire::client::ClientError::Protocol {
-                        broker: kafka_wire::client::BrokerRef { node_id: None, addr: "cluster".to_owned() },
+                    None => kafka_client::ClientError::Protocol {
+                        broker: kafka_client::BrokerRef { node_id: None, addr: "cluster".to_owned() },
                         message: format!("no fetch result for {}", range.partition),
                     },
                 };
                 // The log start can move between planning and fetching (R2): plan again, and
                 // the engine reports the loss. Broker hiccups get the same bounded retry.
-                let again = matches!(failure, kafka_wire::client::ClientError::OffsetOutOfRange { .. })
+                let again = matches!(failure, kafka_client::ClientError::OffsetOutOfRange { .. })
                     || failure.is_retriable();
                 if again && fetch_failures < self.config.fetch_attempts {
                     retry = Some(());
@@ -354,7 +354,7 @@ impl Planner {
         &mut self,
         planned: &Plan,
         stored: &HashMap<TopicPartition, Stored>,
-        fetched: &mut BTreeMap<TopicPartition, Result<FetchedPartition, kafka_wire::client::ClientError>>,
+        fetched: &mut BTreeMap<TopicPartition, Result<FetchedPartition, kafka_client::ClientError>>,
         mut events: Vec<Event>,
     ) -> Batch {
         let mut partitions = Vec::new();
@@ -719,20 +719,18 @@ mod tests {
             eprintln!("note: KWIRE_BOOTSTRAP not set; skipping");
             return;
         };
-        let client = Arc::new(
-            Client::connect(kafka_wire::client::ClientConfig::new(&bootstrap).unwrap()).await.unwrap(),
-        );
+        let client =
+            Arc::new(Client::connect(kafka_client::ClientConfig::new(&bootstrap).unwrap()).await.unwrap());
         let nanos =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let topic = format!("stream-end-backwards-{}-{nanos:x}", std::process::id());
-        let created = client
-            .create_topics(&[kafka_wire::client::NewTopic::new(&topic, 1, 3)], Duration::from_secs(30))
-            .await;
+        let created =
+            client.create_topics(&[kafka_client::NewTopic::new(&topic, 1, 3)], Duration::from_secs(30)).await;
         assert!(matches!(created.get(&topic), Some(Ok(_))), "{created:?}");
         let records = (0..5)
-            .map(|n| kafka_wire::client::ProduceRecord::new(None, Some(format!("v{n}").into_bytes().into())))
+            .map(|n| kafka_client::ProduceRecord::new(None, Some(format!("v{n}").into_bytes().into())))
             .collect();
-        client.produce(&topic, 0, records, &kafka_wire::client::ProduceOptions::default()).await.unwrap();
+        client.produce(&topic, 0, records, &kafka_client::ProduceOptions::default()).await.unwrap();
         let dir = std::env::temp_dir().join(format!("kwire-stream-end-backwards-{nanos:x}"));
         std::fs::create_dir_all(&dir).unwrap();
         let store = kwire_stores::FileStore::new(dir.join("offsets.json"));

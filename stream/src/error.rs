@@ -3,7 +3,7 @@
 use std::error::Error;
 use std::fmt;
 
-use kafka_wire::client::{ClientError, TopicPartition};
+use kafka_client::{ClientError, TopicPartition};
 use offset_store::{BoxError, StoreError};
 
 use crate::batch::Event;

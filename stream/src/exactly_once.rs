@@ -13,7 +13,7 @@
 //! id left open — its offsets included — so the positions loaded next are the committed ones.
 //! The store must be the group's committed offsets in Kafka ([`KafkaGroupStore`]).
 
-use kafka_wire::client::{ClientError, OffsetToCommit, Producer, TopicPartition as ClientTopicPartition};
+use kafka_client::{ClientError, OffsetToCommit, Producer, TopicPartition as ClientTopicPartition};
 use kwire_stores::kafka::topic_id_metadata;
 use kwire_stores::KafkaGroupStore;
 use offset_engine::{merge_commits, CommitDecision};

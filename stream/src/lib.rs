@@ -14,7 +14,7 @@ pub use driver::{CommitReport, Control, DirectStream};
 pub use error::StreamError;
 
 // The vocabulary an embedding application needs, so it can depend on this crate alone.
-pub use kafka_wire::client::{
+pub use kafka_client::{
     Client, ClientConfig, FetchedRecord, ProduceRecord, Producer, ProducerConfig, TransactionError,
 };
 pub use kwire_stores::{open as open_store, FileStore, KafkaGroupStore, OpenOptions, ZkStore};

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{Client, ProduceOptions, ProduceRecord};
+use kafka_client::{Client, ProduceOptions, ProduceRecord};
 use kwire_stores::FileStore;
 use kwire_stream::ZkStore;
 use offset_store::OffsetStore;

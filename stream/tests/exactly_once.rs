@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{Client, FetchOptions, FetchRange, Isolation};
+use kafka_client::{Client, FetchOptions, FetchRange, Isolation};
 
 use support::{cluster, create_topic, exit_within, produce, tp, unique, values, Cluster, Rng};
 

@@ -7,7 +7,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{Client, ClientConfig, Direction};
+use kafka_client::{Client, ClientConfig, Direction};
 use kafka_wire::protocol::ApiKey;
 use kwire_stores::FileStore;
 use kwire_stream::{Control, DirectStream, Limits, StreamConfig};

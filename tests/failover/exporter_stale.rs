@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use kafka_wire::client::{Client, ClientConfig, NewTopic, TopicPartition};
+use kafka_client::{Client, ClientConfig, NewTopic, TopicPartition};
 
 use super::support;
 use super::support::exporter::{regex_escape, samples_of, Exporter, Sample};

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kafka_wire::client::{
+use kafka_client::{
     Client, ClientConfig, NewTopic, OffsetToCommit, ProduceOptions, ProduceRecord, TopicPartition,
 };
 use kwire_stores::KafkaGroupStore;

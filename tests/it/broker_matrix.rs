@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{Client, ClientConfig, TopicPartition};
+use kafka_client::{Client, ClientConfig, TopicPartition};
 use kwire_stream::{DirectStream, KafkaGroupStore, StreamConfig};
 use serde_json::Value;
 

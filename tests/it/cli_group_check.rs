@@ -8,9 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_wire::client::{
-    Client, ClientConfig, OffsetToCommit, ProduceOptions, ProduceRecord, TopicPartition,
-};
+use kafka_client::{Client, ClientConfig, OffsetToCommit, ProduceOptions, ProduceRecord, TopicPartition};
 use serde_json::Value;
 
 use crate::support::runtime;

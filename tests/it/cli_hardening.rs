@@ -131,13 +131,13 @@ fn the_library_refuses_an_illegal_name_before_sending_it() {
     let Some(cluster) = support::cluster() else { return };
     let runtime = crate::support::runtime();
     runtime.block_on(async {
-        let config = kafka_wire::client::ClientConfig::new(&cluster.bootstrap).unwrap();
-        let client = kafka_wire::client::Client::connect(config).await.unwrap();
+        let config = kafka_client::ClientConfig::new(&cluster.bootstrap).unwrap();
+        let client = kafka_client::Client::connect(config).await.unwrap();
         let started = Instant::now();
         let err = client.describe_group(&"g".repeat(40_000), Duration::from_secs(30)).await.unwrap_err();
-        assert!(matches!(err, kafka_wire::client::ClientError::InvalidName(_)), "{err}");
+        assert!(matches!(err, kafka_client::ClientError::InvalidName(_)), "{err}");
         let err = client.refresh_metadata(&["x".repeat(300)]).await.unwrap_err();
-        assert!(matches!(err, kafka_wire::client::ClientError::InvalidName(_)), "{err}");
+        assert!(matches!(err, kafka_client::ClientError::InvalidName(_)), "{err}");
         assert!(started.elapsed() < Duration::from_secs(2), "refused at once");
     });
 }
@@ -148,10 +148,10 @@ fn the_library_takes_a_timeout_of_any_size_without_overflowing_the_clock() {
     let topic = topic_with_records(&cluster, "hardening-duration-max", 1, "a\nb\n");
     let runtime = crate::support::runtime();
     runtime.block_on(async {
-        use kafka_wire::client::{FetchOptions, FetchRange, Isolation, OffsetQuery, TopicPartition};
-        let mut config = kafka_wire::client::ClientConfig::new(&cluster.bootstrap).unwrap();
+        use kafka_client::{FetchOptions, FetchRange, Isolation, OffsetQuery, TopicPartition};
+        let mut config = kafka_client::ClientConfig::new(&cluster.bootstrap).unwrap();
         config.request_timeout = Duration::MAX;
-        let client = kafka_wire::client::Client::connect(config).await.unwrap();
+        let client = kafka_client::Client::connect(config).await.unwrap();
         let tp = TopicPartition::new(topic.as_str(), 0);
         // Each of these added the timeout to `Instant::now()` and panicked.
         let listed = client
@@ -174,8 +174,7 @@ fn the_library_takes_a_timeout_of_any_size_without_overflowing_the_clock() {
         let gone = unique("hardening-never-created");
         let deleted = client.delete_topics(std::slice::from_ref(&gone), Duration::from_secs(2)).await;
         assert!(deleted[&gone].is_err(), "an unknown topic is an error, not a panic");
-        let created =
-            client.create_topics(&[kafka_wire::client::NewTopic::new(&gone, 1, 3)], Duration::MAX).await;
+        let created = client.create_topics(&[kafka_client::NewTopic::new(&gone, 1, 3)], Duration::MAX).await;
         assert!(created[&gone].is_ok(), "{:?}", created[&gone]);
     });
 }

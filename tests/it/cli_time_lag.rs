@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use kafka_wire::client::{Client, ClientConfig, ProduceOptions, ProduceRecord};
+use kafka_client::{Client, ClientConfig, ProduceOptions, ProduceRecord};
 use serde_json::Value;
 
 use crate::support::{self, create_topic, json, kwire, stderr, stdout, unique, Cluster};

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_wire::client::{
+use kafka_client::{
     Client, ClientConfig, ClientError, Direction, Isolation, NewTopic, OffsetQuery, ProduceOptions,
     ProduceRecord, TopicPartition,
 };

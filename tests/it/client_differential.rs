@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_wire::client::{
+use kafka_client::{
     Client, ClientConfig, Isolation, NewTopic, OffsetQuery, OffsetToCommit, ProduceOptions, ProduceRecord,
     TopicPartition,
 };

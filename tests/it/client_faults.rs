@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kafka_wire::client::{
+use kafka_client::{
     BrokerRef, Client, ClientConfig, ClientError, Isolation, NewTopic, OffsetQuery, ProduceOptions,
     ProduceRecord, TopicPartition,
 };

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use kafka_wire::client::{Client, ClientConfig, FetchOptions, FetchRange, NewTopic, TopicPartition};
+use kafka_client::{Client, ClientConfig, FetchOptions, FetchRange, NewTopic, TopicPartition};
 use kafka_wire::protocol::ApiKey;
 
 use crate::support;

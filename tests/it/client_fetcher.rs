@@ -7,9 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{
-    Client, ClientConfig, FetchOptions, FetchRange, FetchedChunk, Fetcher, TopicPartition,
-};
+use kafka_client::{Client, ClientConfig, FetchOptions, FetchRange, FetchedChunk, Fetcher, TopicPartition};
 use kafka_wire::protocol::ApiKey;
 
 use crate::support::leaders::{leader_and_replicas, move_leader};

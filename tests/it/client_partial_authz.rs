@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{
+use kafka_client::{
     BrokerRef, Client, ClientConfig, ClientError, Isolation, OffsetQuery, OffsetToCommit, TopicPartition,
 };
 use kafka_wire::protocol::{ApiKey, ErrorCode};
@@ -191,7 +191,7 @@ fn the_restricted_user_fetching_its_groups_commits_on_its_topic_and_a_forbidden_
             .map(|(tp, c)| (tp.clone(), c.offset))
             .collect();
         assert_eq!(expected.values().copied().collect::<Vec<_>>(), [3, 4]);
-        let offsets_of = |answer: &kafka_wire::client::CommittedOffsets| -> BTreeMap<TopicPartition, i64> {
+        let offsets_of = |answer: &kafka_client::CommittedOffsets| -> BTreeMap<TopicPartition, i64> {
             answer.offsets.iter().map(|(tp, c)| (tp.clone(), c.offset)).collect()
         };
 

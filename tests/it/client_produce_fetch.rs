@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_wire::client::{
+use kafka_client::{
     partition_for_key, Acks, Client, ClientConfig, ClientError, FetchOptions, FetchRange, FetchedPartition,
     Isolation, LogRange, NewTopic, ProduceOptions, ProduceRecord, TopicPartition,
 };

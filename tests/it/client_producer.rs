@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_wire::client::{
+use kafka_client::{
     partition_for_key, Client, ClientConfig, ClientError, Deliveries, FetchOptions, FetchRange,
     ProduceRecord, Producer, ProducerConfig, TopicPartition,
 };

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_wire::client::{Client, ClientConfig, FetchOptions, FetchRange, Fetcher, NewTopic, TopicPartition};
+use kafka_client::{Client, ClientConfig, FetchOptions, FetchRange, Fetcher, NewTopic, TopicPartition};
 use kafka_wire::protocol::ApiKey;
 
 use crate::support::proxy::{Fault, Proxy};

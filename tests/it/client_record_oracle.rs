@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_wire::client::{BrokerRef, Client, ClientConfig, NewTopic};
+use kafka_client::{BrokerRef, Client, ClientConfig, NewTopic};
 use kafka_wire::protocol::messages::fetch::CONSUMER_REPLICA_ID;
 use kafka_wire::protocol::messages::{FetchPartition, FetchRequest, FetchTopic};
 use kafka_wire::protocol::records::{BatchView, Compression, DecodeOptions, Header, Record, RecordBatch};

@@ -1,6 +1,6 @@
 //! The library client against the real cluster: bootstrap, negotiation, metadata.
 
-use kafka_wire::client::{Client, ClientConfig, ClientError};
+use kafka_client::{Client, ClientConfig, ClientError};
 
 use crate::support;
 use crate::support::runtime;

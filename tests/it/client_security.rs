@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{
+use kafka_client::{
     Acks, Client, Direction, FetchOptions, FetchRange, Isolation, OffsetQuery, ProduceOptions, ProduceRecord,
     TopicPartition,
 };

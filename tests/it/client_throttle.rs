@@ -2,7 +2,7 @@
 //! request to that broker, as Kafka's own clients do (KIP-219).
 
 use bytes::Bytes;
-use kafka_wire::client::{Client, ClientConfig, ProduceOptions, ProduceRecord};
+use kafka_client::{Client, ClientConfig, ProduceOptions, ProduceRecord};
 
 use crate::support::{self, create_topic, kafka_tool, unique};
 

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, RwLockReadGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_wire::client::{
+use kafka_client::{
     BrokerRef, Client, ClientConfig, ClientError, Direction, OffsetToCommit, ProduceRecord, Producer,
     ProducerConfig, TopicPartition, TransactionError,
 };

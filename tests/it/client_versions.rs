@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_wire::client::{
+use kafka_client::{
     Client, ClientConfig, Direction, FetchOptions, FetchRange, Isolation, NewTopic, OffsetQuery,
     OffsetToCommit, ProduceOptions, ProduceRecord, TopicPartition,
 };

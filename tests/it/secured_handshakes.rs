@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 use std::time::Duration;
 
-use kafka_wire::client::{Client, TopicPartition};
+use kafka_client::{Client, TopicPartition};
 use kafka_wire::protocol::ApiKey;
 
 use crate::support::secured;

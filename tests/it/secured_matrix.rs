@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{apply_properties, Client, ClientConfig};
+use kafka_client::{apply_properties, Client, ClientConfig};
 use kwire_stream::{DirectStream, KafkaGroupStore, StreamConfig};
 use serde_json::Value;
 

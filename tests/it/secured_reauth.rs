@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{apply_properties, Client, ClientConfig, ProduceOptions, ProduceRecord};
+use kafka_client::{apply_properties, Client, ClientConfig, ProduceOptions, ProduceRecord};
 use kwire_stream::{DirectStream, KafkaGroupStore, StreamConfig};
 
 use crate::support::{self, create_topic, secured, unique, Cluster};

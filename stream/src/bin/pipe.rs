@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_wire::client::TopicPartition;
+use kafka_client::TopicPartition;
 use kwire_stream::{
     Client, ClientConfig, DirectStream, KafkaGroupStore, Limits, ProduceRecord, Producer, ProducerConfig,
     StreamConfig,

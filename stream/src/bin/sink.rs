@@ -115,9 +115,8 @@ async fn sink(args: Args) -> Result<(), String> {
         .map_err(|e| format!("cannot open {}: {e}", args.log.display()))?;
     append(&mut log, &format!("S {}\n", std::process::id()))?;
     let mut config = ClientConfig::new(&args.bootstrap).map_err(|e| e.to_string())?;
-    for warning in
-        kafka_wire::client::apply_properties(&mut config, args.properties.iter().map(|(k, v)| (k, v)))
-            .map_err(|e| e.to_string())?
+    for warning in kafka_client::apply_properties(&mut config, args.properties.iter().map(|(k, v)| (k, v)))
+        .map_err(|e| e.to_string())?
     {
         eprintln!("kwire-stream-sink: warning: {warning}");
     }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{Client, ClientConfig, NewTopic, ProduceOptions, ProduceRecord, TopicPartition};
+use kafka_client::{Client, ClientConfig, NewTopic, ProduceOptions, ProduceRecord, TopicPartition};
 use kafka_wire::protocol::Uuid;
 
 /// Addresses of the running local cluster.

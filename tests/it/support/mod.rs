@@ -446,15 +446,10 @@ pub fn multi_thread_runtime() -> tokio::runtime::Runtime {
 
 /// A new topic (`prefix`, unique; replication 1) once metadata shows every partition with a
 /// leader: a producer asks for the partition count right away.
-pub async fn new_topic_with_leaders(
-    client: &kafka_wire::client::Client,
-    prefix: &str,
-    partitions: i32,
-) -> String {
+pub async fn new_topic_with_leaders(client: &kafka_client::Client, prefix: &str, partitions: i32) -> String {
     let topic = unique(prefix);
     let timeout = Duration::from_secs(60);
-    let created =
-        client.create_topics(&[kafka_wire::client::NewTopic::new(&topic, partitions, 1)], timeout).await;
+    let created = client.create_topics(&[kafka_client::NewTopic::new(&topic, partitions, 1)], timeout).await;
     created[&topic].as_ref().unwrap();
     for _ in 0..50 {
         let m = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();

@@ -220,20 +220,20 @@ pub fn java_tool(setup: &Setup, class: &str, config_flag: &str, args: &[&str]) -
 
 /// A library client's settings for `bootstrap` from a Java properties file, read by the
 /// library's own `apply_properties`.
-pub fn client_config(bootstrap: &str, properties: &Path) -> kafka_wire::client::ClientConfig {
-    let mut config = kafka_wire::client::ClientConfig::new(bootstrap).expect("bootstrap");
+pub fn client_config(bootstrap: &str, properties: &Path) -> kafka_client::ClientConfig {
+    let mut config = kafka_client::ClientConfig::new(bootstrap).expect("bootstrap");
     let text = read(&properties.to_string_lossy());
     let pairs: Vec<(String, String)> = text
         .lines()
         .filter(|l| !l.trim_start().starts_with('#'))
         .filter_map(|l| l.split_once('=').map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned())))
         .collect();
-    kafka_wire::client::apply_properties(&mut config, pairs).expect("the properties file applies");
+    kafka_client::apply_properties(&mut config, pairs).expect("the properties file applies");
     config
 }
 
 /// A library client connected as `setup`'s user (its Java properties file).
-pub async fn client(setup: &Setup) -> kafka_wire::client::Client {
+pub async fn client(setup: &Setup) -> kafka_client::Client {
     let config = client_config(&setup.bootstrap, &setup.java_config);
-    kafka_wire::client::Client::connect(config).await.expect("authenticated")
+    kafka_client::Client::connect(config).await.expect("authenticated")
 }

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use kafka_wire::client::{ClientConfig, Direction};
+use kafka_client::{ClientConfig, Direction};
 use kafka_wire::protocol::ApiKey;
 
 /// One traced frame.

@@ -8,7 +8,7 @@
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-use kafka_wire::client::{BrokerRef, Client, ClientConfig};
+use kafka_client::{BrokerRef, Client, ClientConfig};
 use kafka_wire::protocol::messages::ApiVersionsRequest;
 
 use super::Cluster;

@@ -180,8 +180,9 @@ fn invalid(c: &Cursor<'_>, what: String, field: &'static str) -> DecodeError {
 
 /// Decodes one entry (`bytes` is exactly offset, size and message; the size was checked by
 /// the caller), appending its message — or a wrapper's inner messages — to `out`. Returns the
-/// entry's codec.
-pub(crate) fn read_entry(
+/// entry's codec. Public, with [`Budget`] and [`Entry`](super::Entry), for lazy record-set
+/// readers (the client's fetch); [`RecordSet::decode`](super::RecordSet::decode) uses it too.
+pub fn read_entry(
     bytes: &Bytes,
     base: usize,
     opts: &DecodeOptions,

@@ -67,7 +67,7 @@ pub use builder::{restamp, BatchBuilder, ProducerStamp};
 pub use compression::Compression;
 pub use control::{ControlRecordKey, ControlRecordType, EndTransactionMarker};
 pub use legacy::{LegacyBatch, LegacyMessage};
-pub use set::{RecordSet, RecordSetBatch};
+pub use set::{Entries, Entry, RecordSet, RecordSetBatch};
 pub use view::{BatchHeader, BatchView, HeaderIter, HeaderView, Headers, RecordView, Records};
 
 /// Limits applied while decoding record data.
@@ -133,15 +133,17 @@ impl fmt::Display for RecordEncodeError {
 
 impl std::error::Error for RecordEncodeError {}
 
-/// What is left of [`DecodeOptions::max_decompressed_size`] during one decode call.
+/// What is left of [`DecodeOptions::max_decompressed_size`] during one decode call: public for
+/// readers that walk a record set entry by entry ([`Entries`]) and share one allowance across it.
 #[derive(Debug)]
-pub(crate) struct Budget {
+pub struct Budget {
     left: usize,
     max: usize,
 }
 
 impl Budget {
-    pub(crate) fn new(opts: &DecodeOptions) -> Self {
+    /// The whole of `opts.max_decompressed_size`, nothing spent yet.
+    pub fn new(opts: &DecodeOptions) -> Self {
         Self { left: opts.max_decompressed_size, max: opts.max_decompressed_size }
     }
 

@@ -46,39 +46,45 @@ pub struct RecordSet {
     pub truncated_tail_bytes: usize,
 }
 
-/// One complete entry of a `records` field, not yet decoded.
+/// One complete entry of a `records` field, not yet decoded: public so a lazy reader (the
+/// client's fetch) can decode only the entries it needs ([`BatchView::parse_entry`] for magic 2,
+/// [`legacy::read_entry`] for magic 0/1).
+///
+/// [`BatchView::parse_entry`]: super::BatchView::parse_entry
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Entry<'a> {
+pub struct Entry<'a> {
     /// Where the entry starts in `records`, for errors.
-    pub(crate) at: usize,
+    pub at: usize,
     /// 2 for a batch, 0 or 1 for a legacy message (any other value is refused).
-    pub(crate) magic: i8,
+    pub magic: i8,
     /// The whole entry, offset and size included.
-    pub(crate) bytes: &'a [u8],
+    pub bytes: &'a [u8],
 }
 
 /// Splits a `records` field into its complete entries by their size fields alone (nothing is
 /// decompressed or checked beyond the sizes and the magic). After the last complete entry,
-/// [`Entries::truncated_tail_bytes`] says how much of a cut-short entry followed.
+/// [`Entries::truncated_tail_bytes`] says how much of a cut-short entry followed. Public for
+/// readers that stop early instead of decoding the whole set as [`RecordSet::decode`] does.
 #[derive(Debug)]
-pub(crate) struct Entries<'a> {
+pub struct Entries<'a> {
     c: Cursor<'a>,
     tail: usize,
 }
 
 impl<'a> Entries<'a> {
-    pub(crate) fn new(records: &'a [u8]) -> Self {
+    /// Entries of `records`, a `records` field; byte offsets in errors count from its start.
+    pub fn new(records: &'a [u8]) -> Self {
         Self { c: Cursor::new(records, 0), tail: 0 }
     }
 
     /// Bytes at the end that are the start of an entry the broker cut short; meaningful once
     /// [`Entries::next_entry`] returned `Ok(None)`.
-    pub(crate) fn truncated_tail_bytes(&self) -> usize {
+    pub fn truncated_tail_bytes(&self) -> usize {
         self.tail
     }
 
     /// The next complete entry, `Ok(None)` at the end or at a cut-short tail.
-    pub(crate) fn next_entry(&mut self) -> DecodeResult<Option<Entry<'a>>> {
+    pub fn next_entry(&mut self) -> DecodeResult<Option<Entry<'a>>> {
         let c = &mut self.c;
         let at = c.pos();
         let rest = c.remaining();

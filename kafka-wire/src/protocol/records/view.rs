@@ -206,9 +206,12 @@ impl<'a> BatchView<'a> {
         Self::parse_entry(bytes, 0, opts, &mut Budget::new(opts))
     }
 
-    /// Views one batch whose length was checked against `bytes` (a record set's entry); `base`
-    /// is its absolute offset, for errors.
-    pub(crate) fn parse_entry(
+    /// Views one batch whose length was checked against `bytes` (a record set's [`Entry`]);
+    /// `base` is its absolute offset, for errors; decompression is charged to `budget`. Public
+    /// for lazy record-set readers (the client's fetch).
+    ///
+    /// [`Entry`]: super::Entry
+    pub fn parse_entry(
         bytes: &'a [u8],
         base: usize,
         opts: &DecodeOptions,
@@ -238,9 +241,9 @@ impl<'a> BatchView<'a> {
 
     /// The buffer the records' slices point into, for [`RecordView::to_record_in`]: `input`
     /// itself for an uncompressed batch (the caller's contract: the view was parsed from a
-    /// slice of `input`), the decompressed buffer otherwise.
-    #[cfg(feature = "client")]
-    pub(crate) fn records_owner(&self, input: &Bytes) -> Bytes {
+    /// slice of `input`), the decompressed buffer otherwise. Public so a reader can keep
+    /// records without copying their bytes (the client's fetch).
+    pub fn records_owner(&self, input: &Bytes) -> Bytes {
         match &self.body {
             Body::Borrowed(_) => input.clone(),
             Body::Decompressed(b) => b.clone(),
@@ -390,8 +393,9 @@ impl RecordView<'_> {
     }
 
     /// The record as an owning [`Record`] whose bytes are slices of `owner`, the buffer this
-    /// view was read from (no copy).
-    pub(crate) fn to_record_in(self, owner: &Bytes) -> Record {
+    /// view was read from (no copy): [`BatchView::records_owner`] of the view's batch. Panics if
+    /// the view's bytes are not inside `owner`.
+    pub fn to_record_in(self, owner: &Bytes) -> Record {
         self.owned(|b| b.map(|b| owner.slice_ref(b)))
     }
 

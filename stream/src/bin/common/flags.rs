@@ -76,7 +76,7 @@ pub fn parse(
 /// `--trace`: each request as it is sent, `-> API vVERSION BROKER DECODED` on one line.
 pub fn print_requests(config: &mut kwire_stream::ClientConfig) {
     config.trace = Some(std::sync::Arc::new(|event| {
-        if event.direction == kafka_wire::client::Direction::Request {
+        if event.direction == kafka_client::Direction::Request {
             eprintln!("-> {} v{} {} {:?}", event.api, event.version, event.broker, event.decoded);
         }
     }));
