@@ -88,7 +88,7 @@ fn store_error(setting: &str, path: &Path, e: &super::pkcs12::Pkcs12Error) -> Cl
 #[cfg(not(feature = "pkcs12"))]
 fn without_pkcs12(setting: &str, path: &Path) -> ClientError {
     config_error(format!(
-        "{setting} {path} is not PEM (a PKCS#12 store?), and this build of kafka-wire lacks its `pkcs12` \
+        "{setting} {path} is not PEM (a PKCS#12 store?), and this build of kafka-client lacks its `pkcs12` \
          feature; convert it with `openssl pkcs12 -in {path} -out store.pem -nodes`",
         path = path.display()
     ))

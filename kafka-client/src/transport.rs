@@ -52,7 +52,7 @@ impl Transport {
             let _ = tls;
             Err(ClientError::SecurityConfig {
                 message: format!(
-                    "security.protocol={protocol} needs TLS, and this build of kafka-wire lacks its `tls` feature"
+                    "security.protocol={protocol} needs TLS, and this build of kafka-client lacks its `tls` feature"
                 ),
             })
         }
