@@ -1,6 +1,6 @@
 //! The few Kafka terms every kwire crate shares, defined once and without dependencies.
 //!
-//! `kafka-wire` (the codec and client), `offset-engine` (pure offset arithmetic),
+//! `kafka-wire` (the codec), `kafka-client` (the tokio client), `offset-engine` (pure offset arithmetic),
 //! `offset-store` (the store interface) and `kwire-zk` (the ZooKeeper layout) all speak of
 //! topic-partitions, isolation levels, topic ids and stored offsets. Each of those is declared
 //! here and re-exported where its users already look for it, so there is exactly one of each

@@ -6,7 +6,7 @@
 //!
 //! `zookeeper-client` builds its rustls configuration with `ClientConfig::builder()`, which
 //! takes the process-wide default provider and panics when more than one provider is compiled
-//! in and none was chosen — and this workspace compiles two (kafka-wire's ring, and aws-lc-rs,
+//! in and none was chosen — and this workspace compiles two (kafka-client's ring, and aws-lc-rs,
 //! which rustls' default features pull in through `zookeeper-client`). [`install_ring_provider`]
 //! chooses ring, once per process, before a session with TLS is opened; a provider the
 //! application installed itself is kept.

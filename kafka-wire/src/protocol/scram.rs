@@ -1,7 +1,7 @@
 //! The text of SCRAM's messages (RFC 5802 section 7): what the client writes and what it
-//! reads from the broker. No crypto here — the proofs are computed by the client
-//! (`client::sasl`); this module only frames and parses, so it needs no dependency and can be
-//! fuzzed with the codec alone.
+//! reads from the broker. No crypto here — the proofs are computed by the client (the
+//! kafka-client crate's `sasl` module); this module only frames and parses, so it needs no
+//! dependency and can be fuzzed with the codec alone.
 //!
 //! The broker's messages are untrusted: every parser returns a [`ScramMessageError`] naming
 //! what is wrong, caps the iteration count (a hostile broker could otherwise make the client
