@@ -393,10 +393,21 @@ impl RecordView<'_> {
     }
 
     /// The record as an owning [`Record`] whose bytes are slices of `owner`, the buffer this
-    /// view was read from (no copy): [`BatchView::records_owner`] of the view's batch. Panics if
-    /// the view's bytes are not inside `owner`.
+    /// view was read from (no copy): [`BatchView::records_owner`] of the view's batch. Bytes
+    /// that are not inside `owner` (another buffer was passed) are copied, so the record is
+    /// the same as [`to_record`](Self::to_record)'s either way.
     pub fn to_record_in(self, owner: &Bytes) -> Record {
-        self.owned(|b| b.map(|b| owner.slice_ref(b)))
+        let within = owner.as_ptr_range();
+        self.owned(|b| {
+            b.map(|b| {
+                let range = b.as_ptr_range();
+                if within.start <= range.start && range.end <= within.end {
+                    owner.slice_ref(b)
+                } else {
+                    Bytes::copy_from_slice(b)
+                }
+            })
+        })
     }
 
     fn owned(self, bytes: impl Fn(Option<&[u8]>) -> Option<Bytes>) -> Record {
@@ -637,6 +648,24 @@ mod tests {
             }
         }
         assert_eq!(offsets, [10, 11, 12]);
+    }
+
+    #[test]
+    fn records_taken_in_their_own_buffer_are_slices_of_it_and_in_another_are_copies() {
+        let record = Record::new(Some(Bytes::from_static(b"key")), Some(Bytes::from_static(b"value")));
+        let wire = RecordBatch::new(0, 0, Compression::None, vec![record.clone()]).to_bytes().unwrap();
+        let view = BatchView::parse(&wire, &DecodeOptions::default()).unwrap();
+        let r = view.records().next().unwrap().unwrap();
+        let sliced = r.to_record_in(&wire);
+        assert!(
+            wire.as_ptr_range().contains(&sliced.value.as_ref().unwrap().as_ptr()),
+            "a slice of the input"
+        );
+        let elsewhere = Bytes::from_static(b"some other buffer");
+        let copied = r.to_record_in(&elsewhere);
+        assert!(!elsewhere.as_ptr_range().contains(&copied.value.as_ref().unwrap().as_ptr()));
+        assert_eq!((sliced.key.clone(), sliced.value.clone()), (record.key.clone(), record.value.clone()));
+        assert_eq!((copied.key, copied.value), (record.key, record.value));
     }
 
     #[test]
