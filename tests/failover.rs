@@ -87,6 +87,19 @@ async fn commit_each(
     assert!(results.values().all(Result::is_ok), "{results:?}");
 }
 
+/// `group`'s committed offsets of `topic`, every partition answered.
+async fn committed_in(
+    client: &Client,
+    group: &str,
+    topic: &str,
+) -> BTreeMap<TopicPartition, CommittedOffset> {
+    client
+        .committed_offsets(group, Some(&[topic.to_owned()]), DEADLINE)
+        .await
+        .and_then(kafka_client::CommittedOffsets::complete)
+        .unwrap()
+}
+
 fn cluster_script(args: &[&str]) -> std::process::Output {
     Command::new(support::repo_root().join("scripts/cluster"))
         .args(args)
@@ -258,12 +271,7 @@ fn offsets_and_group_offsets_stay_right_while_the_coordinator_and_leader_broker_
         assert_ne!(coordinator.node_id, None);
 
         // The group offsets themselves, in full, once more after it all.
-        let committed = client
-            .committed_offsets(&group, Some(std::slice::from_ref(&topic)), DEADLINE)
-            .await
-            .unwrap()
-            .complete()
-            .unwrap();
+        let committed = committed_in(&client, &group, &topic).await;
         assert_eq!(
             committed.get(&tps[0]),
             Some(&CommittedOffset {

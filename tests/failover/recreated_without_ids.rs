@@ -23,7 +23,7 @@ use kwire_stream::{
 use offset_engine::{LeaderEpoch, Offset};
 
 use super::support;
-use super::{cluster_script, runtime, Restart, BROKER_STOPS, DEADLINE};
+use super::{cluster_script, committed_in, runtime, Restart, BROKER_STOPS, DEADLINE};
 
 async fn produce(client: &Client, topic: &str, prefix: &str, range: std::ops::Range<i64>) {
     let records =
@@ -179,12 +179,7 @@ fn a_topic_recreated_under_a_position_known_only_by_its_leader_epoch_is_named_an
         assert_eq!(values(&first), (0..18).map(|i| format!("new-{i}")).collect::<Vec<_>>());
         let report = stream.commit(&first).await.unwrap();
         assert!(report.rejected.is_empty(), "the plan's own commit was refused: {report:?}");
-        let committed = client
-            .committed_offsets(&group, Some(std::slice::from_ref(&topic)), DEADLINE)
-            .await
-            .unwrap()
-            .complete()
-            .unwrap();
+        let committed = committed_in(&client, &group, &topic).await;
         assert_eq!((committed[&tp].offset, committed[&tp].leader_epoch), (18, Some(0)));
 
         // ... and the second one moves on instead of planning the same records again.
