@@ -866,9 +866,11 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
+    let argv: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
     let mut command = command();
+    let before = crate::option_scope::typed_before_subcommand(&command, &argv);
     let matches = command.try_get_matches_from_mut(argv)?;
-    crate::option_scope::check(&mut command, &matches)?;
+    crate::option_scope::check(&mut command, &matches, &before)?;
     <Cli as clap::FromArgMatches>::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
 }
 

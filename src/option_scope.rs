@@ -1,7 +1,11 @@
 //! Which of the global options (`cli::Global`) each command uses: its `--help`, completions and
-//! man page list only those, and one typed on the command line for a command that does not use
-//! it is refused, naming the commands that do. The same option from its environment variable is
-//! not refused: `KWIRE_ZOOKEEPER` may stay set for the commands that read it.
+//! man page list only those, and one typed after a command that does not use it is refused,
+//! naming the commands that do. Before the command (`kwire -b HOST decode`, as an alias puts
+//! it) or from its environment variable it is a setting for every command, and the commands
+//! that do not use it ignore it.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
 
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
@@ -74,8 +78,43 @@ fn hide_unused(mut command: Command, path: &[&str], globals: &[Arg]) -> Command 
     command
 }
 
-/// Refuses a global option typed on the command line for a command that does not use it.
-pub fn check(command: &mut Command, matches: &ArgMatches) -> Result<(), clap::Error> {
+/// The ids of the global options typed before the subcommand in `argv` (its first item is the
+/// program): the root's own options, their values skipped as `command` defines them.
+pub fn typed_before_subcommand(command: &Command, argv: &[OsString]) -> BTreeSet<String> {
+    let mut before = BTreeSet::new();
+    let mut tokens = argv.iter().skip(1);
+    while let Some(token) = tokens.next() {
+        let Some(token) = token.to_str() else { break };
+        let found = if let Some(long) = token.strip_prefix("--") {
+            let (name, inline) = long.split_once('=').map_or((long, false), |(name, _)| (name, true));
+            if name.is_empty() {
+                break; // `--`: nothing after it is an option
+            }
+            command.get_arguments().find(|a| a.get_long() == Some(name)).map(|a| (a, inline))
+        } else if let Some(short) = token.strip_prefix('-').filter(|s| !s.is_empty()) {
+            let mut letters = short.chars();
+            let letter = letters.next();
+            command.get_arguments().find(|a| a.get_short() == letter).map(|a| (a, letters.next().is_some()))
+        } else {
+            break; // the subcommand
+        };
+        if let Some((arg, inline)) = found {
+            before.insert(arg.get_id().to_string());
+            if arg.get_action().takes_values() && !inline {
+                tokens.next();
+            }
+        }
+    }
+    before
+}
+
+/// Refuses a global option typed after a command that does not use it; `before` are those
+/// typed before the subcommand ([`typed_before_subcommand`]), settings for every command.
+pub fn check(
+    command: &mut Command,
+    matches: &ArgMatches,
+    before: &BTreeSet<String>,
+) -> Result<(), clap::Error> {
     let mut path = Vec::new();
     let mut levels = vec![matches];
     while let Some((name, sub)) = levels[levels.len() - 1].subcommand() {
@@ -86,9 +125,13 @@ pub fn check(command: &mut Command, matches: &ArgMatches) -> Result<(), clap::Er
         return Ok(());
     }
     let used = scope(&path);
-    // Typed before the subcommand it is in the outer matches, after it in the inner ones.
-    let typed = |id: &str| levels.iter().any(|m| m.value_source(id) == Some(ValueSource::CommandLine));
-    let Some(id) = all_global().into_iter().find(|id| !used.contains(id) && typed(id)) else {
+    // Clap shares a global option's value between the levels, so where it was typed comes
+    // from argv: before the subcommand it is a setting for every command (an alias `kwire -b
+    // HOST`), ignored where it does not apply; after it, it was meant for that command.
+    let typed_here = |id: &str| {
+        !before.contains(id) && levels.iter().any(|m| m.value_source(id) == Some(ValueSource::CommandLine))
+    };
+    let Some(id) = all_global().into_iter().find(|id| !used.contains(id) && typed_here(id)) else {
         return Ok(());
     };
     let flag = command.get_arguments().find(|a| a.get_id() == id).map_or_else(
@@ -117,7 +160,8 @@ fn error_at(command: &mut Command, path: &[&str], message: String) -> clap::Erro
 /// The commands (as `group describe`) that use option `id`, in the order `--help` lists them.
 fn users_of(command: &Command, id: &str, path: &mut Vec<String>) -> Vec<String> {
     let mut users = Vec::new();
-    for sub in command.get_subcommands() {
+    // clap's own `help` subcommand is nobody's user.
+    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
         path.push(sub.get_name().to_owned());
         if sub.get_subcommands().next().is_some() {
             users.extend(users_of(sub, id, path));
@@ -181,8 +225,31 @@ mod tests {
         let err =
             parse_from(["kwire", "plan", "--group", "g", "--topic", "t", "--spark-sink", "out"]).unwrap_err();
         assert!(err.to_string().contains("it is for: reset, commit, migrate"), "{err}");
-        // Before the subcommand, as a global option, it is refused the same way.
-        assert!(parse_from(["kwire", "--zookeeper", "zk:2181", "metadata"]).is_err());
+        // Before the subcommand it is a setting for every command (an alias `kwire -b HOST`).
+        assert!(parse_from(["kwire", "--zookeeper", "zk:2181", "metadata"]).is_ok());
+        assert!(
+            parse_from(["kwire", "-b", "h:9092", "decode", "--api", "metadata", "--request", "00"]).is_ok()
+        );
+        // The scan of what comes before the subcommand skips values as the options define them:
+        // `--trace` takes none (else `decode` would be skipped and --zookeeper counted before it).
+        let err = parse_from([
+            "kwire",
+            "--trace",
+            "decode",
+            "--zookeeper",
+            "x",
+            "--api",
+            "metadata",
+            "--request",
+            "00",
+        ])
+        .unwrap_err();
+        assert!(err.to_string().contains("does not apply to `kwire decode`"), "{err}");
+        let spelled = ["kwire", "--format=json", "-X", "a=b", "-bh:1", "--zookeeper", "consume", "metadata"];
+        assert!(parse_from(spelled).is_ok(), "a value that looks like a command is still a value");
+        // Between a command and its subcommand it is typed for that command: refused.
+        let err = parse_from(["kwire", "topic", "--zookeeper", "zk:2181", "delete", "t"]).unwrap_err();
+        assert!(err.to_string().contains("--zookeeper does not apply to `kwire topic delete`"), "{err}");
         // Where it applies, it is taken, before or after the subcommand.
         assert!(
             parse_from(["kwire", "--zookeeper", "zk:2181", "plan", "--group", "g", "--topic", "t"]).is_ok()
