@@ -1,7 +1,6 @@
 //! Parsing `host:port` lists, so a typo is reported before anything connects, and keeping
-//! passwords typed into an address out of messages.
-
-pub use kafka_vocab::redact_credentials;
+//! passwords typed into an address out of messages (`error.rs` displays every address through
+//! kafka_vocab's `redact_credentials`).
 
 use super::error::ClientError;
 
@@ -38,6 +37,7 @@ pub fn parse_address(addr: &str) -> Result<String, ClientError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kafka_vocab::redact_credentials;
 
     #[test]
     fn accepts_lists_of_names_ipv4_and_bracketed_ipv6() {

@@ -5,10 +5,21 @@
 use std::collections::BTreeMap;
 
 use super::error::{BrokerRef, ClientError};
-use super::groups::CommittedOffset;
 use super::router::TopicPartition;
 use kafka_wire::protocol::messages::{offset_fetch, OffsetFetchResponseTopic};
 use kafka_wire::protocol::{ErrorCode, Recovery};
+
+/// A group's committed position for one partition. `offset` is the next offset to read
+/// (Kafka's convention).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedOffset {
+    /// The next offset the group will read (one past the last record it processed).
+    pub offset: i64,
+    /// `None` when the commit carried no epoch or the broker predates OffsetFetch v5.
+    pub leader_epoch: Option<i32>,
+    /// The metadata string stored with the commit; `None` when it is empty or absent.
+    pub metadata: Option<String>,
+}
 
 /// One group's committed offsets as the coordinator answered them.
 ///

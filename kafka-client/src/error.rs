@@ -1,13 +1,17 @@
 //! Client errors: each names the broker, the API and what went wrong.
+//!
+//! [`TransactionError`] is here too, next to [`ClientError`]: each holds the other. It types what
+//! went wrong with a transaction by what the application must do next, as the Java producer
+//! sorts it: a fenced producer is done for good, an abortable error needs `abort_transaction` and
+//! then the producer goes on, a fatal error ends the producer. This file imports only the release
+//! table (`kafka_release.rs`), so every other file may use it.
 
 use std::fmt;
 use std::io;
 use std::sync::Arc;
 
-use super::address::redact_credentials;
-use super::kafka_release;
-use super::router::TopicPartition;
-use super::transaction_error::TransactionError;
+use super::kafka_release::{self, Feature};
+use kafka_vocab::{redact_credentials, TopicPartition};
 use kafka_wire::protocol::names::InvalidName;
 use kafka_wire::protocol::records::RecordEncodeError;
 use kafka_wire::protocol::{ApiKey, DecodeError, EncodeError, ErrorCode, VersionRange};
@@ -404,6 +408,114 @@ impl ClientError {
             | Self::NoBrokerReachable { .. } => true,
             Self::Kafka { code, .. } => code.is_retriable(),
             _ => false,
+        }
+    }
+}
+
+// Here rather than in `kafka_release.rs`: the release table is below the error, which names its
+// releases in `Display`.
+impl Feature {
+    /// `Ok` when `version` (the one negotiated for [`Feature::api`]) carries the feature, else
+    /// the error naming the release that has it.
+    pub fn check(self, version: i16, broker: &BrokerRef) -> Result<(), ClientError> {
+        if version >= self.min_version {
+            return Ok(());
+        }
+        Err(ClientError::NotSupported {
+            broker: broker.clone(),
+            feature: self.name.to_owned(),
+            needs: self.since,
+        })
+    }
+}
+
+/// A transactional producer's error ([`ClientError::Transaction`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TransactionError {
+    /// A newer producer initialised the same transactional id (PRODUCER_FENCED, or
+    /// INVALID_PRODUCER_EPOCH from brokers before Kafka 2.7): this one can neither commit nor
+    /// abort again. Close it; the newer producer has aborted what this one left open.
+    Fenced {
+        /// The transactional id both producers use.
+        transactional_id: String,
+        /// The error code the broker answered with.
+        code: ErrorCode,
+    },
+    /// The open transaction cannot commit (a record failed, a partition or group was refused,
+    /// ...): call `abort_transaction`, then begin a new one.
+    Abortable {
+        /// The transactional id.
+        transactional_id: String,
+        /// Why.
+        source: Box<ClientError>,
+    },
+    /// The producer cannot go on (an authorization failure on the transactional id, a state
+    /// the coordinator refuses, a broker without transactions): close it.
+    Fatal {
+        /// The transactional id.
+        transactional_id: String,
+        /// Why.
+        source: Box<ClientError>,
+    },
+    /// The record's transaction was aborted (`abort_transaction`) before the record left the
+    /// producer: it was never written. The delivery result of every such record.
+    Aborted {
+        /// The transactional id.
+        transactional_id: String,
+    },
+    /// The call does not fit the producer's state (commit without begin, send outside a
+    /// transaction, begin twice, a producer without a transactional id, ...). Nothing was sent.
+    InvalidState {
+        /// The transactional id, empty for a producer without one.
+        transactional_id: String,
+        /// What was called and why it cannot be now.
+        message: String,
+    },
+}
+
+impl TransactionError {
+    /// Whether the producer can go on after `abort_transaction`.
+    pub fn is_abortable(&self) -> bool {
+        matches!(self, Self::Abortable { .. })
+    }
+
+    /// Whether a newer producer with the same transactional id fenced this one.
+    pub fn is_fenced(&self) -> bool {
+        matches!(self, Self::Fenced { .. })
+    }
+}
+
+impl fmt::Display for TransactionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Fenced { transactional_id, code } => write!(
+                f,
+                "transactional id `{transactional_id}`: this producer was fenced by a newer one with the same id ({code}); close it"
+            ),
+            Self::Abortable { transactional_id, source } => {
+                write!(f, "transactional id `{transactional_id}`: the transaction must be aborted: {source}")
+            }
+            Self::Fatal { transactional_id, source } => {
+                write!(f, "transactional id `{transactional_id}`: the producer cannot continue: {source}")
+            }
+            Self::Aborted { transactional_id } => write!(
+                f,
+                "transactional id `{transactional_id}`: the transaction was aborted before this record was sent"
+            ),
+            Self::InvalidState { transactional_id, message } if transactional_id.is_empty() => f.write_str(message),
+            Self::InvalidState { transactional_id, message } => {
+                write!(f, "transactional id `{transactional_id}`: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TransactionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Abortable { source, .. } | Self::Fatal { source, .. } => Some(source.as_ref()),
+            _ => None,
         }
     }
 }

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use kafka_vocab::Uuid;
 
-use super::router::TopicPartition;
+use kafka_vocab::TopicPartition;
 
 /// What a request says about one partition; a partition whose data is unchanged since the
 /// last request of the session is not sent again.

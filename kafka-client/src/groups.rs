@@ -21,18 +21,6 @@ use kafka_wire::protocol::messages::{
 use kafka_wire::protocol::names::validate_topics;
 use kafka_wire::protocol::{ErrorCode, TaggedFields};
 
-/// A group's committed position for one partition. `offset` is the next offset to read
-/// (Kafka's convention).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommittedOffset {
-    /// The next offset the group will read (one past the last record it processed).
-    pub offset: i64,
-    /// `None` when the commit carried no epoch or the broker predates OffsetFetch v5.
-    pub leader_epoch: Option<i32>,
-    /// The metadata string stored with the commit; `None` when it is empty or absent.
-    pub metadata: Option<String>,
-}
-
 /// One offset to commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OffsetToCommit {

@@ -3,10 +3,11 @@
 //! Kafka X.Y)". Releases are Apache Kafka's, as in each release's `validVersions` (see
 //! `/work/shared/reference/kafka-protocol.md`, section 3) and the KIPs that added the APIs.
 
-use super::error::{BrokerRef, ClientError};
 use kafka_wire::protocol::ApiKey;
 
 /// Client features whose support is a minimum version of an API rather than the API itself.
+/// [`Feature::check`], which makes the error naming the release, is in `error.rs`, so this table
+/// stays below the error that quotes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Feature {
     /// What the caller asked for, as the error names it.
@@ -17,21 +18,6 @@ pub struct Feature {
     pub min_version: i16,
     /// The first Kafka release with that version.
     pub since: &'static str,
-}
-
-impl Feature {
-    /// `Ok` when `version` (the one negotiated for [`Feature::api`]) carries the feature, else
-    /// the error naming the release that has it.
-    pub fn check(self, version: i16, broker: &BrokerRef) -> Result<(), ClientError> {
-        if version >= self.min_version {
-            return Ok(());
-        }
-        Err(ClientError::NotSupported {
-            broker: broker.clone(),
-            feature: self.name.to_owned(),
-            needs: self.since,
-        })
-    }
 }
 
 /// Writing record batches (magic 2), the only format kwire produces: Produce v3 (KIP-98).
@@ -114,6 +100,7 @@ pub fn api_introduced_in(api: ApiKey) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::{BrokerRef, ClientError};
 
     #[test]
     fn apis_of_the_0_11_release_name_0_11() {

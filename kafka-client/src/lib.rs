@@ -40,6 +40,7 @@ mod partitioner;
 mod pkcs12;
 mod produce;
 mod producer;
+mod producer_keys;
 mod producer_properties;
 mod properties;
 mod read_replica;
@@ -63,14 +64,14 @@ mod transport;
 
 pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};
 pub use cluster::{Client, ClientConfig};
-pub use committed_offsets::CommittedOffsets;
-pub use deliveries::Deliveries;
-pub use error::{BrokerRef, ClientError};
+pub use committed_offsets::{CommittedOffset, CommittedOffsets};
+pub use deliveries::{Deliveries, DeliveryFuture, RecordMetadata};
+pub use error::{BrokerRef, ClientError, TransactionError};
 pub use fetch::{FetchOptions, FetchRange, FetchedPartition, FetchedRecord};
 pub use fetcher::{FetchedChunk, Fetcher};
 pub use groups::{
-    CommittedOffset, ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupListing, GroupMember,
-    GroupType, OffsetToCommit,
+    ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupListing, GroupMember, GroupType,
+    OffsetToCommit,
 };
 pub use kafka_vocab::Isolation;
 pub use metadata::{AuthorizedOperations, BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
@@ -78,11 +79,10 @@ pub use negotiate::BrokerVersions;
 pub use offsets::{ListedOffset, LogBounds, LogRange, OffsetQuery};
 pub use partitioner::partition_for_key;
 pub use produce::{Acks, AsRecordRef, ProduceOptions, ProduceRecord, Produced, ProducedByKey, RecordRef};
-pub use producer::{DeliveryFuture, Producer, ProducerConfig, RecordMetadata};
+pub use producer::{Producer, ProducerConfig};
 pub use producer_properties::apply_producer_properties;
 pub use properties::{apply_properties, is_secret_key, ConfigError, ConfigWarning};
 pub use router::{LeaderAnswer, LeaderBatch, LeaderTarget, PartitionResults, TopicPartition};
 pub use security::{SaslConfig, SaslMechanism, Secret, SecurityProtocol, TlsConfig, TokenSource};
 pub use share_groups::ShareStartOffset;
 pub use trace::{Direction, TraceEvent, TraceHook};
-pub use transaction_error::TransactionError;

@@ -38,10 +38,10 @@ use tokio::sync::{Notify, Semaphore};
 use super::accumulator::{record_size, BatchOutcome, PartitionQueue};
 use super::cluster::Client;
 use super::deadline::deadline_after;
-use super::deliveries::Deliveries;
+use super::deliveries::{Deliveries, DeliveryFuture};
 use super::error::ClientError;
 use super::partitioner::partition_for_key;
-use super::produce::{Acks, AsRecordRef, Produced, RecordRef};
+use super::produce::{Acks, AsRecordRef, RecordRef};
 use super::retry::Backoff;
 use super::router::TopicPartition;
 use super::sender;
@@ -143,70 +143,6 @@ impl ProducerConfig {
             return bad(format!("{} is not compiled into this build", self.compression.name()));
         }
         Ok(())
-    }
-}
-
-/// Where a record was written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordMetadata {
-    /// The partition it went to.
-    pub partition: TopicPartition,
-    /// Its offset; `None` with acks=0, and when the broker recognised a resent batch it
-    /// already had without saying where (DUPLICATE_SEQUENCE_NUMBER).
-    pub offset: Option<i64>,
-    /// The broker's append time for a LogAppendTime topic (ms since the epoch).
-    pub log_append_time: Option<i64>,
-}
-
-/// The pending result of one [`Producer::send`]: [`wait`](Self::wait) for it, or poll it with
-/// [`try_result`](Self::try_result). Dropping it does not cancel the record.
-#[derive(Debug, Clone)]
-pub struct DeliveryFuture {
-    pub(crate) partition: TopicPartition,
-    pub(crate) outcome: Arc<BatchOutcome>,
-    pub(crate) index: i32,
-}
-
-impl DeliveryFuture {
-    /// The partition the record was put on.
-    pub fn partition(&self) -> &TopicPartition {
-        &self.partition
-    }
-
-    /// Whether `other` went into the same batch as this record: then both have the same
-    /// result (only the offsets differ), and one of them is enough to learn whether both were
-    /// written.
-    pub fn same_batch(&self, other: &DeliveryFuture) -> bool {
-        Arc::ptr_eq(&self.outcome, &other.outcome)
-    }
-
-    /// The result, when the record's batch is done.
-    pub fn try_result(&self) -> Option<Result<RecordMetadata, ClientError>> {
-        let result = self.outcome.result.get()?;
-        Some(RecordMetadata::of(&self.partition, result, self.index))
-    }
-
-    /// Waits for the record's result.
-    pub async fn wait(self) -> Result<RecordMetadata, ClientError> {
-        RecordMetadata::of(&self.partition, self.outcome.finished().await, self.index)
-    }
-}
-
-impl RecordMetadata {
-    /// Where record `index` of a batch of `partition` went, from the batch's `result`.
-    pub(crate) fn of(
-        partition: &TopicPartition,
-        result: &Result<Produced, ClientError>,
-        index: i32,
-    ) -> Result<Self, ClientError> {
-        match result {
-            Ok(produced) => Ok(Self {
-                partition: partition.clone(),
-                offset: produced.base_offset.filter(|o| *o >= 0).map(|o| o + i64::from(index)),
-                log_append_time: produced.log_append_time,
-            }),
-            Err(e) => Err(e.clone()),
-        }
     }
 }
 

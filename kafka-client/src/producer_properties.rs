@@ -10,40 +10,9 @@ use std::time::Duration;
 
 use super::produce::Acks;
 use super::producer::ProducerConfig;
+use super::producer_keys::producer_key;
 use super::properties::{resolve, ConfigError};
 use kafka_wire::protocol::records::Compression;
-
-/// Producer settings and their librdkafka aliases (`alias`, `java name`).
-const ALIASES: &[(&str, &str)] = &[
-    ("queue.buffering.max.ms", "linger.ms"),
-    ("compression.codec", "compression.type"),
-    ("max.in.flight", "max.in.flight.requests.per.connection"),
-    ("message.max.bytes", "max.request.size"),
-    ("message.timeout.ms", "delivery.timeout.ms"),
-    ("request.required.acks", "acks"),
-];
-
-/// The producer settings this module reads (Java names); any alias above maps to one.
-pub(crate) const PRODUCER_KEYS: &[&str] = &[
-    "acks",
-    "enable.idempotence",
-    "linger.ms",
-    "batch.size",
-    "compression.type",
-    "buffer.memory",
-    "max.in.flight.requests.per.connection",
-    "max.request.size",
-    "transactional.id",
-    "transaction.timeout.ms",
-    "delivery.timeout.ms",
-];
-
-/// The Java name of a producer setting given by its Java or librdkafka name; `None` for any
-/// other key.
-pub(crate) fn producer_key(key: &str) -> Option<&'static str> {
-    let key = ALIASES.iter().find(|(alias, _)| *alias == key).map_or(key, |(_, java)| java);
-    PRODUCER_KEYS.iter().copied().find(|k| *k == key)
-}
 
 fn invalid(key: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { key: key.to_owned(), reason: reason.into() }

@@ -327,7 +327,7 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
                 }
             }
             // The producer's settings: read by `apply_producer_properties`.
-            k if super::producer_properties::producer_key(k).is_some() => {}
+            k if super::producer_keys::producer_key(k).is_some() => {}
             _ => match IGNORED.iter().find(|(k, _)| *k == key) {
                 Some((_, why)) => warn(key, &format!("ignored: {why}")),
                 None => warn(key, "unknown to kwire, ignored"),

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::metadata::{ClusterMetadata, PartitionInfo};
-use super::router::TopicPartition;
+use kafka_vocab::TopicPartition;
 
 /// How long a leader's choice of read replica holds before the leader is asked again.
 pub(crate) const READ_REPLICA_TTL: Duration = Duration::from_secs(300);

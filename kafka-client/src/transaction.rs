@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use super::cluster::{retire_on_decode_error, Client};
 use super::deadline::deadline_after;
+use super::error::TransactionError;
 use super::error::{BrokerRef, ClientError};
 use super::groups::OffsetToCommit;
 use super::negotiate::BrokerVersions;
@@ -35,7 +36,7 @@ use super::retry::Backoff;
 use super::router::TopicPartition;
 use super::sender;
 use super::sync::lock;
-use super::transaction_error::{txn_recovery, TransactionError, TxnRecovery};
+use super::transaction_error::{txn_recovery, TxnRecovery};
 use super::transaction_version::TxnVersion;
 use kafka_wire::protocol::messages::find_coordinator::KEY_TYPE_TRANSACTION;
 use kafka_wire::protocol::messages::produce;
