@@ -10,13 +10,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use super::cluster::Client;
-use super::deadline::{deadline_after, fits_before};
-use super::error::{BrokerRef, ClientError};
-use super::metadata::{ClusterMetadata, TopicInfo};
-use super::offsets::OffsetQuery;
-use super::retry::Backoff;
-use super::router::{LeaderAnswer, PartitionResults, TopicPartition};
+use crate::cluster::client::Client;
+use crate::cluster::metadata::{ClusterMetadata, TopicInfo};
+use crate::cluster::retry::Backoff;
+use crate::cluster::router::{LeaderAnswer, PartitionResults, TopicPartition};
+use crate::deadline::{deadline_after, fits_before};
+use crate::error::{BrokerRef, ClientError};
+use crate::fetch::offsets::OffsetQuery;
 use kafka_vocab::Isolation;
 use kafka_wire::protocol::messages::{
     create_partitions, create_topics, delete_records, delete_topics, offset_for_leader_epoch, CreatableTopic,
@@ -390,7 +390,7 @@ impl Client {
                     }
                 };
                 let (version, response) = self.send_built(&target.broker, build).await?;
-                super::kafka_release::LEADER_EPOCH_VALIDATION.check(version, &target.broker)?;
+                crate::kafka_release::LEADER_EPOCH_VALIDATION.check(version, &target.broker)?;
                 let mut answers: Vec<(TopicPartition, LeaderAnswer<EpochEnd>)> = Vec::new();
                 for topic in response.topics {
                     for p in topic.partitions {

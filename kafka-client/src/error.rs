@@ -10,7 +10,7 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
-use super::kafka_release::{self, Feature};
+use crate::kafka_release::{self, Feature};
 use kafka_vocab::{redact_credentials, TopicPartition};
 use kafka_wire::protocol::names::InvalidName;
 use kafka_wire::protocol::records::RecordEncodeError;
@@ -38,7 +38,7 @@ impl fmt::Display for BrokerRef {
     }
 }
 
-/// Everything a [`Client`](super::Client) call can fail with.
+/// Everything a [`Client`](crate::Client) call can fail with.
 ///
 /// Each variant names what is needed to act on it: the broker ([`BrokerRef`]), the API, the
 /// partition. [`ClientError::is_retriable`] says whether trying again can help and

@@ -1,0 +1,182 @@
+//! Backoff and deadlines: every retrying call has one overall deadline, and waits between
+//! attempts grow exponentially with jitter. The decision *whether* to retry lives with the
+//! error ([`ClientError::is_retriable`](crate::ClientError::is_retriable) and
+//! [`ErrorCode::recovery`](kafka_wire::protocol::ErrorCode::recovery)), and for a produced batch in
+//! [`batch_recovery`], which adds what the producer's sequence numbers mean.
+
+use std::time::{Duration, Instant};
+
+use crate::deadline::fits_before;
+use crate::error::ClientError;
+use kafka_wire::protocol::{ErrorCode, Recovery};
+
+/// How long a produced batch waits before its `attempt`-th send (from 1): 100 ms, doubling
+/// up to 1 s.
+pub(crate) fn batch_backoff(attempt: u32) -> Duration {
+    Duration::from_millis(100u64.saturating_mul(1 << attempt.saturating_sub(1).min(4)))
+        .min(Duration::from_secs(1))
+}
+
+/// What the producer does with a batch after an answer (or a failed request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BatchRecovery {
+    /// Written: complete its records.
+    Done,
+    /// Send it again, with the same sequence numbers; `refresh_metadata` when the leader may
+    /// have moved.
+    Retry {
+        /// Whether to refresh metadata first.
+        refresh_metadata: bool,
+    },
+    /// The broker lost (or never had) this producer's state while the batch is the next one it
+    /// expects: bump the epoch (KIP-360), restart the partition's sequences at 0, send it again.
+    BumpEpochAndRetry,
+    /// Fail the batch's records with the error.
+    Fail,
+}
+
+/// The one retry decision for a produced batch, as the Java producer makes it.
+///
+/// `answer` is the partition's error code, or the error of the whole request (no answer: a
+/// connection cut after sending, a timeout). `idempotent`: the batch carries a producer id and
+/// sequence number. `next_in_line`: its base sequence is the one after the partition's last
+/// acknowledged sequence, i.e. no earlier batch of the partition is still unresolved.
+///
+/// - Without an answer the batch is sent again: with idempotence the broker discards a copy it
+///   already has (DUPLICATE_SEQUENCE_NUMBER, or the original's offset); without, it may be
+///   appended twice.
+/// - DUPLICATE_SEQUENCE_NUMBER: the broker has it — done.
+/// - OUT_OF_ORDER_SEQUENCE_NUMBER behind an earlier unresolved batch is that batch's echo:
+///   retry once it is resolved. Next in line, the broker lost records it had acknowledged:
+///   fail the batch (Java's `OutOfOrderSequenceException`); the producer then bumps its epoch.
+/// - UNKNOWN_PRODUCER_ID next in line: the producer's state expired with its records
+///   (retention); bump the epoch and send again. Behind another batch: retry.
+/// - INVALID_PRODUCER_EPOCH and PRODUCER_FENCED fail the batch: for a transactional producer it
+///   is fenced; an idempotent one bumps its epoch for the batches that follow.
+/// - Everything else as [`ErrorCode::recovery`] and [`ClientError::is_retriable`] say.
+pub(crate) fn batch_recovery(
+    answer: Result<ErrorCode, &ClientError>,
+    idempotent: bool,
+    next_in_line: bool,
+) -> BatchRecovery {
+    let code = match answer {
+        Ok(code) => code,
+        Err(ClientError::Kafka { code, .. }) => *code,
+        Err(e) if e.is_retriable() => return BatchRecovery::Retry { refresh_metadata: true },
+        Err(_) => return BatchRecovery::Fail,
+    };
+    if code.is_ok() {
+        return BatchRecovery::Done;
+    }
+    if idempotent {
+        match code {
+            ErrorCode::DUPLICATE_SEQUENCE_NUMBER => return BatchRecovery::Done,
+            ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER | ErrorCode::UNKNOWN_PRODUCER_ID if !next_in_line => {
+                return BatchRecovery::Retry { refresh_metadata: false }
+            }
+            ErrorCode::UNKNOWN_PRODUCER_ID => return BatchRecovery::BumpEpochAndRetry,
+            _ => {}
+        }
+    }
+    match code.recovery() {
+        Recovery::Retry => BatchRecovery::Retry { refresh_metadata: false },
+        Recovery::RefreshMetadata | Recovery::RefindCoordinator => {
+            BatchRecovery::Retry { refresh_metadata: true }
+        }
+        Recovery::None => BatchRecovery::Done,
+        Recovery::Fatal => BatchRecovery::Fail,
+    }
+}
+
+/// Exponential backoff with jitter, bounded by a deadline.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    next: Duration,
+    max: Duration,
+    deadline: Instant,
+    /// xorshift state for jitter; seeded from the deadline so no global RNG is needed.
+    seed: u64,
+}
+
+impl Backoff {
+    /// Waits start at about `initial`, double each time up to `max`, and never pass `deadline`.
+    pub fn new(initial: Duration, max: Duration, deadline: Instant) -> Self {
+        let seed = u64::from(deadline.elapsed().subsec_nanos()) | 1;
+        Self { next: initial, max, deadline, seed: seed ^ 0x9e37_79b9_7f4a_7c15 }
+    }
+
+    /// The wait before the next attempt (between half and all of the current step), or `None`
+    /// when that wait would pass the deadline.
+    pub fn next_wait(&mut self) -> Option<Duration> {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let step = self.next;
+        self.next = (self.next * 2).min(self.max);
+        let half = step / 2;
+        let jitter =
+            Duration::from_nanos(self.seed % (u64::try_from(half.as_nanos()).unwrap_or(u64::MAX).max(1)));
+        let wait = half + jitter;
+        fits_before(wait, self.deadline).then_some(wait)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_grow_and_stay_within_the_cap() {
+        let mut b = Backoff::new(
+            Duration::from_millis(10),
+            Duration::from_millis(40),
+            Instant::now() + Duration::from_secs(60),
+        );
+        let waits: Vec<_> = (0..6).map(|_| b.next_wait().unwrap()).collect();
+        assert!(waits[0] <= Duration::from_millis(10) && waits[0] >= Duration::from_millis(5));
+        assert!(waits.iter().all(|w| *w <= Duration::from_millis(40)));
+        assert!(waits[5] >= Duration::from_millis(20));
+    }
+
+    #[test]
+    fn a_batch_without_an_answer_is_sent_again_with_or_without_idempotence() {
+        let cut = ClientError::ConnectionClosed {
+            broker: crate::error::BrokerRef { node_id: Some(1), addr: "b:9092".into() },
+            reason: "closed by the broker".into(),
+        };
+        for idempotent in [true, false] {
+            assert_eq!(
+                batch_recovery(Err(&cut), idempotent, true),
+                BatchRecovery::Retry { refresh_metadata: true }
+            );
+        }
+    }
+
+    #[test]
+    fn sequence_errors_are_judged_by_whether_the_batch_is_next_in_line() {
+        use BatchRecovery::*;
+        let ooo = ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER;
+        let unknown = ErrorCode::UNKNOWN_PRODUCER_ID;
+        assert_eq!(batch_recovery(Ok(ooo), true, false), Retry { refresh_metadata: false });
+        assert_eq!(batch_recovery(Ok(ooo), true, true), Fail);
+        assert_eq!(batch_recovery(Ok(unknown), true, true), BumpEpochAndRetry);
+        assert_eq!(batch_recovery(Ok(unknown), true, false), Retry { refresh_metadata: false });
+        assert_eq!(batch_recovery(Ok(ErrorCode::DUPLICATE_SEQUENCE_NUMBER), true, true), Done);
+        assert_eq!(batch_recovery(Ok(ErrorCode::INVALID_PRODUCER_EPOCH), true, true), Fail);
+        assert_eq!(batch_recovery(Ok(ErrorCode::PRODUCER_FENCED), true, true), Fail);
+        // A moved leader is retried after a refresh either way.
+        let moved = ErrorCode::NOT_LEADER_OR_FOLLOWER;
+        assert_eq!(batch_recovery(Ok(moved), false, true), Retry { refresh_metadata: true });
+        assert_eq!(batch_recovery(Ok(ErrorCode::NONE), false, true), Done);
+    }
+
+    #[test]
+    fn stops_at_the_deadline() {
+        let mut b = Backoff::new(
+            Duration::from_secs(10),
+            Duration::from_secs(10),
+            Instant::now() + Duration::from_millis(1),
+        );
+        assert_eq!(b.next_wait(), None);
+    }
+}

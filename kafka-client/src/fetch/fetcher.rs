@@ -1,0 +1,384 @@
+//! A pipelined reader of offset ranges: every leader is fetched from at once, and the next
+//! Fetch to a broker is on the wire while the previous response is being handed out.
+//!
+//! ```text
+//!   per broker (a "lane": the partitions metadata says it leads)
+//!
+//!   idle ──send──► in flight ──answer──► decoded into chunks, queued ──► handed out by next()
+//!     ▲                                        │
+//!     └──────── sent again at once when at most this one response is still undelivered
+//! ```
+//!
+//! Bounds: a lane has at most one request in flight, and sends it only while at most one of its
+//! responses is undelivered (queued, or the chunk the caller is working on: a chunk counts as
+//! consumed when `next` is called again). So a lane holds at most two responses' worth of
+//! records, each no more than `max_bytes` (`fetch.max.bytes`) — nor more than its partitions ×
+//! `partition_max_bytes` (`max.partition.fetch.bytes`), except that a broker always sends the
+//! first batch of the first partition with data whole. Records are slices of the response (or
+//! of a batch's decompressed buffer), so a response's memory is freed when its last chunk is
+//! dropped.
+//!
+//! Each round to a broker goes through [`Client::route_by_leader`] with the broker's fetch
+//! session (KIP-227), so a partition whose leader moved is refreshed and re-sent within the
+//! round, and every round after it is sent to the new leader. A partition is in at most one
+//! request at a time and its chunks are queued in offset order, so no record is lost or doubled
+//! across leader changes.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+
+use crate::cluster::client::Client;
+use crate::cluster::router::{PartitionResults, TopicPartition};
+use crate::error::{BrokerRef, ClientError};
+use crate::fetch::ranges::{
+    apply_answer, stalled, FetchOptions, FetchRange, FetchedPartition, Progress, Want,
+};
+use kafka_wire::protocol::ErrorCode;
+
+/// What one response brought for one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchedChunk {
+    /// This response's records of the partition (in offset order, inside the range), and where
+    /// reading goes on next ([`FetchedPartition::next_offset`]) with the log bounds the response
+    /// reported.
+    pub fetched: FetchedPartition,
+    /// The range is complete: this is the partition's last chunk (see [`Client::fetch_range`]
+    /// for when a range is complete).
+    pub complete: bool,
+}
+
+/// A broker lane: the node id a partition is read from — its leader, or the preferred read
+/// replica its leader named (KIP-392) — `None` while no leader is known (the round refreshes
+/// metadata).
+type Lane = Option<i32>;
+
+#[derive(Debug, Default)]
+struct LaneState {
+    in_flight: bool,
+    /// This lane's responses whose chunks are not all consumed yet.
+    undelivered: usize,
+}
+
+#[derive(Debug)]
+struct Reading {
+    progress: Progress,
+    in_flight: bool,
+}
+
+/// One queued item; `closes` is set on the last item of a lane's response.
+#[derive(Debug)]
+struct Ready {
+    partition: TopicPartition,
+    outcome: Result<FetchedChunk, ClientError>,
+    closes: Option<Lane>,
+}
+
+/// A finished round: the lane, the partitions it asked for, and the answers.
+#[derive(Debug)]
+struct Round {
+    lane: Lane,
+    asked: Vec<TopicPartition>,
+    answers: PartitionResults<crate::fetch::ranges::LeaderData>,
+}
+
+/// Reads offset ranges from the partition leaders, pipelined (see the module docs).
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use kafka_client::{Client, ClientConfig, FetchOptions, FetchRange, Fetcher, TopicPartition};
+/// # async fn run(client: Arc<Client>) {
+/// let ranges = vec![FetchRange::new(TopicPartition::new("events", 0), 0, 1_000)];
+/// let mut fetcher = Fetcher::new(client, &ranges, FetchOptions::default());
+/// while let Some((partition, chunk)) = fetcher.next().await {
+///     match chunk {
+///         Ok(chunk) => println!("{partition}: {} records", chunk.fetched.records.len()),
+///         Err(e) => eprintln!("{partition}: {e}"),
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Fetcher {
+    client: Arc<Client>,
+    options: FetchOptions,
+    /// Set by [`Fetcher::read_all`]: no round may outlive it, and what is unread then fails.
+    deadline: Option<Instant>,
+    reading: BTreeMap<TopicPartition, Reading>,
+    lanes: HashMap<Lane, LaneState>,
+    rounds: JoinSet<Round>,
+    /// What each running round asked for, to fail its partitions if its task ends abnormally.
+    running: HashMap<tokio::task::Id, (Lane, Vec<TopicPartition>)>,
+    ready: VecDeque<Ready>,
+    /// The lane whose response's last item `next` returned: consumed at the next call.
+    handed_out: Option<Lane>,
+}
+
+impl Fetcher {
+    /// Reads each range `[from, until)`; nothing is sent until [`next`](Self::next) is called.
+    /// `options.timeout` bounds each round (its retries included): a partition that gets no
+    /// answer that long fails. A negative `from`, `until < from` or a partition given twice is
+    /// that partition's first item, [`ClientError::InvalidArgument`]; an empty range is one
+    /// complete chunk without records.
+    pub fn new(client: Arc<Client>, ranges: &[FetchRange], options: FetchOptions) -> Self {
+        let mut fetcher = Self {
+            client,
+            options,
+            deadline: None,
+            reading: BTreeMap::new(),
+            lanes: HashMap::new(),
+            rounds: JoinSet::new(),
+            running: HashMap::new(),
+            ready: VecDeque::new(),
+            handed_out: None,
+        };
+        let mut given: std::collections::HashSet<&TopicPartition> = std::collections::HashSet::new();
+        for range in ranges {
+            let tp = &range.partition;
+            let invalid = if range.from < 0 || range.until < range.from {
+                Some(format!("[{}, {}) is not a range of offsets of {tp}", range.from, range.until))
+            } else if !given.insert(tp) {
+                Some(format!("{tp} is given more than one range"))
+            } else {
+                None
+            };
+            if let Some(message) = invalid {
+                fetcher.reading.remove(tp);
+                fetcher.queue(tp.clone(), Err(ClientError::InvalidArgument { message }), None);
+                continue;
+            }
+            let progress = Progress::new(range, options.partition_max_bytes.max(1));
+            if progress.position >= progress.until {
+                let fetched = progress.fetched;
+                fetcher.queue(tp.clone(), Ok(FetchedChunk { fetched, complete: true }), None);
+            } else {
+                fetcher.reading.insert(tp.clone(), Reading { progress, in_flight: false });
+            }
+        }
+        fetcher
+    }
+
+    /// The next chunk of records, or a partition's error (its last item), in offset order per
+    /// partition; `None` when every range is complete or failed. Before a response's first
+    /// chunk is returned, the next request to its broker is already sent; calling `next` again
+    /// says the previous chunk is consumed.
+    pub async fn next(&mut self) -> Option<(TopicPartition, Result<FetchedChunk, ClientError>)> {
+        if let Some(lane) = self.handed_out.take() {
+            if let Some(state) = self.lanes.get_mut(&lane) {
+                state.undelivered = state.undelivered.saturating_sub(1);
+            }
+        }
+        loop {
+            self.send_rounds();
+            if let Some(ready) = self.ready.pop_front() {
+                self.handed_out = ready.closes;
+                return Some((ready.partition, ready.outcome));
+            }
+            let finished = self.rounds.join_next_with_id().await;
+            match finished {
+                Some(Ok((id, round))) => {
+                    self.running.remove(&id);
+                    self.take_round(round).await;
+                }
+                Some(Err(e)) => {
+                    let Some((lane, asked)) = self.running.remove(&e.id()) else { continue };
+                    self.finish_lane_round(lane);
+                    for tp in asked {
+                        if self.reading.remove(&tp).is_some() {
+                            let e = ClientError::Protocol {
+                                broker: BrokerRef { node_id: lane, addr: "leader".to_owned() },
+                                message: format!("the fetch of {tp} ended without an answer: {e}"),
+                            };
+                            self.queue(tp, Err(e), None);
+                        }
+                    }
+                }
+                None => {
+                    // Nothing in flight and nothing could be sent: only a passed deadline
+                    // leaves partitions unread here, and send_rounds failed them already.
+                    if self.ready.is_empty() {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads every range to its end within `options.timeout` overall, as
+    /// [`Client::fetch_range`] does: one result per partition, its records concatenated.
+    pub async fn read_all(mut self) -> PartitionResults<FetchedPartition> {
+        self.deadline = Some(crate::deadline::deadline_after(self.options.timeout));
+        let mut results: PartitionResults<FetchedPartition> = BTreeMap::new();
+        let mut partial: BTreeMap<TopicPartition, FetchedPartition> = BTreeMap::new();
+        while let Some((tp, outcome)) = self.next().await {
+            match outcome {
+                Ok(chunk) => {
+                    let so_far = partial
+                        .entry(tp.clone())
+                        .or_insert_with(|| FetchedPartition { records: Vec::new(), ..chunk.fetched.clone() });
+                    let FetchedPartition { mut records, next_offset, log_start, high_watermark, last_stable } =
+                        chunk.fetched;
+                    so_far.records.append(&mut records);
+                    so_far.next_offset = next_offset;
+                    so_far.log_start = log_start;
+                    so_far.high_watermark = high_watermark;
+                    so_far.last_stable = last_stable;
+                    if chunk.complete {
+                        if let Some(done) = partial.remove(&tp) {
+                            results.insert(tp, Ok(done));
+                        }
+                    }
+                }
+                Err(e) => {
+                    partial.remove(&tp);
+                    results.insert(tp, Err(e));
+                }
+            }
+        }
+        results
+    }
+
+    fn queue(
+        &mut self,
+        partition: TopicPartition,
+        outcome: Result<FetchedChunk, ClientError>,
+        closes: Option<Lane>,
+    ) {
+        self.ready.push_back(Ready { partition, outcome, closes });
+    }
+
+    /// Sends a round to every lane that is idle, holds at most one undelivered response, and
+    /// leads partitions not in flight. Past the deadline, those partitions fail instead.
+    fn send_rounds(&mut self) {
+        let now = Instant::now();
+        if self.deadline.is_some_and(|d| now >= d) {
+            let idle: Vec<TopicPartition> =
+                self.reading.iter().filter(|(_, r)| !r.in_flight).map(|(tp, _)| tp.clone()).collect();
+            for tp in idle {
+                if let Some(r) = self.reading.remove(&tp) {
+                    let e = stalled(&tp, &r.progress);
+                    self.queue(tp, Err(e), None);
+                }
+            }
+            return;
+        }
+        let metadata = self.client.cached_metadata();
+        let mut by_lane: BTreeMap<Lane, Vec<TopicPartition>> = BTreeMap::new();
+        for (tp, r) in &self.reading {
+            if r.in_flight {
+                continue;
+            }
+            let lane = metadata.as_ref().and_then(|m| {
+                let partition =
+                    m.topic(&tp.topic)?.partitions.iter().find(|p| p.partition == tp.partition)?;
+                self.client.fetch_target(tp, partition, m)
+            });
+            by_lane.entry(lane).or_default().push(tp.clone());
+        }
+        let timeout = match self.deadline {
+            Some(d) => d.saturating_duration_since(now),
+            None => self.options.timeout,
+        };
+        for (lane, asked) in by_lane {
+            let state = self.lanes.entry(lane).or_default();
+            if state.in_flight || state.undelivered > 1 {
+                continue;
+            }
+            state.in_flight = true;
+            let mut requested: HashMap<TopicPartition, Want> = HashMap::with_capacity(asked.len());
+            for tp in &asked {
+                if let Some(r) = self.reading.get_mut(tp) {
+                    r.in_flight = true;
+                    let p = &r.progress;
+                    requested.insert(
+                        tp.clone(),
+                        Want { position: p.position, max_bytes: p.max_bytes, stalls: p.stalls },
+                    );
+                }
+            }
+            let client = Arc::clone(&self.client);
+            let options = self.options;
+            let task_asked = asked.clone();
+            let handle = self.rounds.spawn(async move {
+                let answers = client.fetch_round(&task_asked, &requested, &options, timeout).await;
+                Round { lane, asked: task_asked, answers }
+            });
+            self.running.insert(handle.id(), (lane, asked));
+        }
+    }
+
+    fn finish_lane_round(&mut self, lane: Lane) {
+        if let Some(state) = self.lanes.get_mut(&lane) {
+            state.in_flight = false;
+        }
+    }
+
+    /// Takes a finished round in: each partition's records become a chunk (queued in the
+    /// order the partitions were asked for), a complete range leaves the reading set, an error
+    /// is the partition's last item. An offset out of range is reported with the log's bounds.
+    async fn take_round(&mut self, round: Round) {
+        self.finish_lane_round(round.lane);
+        let mut answers = round.answers;
+        let mut queued = 0usize;
+        let mut out_of_range: Vec<(TopicPartition, i64, (i64, i64))> = Vec::new();
+        for tp in round.asked {
+            let Some(r) = self.reading.get_mut(&tp) else { continue };
+            r.in_flight = false;
+            let Some(answer) = answers.remove(&tp) else { continue };
+            let p = &mut r.progress;
+            match answer.and_then(|data| apply_answer(p, data, &self.options)) {
+                Ok(()) => {
+                    self.client.leader_confirms_end(&tp, p, self.options.isolation);
+                    let complete = p.done(self.options.isolation);
+                    let records = std::mem::take(&mut p.fetched.records);
+                    if records.is_empty() && !complete {
+                        continue;
+                    }
+                    let fetched = FetchedPartition { records, next_offset: p.position, ..p.fetched.clone() };
+                    if complete {
+                        self.reading.remove(&tp);
+                    }
+                    self.queue(tp, Ok(FetchedChunk { fetched, complete }), None);
+                    queued += 1;
+                }
+                Err(ClientError::Kafka { code: ErrorCode::OFFSET_OUT_OF_RANGE, .. }) => {
+                    out_of_range.push((tp.clone(), p.position, (p.from, p.until)));
+                    self.reading.remove(&tp);
+                }
+                Err(e) => {
+                    self.reading.remove(&tp);
+                    self.queue(tp, Err(e), None);
+                    queued += 1;
+                }
+            }
+        }
+        if !out_of_range.is_empty() {
+            let tps: Vec<TopicPartition> = out_of_range.iter().map(|(tp, _, _)| tp.clone()).collect();
+            let left = match self.deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()).max(Duration::from_secs(1)),
+                None => self.options.timeout,
+            };
+            let ranges = self.client.log_ranges(&tps, left).await;
+            for (tp, offset, requested) in out_of_range {
+                let log = ranges.get(&tp).and_then(|r| r.as_ref().ok());
+                let e = ClientError::OffsetOutOfRange {
+                    partition: tp.clone(),
+                    offset,
+                    requested,
+                    log_start: log.map(|r| r.log_start),
+                    high_watermark: log.map(|r| r.high_watermark),
+                };
+                self.queue(tp, Err(e), None);
+                queued += 1;
+            }
+        }
+        if queued > 0 {
+            if let Some(last) = self.ready.back_mut() {
+                last.closes = Some(round.lane);
+            }
+            self.lanes.entry(round.lane).or_default().undelivered += 1;
+        }
+    }
+}

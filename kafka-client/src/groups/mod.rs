@@ -1,0 +1,11 @@
+//! Consumer groups, as a non-member: committed offsets (fetched and committed), and listing and
+//! describing groups of every type (classic, consumer protocol, share groups).
+//!
+//! May import `cluster/` and the shared files at the crate's top; `producer/` takes the offsets
+//! a transaction commits.
+
+pub(crate) mod committed_offsets;
+pub(crate) mod consumer;
+pub(crate) mod group_describe;
+pub(crate) mod group_members;
+pub(crate) mod share_groups;

@@ -1,0 +1,826 @@
+//! [`Producer`]: records accumulated per partition and sent by a background task — batches
+//! closed by `batch_size` or `linger`, each record encoded into its batch's buffer by `send`,
+//! up to `max_in_flight` requests per broker, compression on a blocking thread — with bounded
+//! memory (`send` waits while `buffer_memory` is used up) and a delivery result per record.
+//! Idempotent by default (KIP-98): a producer id and epoch from
+//! InitProducerId, sequence numbers per partition, so a batch sent again after a lost answer
+//! is written once and in order even with five requests in flight.
+//!
+//! For bulk loads, [`Producer::send_all`] takes a run of records at once: one lock, one clock
+//! reading and one result handle ([`Deliveries`]) per run of records in a batch, instead of
+//! one of each per record.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use bytes::Bytes;
+//! use kafka_client::{Client, ClientConfig, Producer, ProducerConfig, ProduceRecord};
+//!
+//! # async fn run() -> Result<(), kafka_client::ClientError> {
+//! let client = Arc::new(Client::connect(ClientConfig::new("localhost:9092")?).await?);
+//! let producer = Producer::new(client, ProducerConfig::default())?;
+//! let delivery = producer
+//!     .send("orders", ProduceRecord::new(Some(Bytes::from("k")), Some(Bytes::from("v"))))
+//!     .await?;
+//! producer.flush().await;
+//! let written = delivery.wait().await?;
+//! println!("{} at offset {:?}", written.partition, written.offset);
+//! producer.close().await;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{Notify, Semaphore};
+
+use crate::cluster::client::Client;
+use crate::cluster::retry::Backoff;
+use crate::cluster::router::TopicPartition;
+use crate::deadline::deadline_after;
+use crate::error::ClientError;
+use crate::producer::accumulator::{record_size, BatchOutcome, PartitionQueue};
+use crate::producer::deliveries::{Deliveries, DeliveryFuture};
+use crate::producer::partitioner::partition_for_key;
+use crate::producer::produce::{Acks, AsRecordRef, RecordRef};
+use crate::producer::sender;
+use crate::producer::transaction::Transactions;
+use crate::sync::lock;
+use kafka_wire::protocol::names::validate_topic;
+use kafka_wire::protocol::records::Compression;
+
+/// How a [`Producer`] batches, bounds and sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProducerConfig {
+    /// Replicas that must have a batch before the leader answers; [`Acks::All`] by default, and
+    /// required by idempotence.
+    pub acks: Acks,
+    /// The codec for each batch (it must be compiled in); none by default.
+    pub compression: Compression,
+    /// How long a batch that is not full waits for more records (5 ms, Java's default since
+    /// Kafka 4.0).
+    pub linger: Duration,
+    /// Bytes of records (key, value, headers and a 21-byte overhead each) after which a batch
+    /// is closed and sent; 16 KiB by default. A larger record gets a batch of its own.
+    pub batch_size: usize,
+    /// Bytes of records the producer may hold, buffered or in flight (32 MiB by default); a
+    /// [`send`](Producer::send) that would pass it waits until batches complete.
+    pub buffer_memory: usize,
+    /// Produce requests in flight per broker (5 by default, the most idempotence allows).
+    pub max_in_flight: usize,
+    /// Bytes of batches one produce request carries (Java's `max.request.size`, 1 MiB): a
+    /// request to a broker takes batches while they fit, and always at least one. It also
+    /// bounds a record — a larger one fails at once — and keeps requests under the brokers'
+    /// `socket.request.max.bytes`, which closes the connection on a larger one.
+    pub max_request_size: usize,
+    /// Write each batch exactly once and in order per partition despite retries (KIP-98); on
+    /// by default. Needs `acks` = all and a broker from Kafka 0.11.
+    pub idempotence: bool,
+    /// The longest a record may take from `send` to its result, retries included (120 s);
+    /// past it the record fails with [`ClientError::DeadlineExceeded`].
+    pub delivery_timeout: Duration,
+    /// Kafka's `transactional.id`: makes the producer transactional (see
+    /// [`init_transactions`](Producer::init_transactions)); records can then only be sent
+    /// inside a transaction. Needs idempotence. `None` by default.
+    pub transactional_id: Option<String>,
+    /// The longest a transaction may stay open before its coordinator aborts it (Kafka's
+    /// `transaction.timeout.ms`, 60 s), and the deadline of each transactional call's retries.
+    pub transaction_timeout: Duration,
+}
+
+impl Default for ProducerConfig {
+    fn default() -> Self {
+        Self {
+            acks: Acks::All,
+            compression: Compression::None,
+            linger: Duration::from_millis(5),
+            batch_size: 16 * 1024,
+            buffer_memory: 32 * 1024 * 1024,
+            max_in_flight: 5,
+            max_request_size: 1024 * 1024,
+            idempotence: true,
+            delivery_timeout: Duration::from_secs(120),
+            transactional_id: None,
+            transaction_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+impl ProducerConfig {
+    fn check(&self) -> Result<(), ClientError> {
+        let bad = |message: String| Err(ClientError::InvalidArgument { message });
+        if self.idempotence && self.acks != Acks::All {
+            return bad("an idempotent producer needs acks=all (set idempotence=false for fewer acks)".into());
+        }
+        if self.idempotence && !(1..=5).contains(&self.max_in_flight) {
+            return bad(format!(
+                "an idempotent producer allows 1 to 5 requests in flight per broker, not {}",
+                self.max_in_flight
+            ));
+        }
+        if self.max_in_flight == 0
+            || self.batch_size == 0
+            || self.buffer_memory == 0
+            || self.max_request_size == 0
+        {
+            return bad(
+                "max_in_flight, batch_size, buffer_memory and max_request_size must be positive".into()
+            );
+        }
+        if let Some(id) = &self.transactional_id {
+            if id.is_empty() {
+                return bad("transactional_id must not be empty".into());
+            }
+            if !self.idempotence {
+                return bad("a transactional producer is idempotent (set idempotence=true)".into());
+            }
+            if self.transaction_timeout.is_zero() {
+                return bad("transaction_timeout must be positive".into());
+            }
+        }
+        if !self.compression.is_available() {
+            return bad(format!("{} is not compiled into this build", self.compression.name()));
+        }
+        Ok(())
+    }
+}
+
+/// Most records [`Producer::send_all`] appends under one hold of the producer's lock (the
+/// sender task waits for the lock meanwhile: about 0.1 ms for 1 KB records).
+const RECORDS_PER_LOCK: usize = 256;
+
+/// Where [`Producer::send_all`] puts records.
+#[derive(Debug, Clone, Copy)]
+enum Target<'a> {
+    /// Each record's partition as `send` chooses it.
+    Topic(&'a str),
+    Partition(&'a TopicPartition),
+}
+
+/// What appending one record did.
+struct Appended<T> {
+    /// What the caller made of the record's batch outcome and index.
+    delivered: T,
+    /// Wake the sender: a batch filled, or the partition had nothing buffered.
+    wake: bool,
+}
+
+/// What the application side and the sender task share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) client: Arc<Client>,
+    pub(crate) config: ProducerConfig,
+    pub(crate) state: Mutex<State>,
+    /// Permits are bytes of `buffer_memory` not in use.
+    pub(crate) memory: Semaphore,
+    /// Wakes the sender: a batch may be ready, an answer came, or the producer closes.
+    pub(crate) wake: Notify,
+    /// Told whenever a batch completes (flush waits on it).
+    pub(crate) progress: Notify,
+    /// With a `transactional_id`: the transaction state (see `transaction.rs`).
+    pub(crate) transactions: Option<Transactions>,
+}
+
+/// The maps `send` looks a record's topic and partition up in: foldhash's fast hasher (seeded
+/// per map), not SipHash, whose hashing was 4% of a 1 KB bulk load's CPU time.
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// The producer's mutable state, behind one lock held only for bookkeeping (never across IO).
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) partitions: FastMap<TopicPartition, PartitionQueue>,
+    /// What [`Producer::send`] needs of each topic it was given, from metadata.
+    pub(crate) topics: FastMap<String, TopicState>,
+    /// Producer id and epoch, once InitProducerId answered (idempotence only).
+    pub(crate) producer: Option<(i64, i16)>,
+    /// A sequence error or a failed sequenced batch asks for a new epoch before more is sent.
+    pub(crate) bump_epoch: bool,
+    /// Produce requests in flight per broker node id.
+    pub(crate) in_flight: HashMap<i32, usize>,
+    /// Where in `partitions` the sender's next look for sendable batches starts: it moves on
+    /// by one each time, so partitions left out of a full request are not always the same.
+    pub(crate) drain_start: usize,
+    /// Flushes waiting: while any is, open batches are sent without lingering.
+    pub(crate) flushing: usize,
+    /// No more sends; the sender drains and stops.
+    pub(crate) closed: bool,
+    /// Batches not yet complete (open, queued or in flight).
+    pub(crate) unfinished: usize,
+    /// A metadata refresh is wanted (unknown leader, leader moved, connection lost).
+    pub(crate) refresh_metadata: bool,
+    /// An error that stops the producer (no producer id could be had).
+    pub(crate) fatal: Option<ClientError>,
+    /// A transactional producer's first failed record of the open transaction: the
+    /// transaction cannot commit.
+    pub(crate) txn_failure: Option<ClientError>,
+    /// Partitions of the open transaction that have records but are not added to it yet:
+    /// the sender adds them all in one AddPartitionsToTxn before sending their batches.
+    pub(crate) txn_pending: BTreeSet<TopicPartition>,
+    /// Partitions the coordinator added to the open transaction: only theirs are sent.
+    pub(crate) txn_added: HashSet<TopicPartition>,
+}
+
+/// One topic as [`Producer::send`] sees it.
+#[derive(Debug)]
+pub(crate) struct TopicState {
+    /// The name every [`TopicPartition`] of the topic shares (no allocation per record).
+    name: Arc<str>,
+    /// The partition count, from metadata.
+    partitions: i32,
+    /// The partition null-key records go to until its batch fills (sticky), in
+    /// `0..partitions`.
+    sticky: i32,
+}
+
+impl TopicState {
+    fn new(name: Arc<str>, partitions: i32) -> Self {
+        Self { name, partitions, sticky: 0 }
+    }
+
+    /// The partition for a record with `key`: the Java client's key partitioner, or the sticky
+    /// partition for a null key.
+    fn partition_for(&self, key: Option<&[u8]>) -> i32 {
+        key.and_then(|key| partition_for_key(key, self.partitions)).unwrap_or(self.sticky)
+    }
+
+    /// `filled`'s open batch just became full: null-key records move on to the next partition
+    /// if they were going there (round robin, so every partition gets its share of batches).
+    fn batch_filled(&mut self, filled: i32) {
+        if self.sticky == filled {
+            self.sticky = (filled + 1) % self.partitions;
+        }
+    }
+}
+
+/// The partition of `topic` (`None` while the topic is unknown) for a record of `size` bytes
+/// with `key`: the Java client's key partitioner, or the sticky partition for a null key. When
+/// the sticky partition's open batch cannot take the record, that batch is closed (it goes out
+/// now, as full as it gets) and the record goes to the next partition, as with Java's producer:
+/// appending it there would start a batch of that one record, left to linger alone until the
+/// sticky partition comes round again and then sent as a request of its own. `last` holds the
+/// caller's last partition, so a run of records to one partition shares its name; the flag
+/// says whether a batch was closed (the sender is to be woken).
+fn partition_for_record<'a>(
+    state: &mut State,
+    topic: &str,
+    key: Option<&[u8]>,
+    size: usize,
+    batch_size: usize,
+    last: &'a mut Option<TopicPartition>,
+) -> Option<(&'a TopicPartition, bool)> {
+    let State { topics, partitions, .. } = state;
+    let known = topics.get_mut(topic)?;
+    let mut partition = known.partition_for(key);
+    let mut closed = false;
+    if key.is_none() {
+        let sticky = reuse_or_name(last, &known.name, partition);
+        if partitions.get_mut(sticky).is_some_and(|queue| queue.close_if_cannot_take(size, batch_size)) {
+            known.batch_filled(partition);
+            partition = known.partition_for(None);
+            closed = true;
+        }
+    }
+    Some((reuse_or_name(last, &known.name, partition), closed))
+}
+
+/// `last` when it is `partition` of the topic `name`, else a new [`TopicPartition`] put there.
+fn reuse_or_name<'a>(
+    last: &'a mut Option<TopicPartition>,
+    name: &Arc<str>,
+    partition: i32,
+) -> &'a TopicPartition {
+    if !matches!(last, Some(tp) if tp.partition == partition && Arc::ptr_eq(&tp.topic, name)) {
+        *last = None;
+    }
+    last.get_or_insert_with(|| TopicPartition::new(Arc::clone(name), partition))
+}
+
+/// An asynchronous, batching, idempotent-by-default producer over a shared [`Client`].
+///
+/// `send` puts a record in its partition's batch and returns at once (or waits for buffer
+/// memory); a background task sends batches as they fill or linger. Records of one partition
+/// are written in `send` order. [`flush`](Self::flush) waits for everything sent so far;
+/// [`close`](Self::close) flushes and stops the task. Dropping the producer without `close`
+/// still sends what it holds, without waiting.
+#[derive(Debug)]
+pub struct Producer {
+    pub(crate) shared: Arc<Shared>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Producer {
+    /// A producer sending through `client`; starts its sender task (on the current tokio
+    /// runtime). Fails on a configuration that cannot work (see [`ProducerConfig`]).
+    pub fn new(client: Arc<Client>, config: ProducerConfig) -> Result<Self, ClientError> {
+        config.check()?;
+        let transactions = Transactions::from_config(&config);
+        let permits = config.buffer_memory.min(Semaphore::MAX_PERMITS);
+        let shared = Arc::new(Shared {
+            client,
+            config,
+            state: Mutex::new(State::default()),
+            memory: Semaphore::new(permits),
+            wake: Notify::new(),
+            progress: Notify::new(),
+            transactions,
+        });
+        let task = tokio::spawn(sender::run(Arc::clone(&shared)));
+        Ok(Self { shared, task: Mutex::new(Some(task)) })
+    }
+
+    /// The configuration this producer was made with.
+    pub fn config(&self) -> &ProducerConfig {
+        &self.shared.config
+    }
+
+    /// Puts `record` on the partition the Java client's partitioner picks for its key (null
+    /// keys: one partition until its batch fills, then the next — Java's sticky partitioner).
+    /// The record is copied into its batch: a borrowed [`RecordRef`] does as well as an owned
+    /// [`ProduceRecord`](crate::ProduceRecord).
+    pub async fn send(&self, topic: &str, record: impl AsRecordRef) -> Result<DeliveryFuture, ClientError> {
+        let record = record.as_record_ref();
+        if self.shared.transactions.is_none() {
+            // The common case in one lock: a known topic and buffer memory at hand.
+            let mut state = lock(&self.shared.state);
+            let quick = self.append_quick(
+                &mut state,
+                Target::Topic(topic),
+                &record,
+                &mut None,
+                now_ms(),
+                |tp, outcome, index| DeliveryFuture {
+                    partition: tp.clone(),
+                    outcome: Arc::clone(outcome),
+                    index,
+                },
+            );
+            drop(state);
+            if let Some(Appended { delivered, wake }) = quick? {
+                self.wake_sender(wake);
+                return Ok(delivered);
+            }
+        }
+        let known = {
+            let mut state = lock(&self.shared.state);
+            let size = record_size(&record);
+            let mut chosen = None;
+            let closed = partition_for_record(
+                &mut state,
+                topic,
+                record.key,
+                size,
+                self.shared.config.batch_size,
+                &mut chosen,
+            )
+            .is_some_and(|(_, closed)| closed);
+            drop(state);
+            self.wake_sender(closed);
+            chosen
+        };
+        let tp = match known {
+            Some(tp) => tp,
+            None => {
+                let (name, partition) = self.learn_topic(topic, record.key).await?;
+                TopicPartition::new(name, partition)
+            }
+        };
+        self.send_to(tp, record).await
+    }
+
+    /// Puts `record` on partition `tp`. Waits while the buffer is full; fails when the
+    /// producer is closed or failed, or the record alone is larger than `buffer_memory` or
+    /// `max_request_size`. A
+    /// transactional producer fails outside a transaction; a partition new to the transaction
+    /// is added to it by the sender, with the others new by then, before its first batch.
+    pub async fn send_to(
+        &self,
+        tp: TopicPartition,
+        record: impl AsRecordRef,
+    ) -> Result<DeliveryFuture, ClientError> {
+        let record = record.as_record_ref();
+        if let Some(transactions) = &self.shared.transactions {
+            transactions.note_partition(&self.shared, &tp).await?;
+        }
+        let size = record_size(&record);
+        let config = &self.shared.config;
+        for (limit, name) in
+            [(config.buffer_memory, "buffer_memory"), (config.max_request_size, "max_request_size")]
+        {
+            if size > limit {
+                validate_topic(&tp.topic)?;
+                return Err(ClientError::InvalidArgument {
+                    message: format!("a {size}-byte record for {tp} is larger than {name} ({limit} bytes)"),
+                });
+            }
+        }
+        let permits = u32::try_from(size).unwrap_or(u32::MAX);
+        // Memory at hand is taken without a wait; a closed producer is found out below, under
+        // the lock, and gets its permits back.
+        match self.shared.memory.try_acquire_many(permits) {
+            Ok(permit) => permit.forget(),
+            Err(_) => {
+                validate_topic(&tp.topic)?;
+                self.check_open()?;
+                match self.shared.memory.acquire_many(permits).await {
+                    Ok(permit) => permit.forget(),
+                    Err(_) => return Err(closed_error()),
+                }
+            }
+        }
+        let mut state = lock(&self.shared.state);
+        let appended = self.append_locked(&mut state, &tp, &record, size, now_ms(), |outcome, index| {
+            (Arc::clone(outcome), index)
+        });
+        drop(state);
+        let Appended { delivered: (outcome, index), wake } = appended?;
+        self.wake_sender(wake);
+        Ok(DeliveryFuture { partition: tp, outcome, index })
+    }
+
+    /// The quick way of `send` and `send_all`, under the lock the caller holds: a record for a
+    /// known topic (or a given partition) whose buffer memory is at hand is appended, and
+    /// `appended` is handed its partition, batch outcome and index in the batch. `Ok(None)`:
+    /// the record is left to the slow way (waiting for memory, asking for metadata, joining
+    /// the transaction, or failing with the reason). `last` keeps the partition of the
+    /// caller's last record, so a run of records to one partition shares its name.
+    fn append_quick<T>(
+        &self,
+        state: &mut State,
+        target: Target<'_>,
+        record: &RecordRef<'_>,
+        last: &mut Option<TopicPartition>,
+        now_ms: i64,
+        appended: impl FnOnce(&TopicPartition, &Arc<BatchOutcome>, i32) -> T,
+    ) -> Result<Option<Appended<T>>, ClientError> {
+        let size = record_size(record);
+        let config = &self.shared.config;
+        if size > config.max_request_size || size > config.buffer_memory {
+            return Ok(None);
+        }
+        let (tp, closed) = match target {
+            Target::Partition(tp) => (tp, false),
+            Target::Topic(topic) => {
+                match partition_for_record(state, topic, record.key, size, config.batch_size, last) {
+                    Some(chosen) => chosen,
+                    None => return Ok(None),
+                }
+            }
+        };
+        match self.shared.memory.try_acquire_many(u32::try_from(size).unwrap_or(u32::MAX)) {
+            Ok(permit) => permit.forget(),
+            Err(_) => {
+                // The batch closed for this record is sendable now, whoever sends the record.
+                self.wake_sender(closed);
+                return Ok(None);
+            }
+        }
+        let mut done = self
+            .append_locked(state, tp, record, size, now_ms, |outcome, index| appended(tp, outcome, index))?;
+        done.wake |= closed;
+        Ok(Some(done))
+    }
+
+    /// Appends `record` (whose `size` bytes of buffer memory are taken) to `tp`'s queue under
+    /// the lock the caller holds, with `now_ms` as the time of a record without one, and hands
+    /// `appended` its batch outcome and index; gives the memory back when the producer is
+    /// closed or the record cannot be encoded. The caller wakes the sender when told to.
+    fn append_locked<T>(
+        &self,
+        state: &mut State,
+        tp: &TopicPartition,
+        record: &RecordRef<'_>,
+        size: usize,
+        now_ms: i64,
+        appended: impl FnOnce(&Arc<BatchOutcome>, i32) -> T,
+    ) -> Result<Appended<T>, ClientError> {
+        let config = &self.shared.config;
+        if let Err(e) = state_open(state) {
+            self.shared.memory.add_permits(size);
+            return Err(e);
+        }
+        let State { partitions, topics, unfinished, .. } = state;
+        let queue = match partitions.get_mut(tp) {
+            Some(queue) => queue,
+            None => {
+                // Checked once per partition: the name never changes after.
+                if let Err(e) = validate_topic(&tp.topic) {
+                    self.shared.memory.add_permits(size);
+                    return Err(e.into());
+                }
+                partitions.entry(tp.clone()).or_default()
+            }
+        };
+        let was_idle = queue.is_idle();
+        let before = queue.batches();
+        let closed_before = queue.closed_batches();
+        let delivered =
+            queue.append(record, size, config.batch_size, config.compression, Instant::now, now_ms, appended);
+        *unfinished += queue.batches() - before;
+        let delivered = match delivered {
+            Ok(delivered) => delivered,
+            Err(source) => {
+                self.shared.memory.add_permits(size);
+                return Err(ClientError::RecordEncode { context: tp.to_string(), source });
+            }
+        };
+        // A batch became sendable by its size just now: the sender is woken once for it
+        // (not for every record while a backlog waits) and a sticky partition moves on.
+        let full = queue.open_is_full(config.batch_size) || queue.closed_batches() > closed_before;
+        if full {
+            if let Some(topic) = topics.get_mut(&*tp.topic) {
+                topic.batch_filled(tp.partition);
+            }
+        }
+        Ok(Appended { delivered, wake: was_idle || full })
+    }
+
+    fn wake_sender(&self, wake: bool) {
+        if wake {
+            self.shared.wake.notify_one();
+        }
+    }
+
+    /// Sends `records` to `topic` in order, each as [`send`](Self::send) would, adding their
+    /// results to `deliveries`. For bulk loads: while the topic is known and buffer memory
+    /// is at hand, up to 256 records are appended under one hold of the
+    /// producer's lock, with one clock reading (the create time of the records without one)
+    /// and one result handle per run of records in a batch, instead of one per record.
+    /// Records are copied into their batches: borrowed ones ([`RecordRef`]) need no
+    /// [`Bytes`](bytes::Bytes) of their own.
+    /// Waits while the buffer is full. On an error, the records before the failing one were
+    /// sent (their results are in `deliveries`); the failing one is dropped, and the rest
+    /// stay in `records` when it is passed by reference (`iter.by_ref()`). The iterator is
+    /// advanced while the producer's lock is held: give it records at hand (a `Vec`'s
+    /// `drain(..)`, lines of a buffer), not one that waits for them.
+    pub async fn send_all<I>(
+        &self,
+        topic: &str,
+        records: I,
+        deliveries: &mut Deliveries,
+    ) -> Result<(), ClientError>
+    where
+        I: IntoIterator,
+        I::Item: AsRecordRef,
+    {
+        self.send_all_where(Target::Topic(topic), records.into_iter(), deliveries).await
+    }
+
+    /// [`send_all`](Self::send_all) to one partition, as [`send_to`](Self::send_to) would.
+    pub async fn send_all_to<I>(
+        &self,
+        tp: &TopicPartition,
+        records: I,
+        deliveries: &mut Deliveries,
+    ) -> Result<(), ClientError>
+    where
+        I: IntoIterator,
+        I::Item: AsRecordRef,
+    {
+        self.send_all_where(Target::Partition(tp), records.into_iter(), deliveries).await
+    }
+
+    async fn send_all_where<R: AsRecordRef>(
+        &self,
+        target: Target<'_>,
+        mut records: impl Iterator<Item = R>,
+        deliveries: &mut Deliveries,
+    ) -> Result<(), ClientError> {
+        while let Some(first) = records.next() {
+            let Some(record) = self.append_run(target, first, &mut records, deliveries)? else {
+                continue;
+            };
+            // The record the quick way could not take: it waits for memory, asks for the
+            // topic's metadata, joins the transaction, or fails with the reason.
+            let delivery = match target {
+                Target::Topic(topic) => self.send(topic, record).await?,
+                Target::Partition(tp) => self.send_to(tp.clone(), record).await?,
+            };
+            deliveries.push_future(&delivery);
+        }
+        Ok(())
+    }
+
+    /// Appends `first`, then the records after it, under one lock while the quick way can take
+    /// them (see [`send_all`](Self::send_all)), at most [`RECORDS_PER_LOCK`]; returns the
+    /// record it could not take, to be sent the slow way.
+    fn append_run<R: AsRecordRef>(
+        &self,
+        target: Target<'_>,
+        first: R,
+        rest: &mut impl Iterator<Item = R>,
+        deliveries: &mut Deliveries,
+    ) -> Result<Option<R>, ClientError> {
+        if self.shared.transactions.is_some() {
+            return Ok(Some(first));
+        }
+        let mut state = lock(&self.shared.state);
+        let now = now_ms();
+        let mut wake = false;
+        let mut last = None;
+        let mut record = first;
+        let mut taken = 0;
+        let result = loop {
+            let quick = self.append_quick(
+                &mut state,
+                target,
+                &record.as_record_ref(),
+                &mut last,
+                now,
+                |tp, outcome, index| deliveries.push(tp, outcome, index),
+            );
+            match quick {
+                Ok(Some(appended)) => wake |= appended.wake,
+                Ok(None) => break Ok(Some(record)),
+                Err(e) => break Err(e),
+            }
+            taken += 1;
+            if taken == RECORDS_PER_LOCK {
+                break Ok(None);
+            }
+            match rest.next() {
+                Some(next) => record = next,
+                None => break Ok(None),
+            }
+        };
+        drop(state);
+        self.wake_sender(wake);
+        result
+    }
+
+    /// Waits until every record sent before (and during) the call has its result; batches do
+    /// not linger meanwhile.
+    pub async fn flush(&self) {
+        lock(&self.shared.state).flushing += 1;
+        self.shared.wake.notify_one();
+        loop {
+            let progress = self.shared.progress.notified();
+            tokio::pin!(progress);
+            progress.as_mut().enable();
+            if lock(&self.shared.state).unfinished == 0 {
+                break;
+            }
+            progress.await;
+        }
+        lock(&self.shared.state).flushing -= 1;
+    }
+
+    /// Flushes, then stops the sender task; later sends fail.
+    pub async fn close(&self) {
+        self.flush().await;
+        lock(&self.shared.state).closed = true;
+        self.shared.wake.notify_one();
+        let task = lock(&self.task).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+
+    /// Bytes of records held now, buffered or in flight (at most `buffer_memory`).
+    pub fn buffered_bytes(&self) -> usize {
+        self.shared.config.buffer_memory.min(Semaphore::MAX_PERMITS) - self.shared.memory.available_permits()
+    }
+
+    /// The producer id and epoch in use, once the first batch asked for them (idempotence).
+    pub fn producer_id_and_epoch(&self) -> Option<(i64, i16)> {
+        lock(&self.shared.state).producer
+    }
+
+    fn check_open(&self) -> Result<(), ClientError> {
+        state_open(&lock(&self.shared.state))
+    }
+
+    /// The topic's shared name and the partition for a record with `key`, from metadata asked
+    /// for once per topic; a metadata request that fails in a way a retry can help is retried
+    /// until `delivery_timeout`.
+    async fn learn_topic(&self, topic: &str, key: Option<&[u8]>) -> Result<(Arc<str>, i32), ClientError> {
+        let deadline = deadline_after(self.shared.config.delivery_timeout);
+        let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
+        let metadata = loop {
+            match self.shared.client.refresh_metadata(&[topic.to_owned()]).await {
+                Ok(metadata) => break metadata,
+                Err(e) if e.is_retriable() => match backoff.next_wait() {
+                    Some(wait) => tokio::time::sleep(wait).await,
+                    None => {
+                        return Err(ClientError::DeadlineExceeded {
+                            what: format!("Metadata for {topic}"),
+                            last_error: Box::new(e),
+                        })
+                    }
+                },
+                Err(e) => return Err(e),
+            }
+        };
+        let count = metadata.partition_count(topic)?;
+        let mut state = lock(&self.shared.state);
+        let known =
+            state.topics.entry(topic.to_owned()).or_insert_with(|| TopicState::new(Arc::from(topic), count));
+        Ok((Arc::clone(&known.name), known.partition_for(key)))
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        lock(&self.shared.state).closed = true;
+        self.shared.wake.notify_one();
+    }
+}
+
+fn state_open(state: &State) -> Result<(), ClientError> {
+    if let Some(fatal) = &state.fatal {
+        return Err(fatal.clone());
+    }
+    if state.closed {
+        return Err(closed_error());
+    }
+    Ok(())
+}
+
+fn closed_error() -> ClientError {
+    ClientError::InvalidArgument { message: "the producer is closed".to_owned() }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Null-key records over 6 partitions, each batch filling in turn: every partition gets the
+    /// same share, round after round (the sticky partition once stuck on partition 0 after the
+    /// first round, sending nearly everything there).
+    #[test]
+    fn null_key_batches_go_round_every_partition() {
+        let mut topic = TopicState::new(Arc::from("t"), 6);
+        let mut batches = [0_u32; 6];
+        for _ in 0..600 {
+            let partition = topic.partition_for(None);
+            batches[usize::try_from(partition).unwrap()] += 1;
+            topic.batch_filled(partition);
+        }
+        assert_eq!(batches, [100; 6]);
+    }
+
+    #[test]
+    fn a_full_batch_of_a_keyed_partition_leaves_the_sticky_one_alone() {
+        let mut topic = TopicState::new(Arc::from("t"), 3);
+        topic.batch_filled(2);
+        assert_eq!(topic.partition_for(None), 0);
+        topic.batch_filled(0);
+        topic.batch_filled(2);
+        assert_eq!(topic.partition_for(None), 1);
+        assert_eq!(topic.partition_for(Some(b"key-2")), 2, "a key's partition is the Java partitioner's");
+    }
+
+    /// A null-key record that the sticky partition's open batch cannot take closes that batch
+    /// (it can go now) and goes to the next partition, instead of starting a batch of its own
+    /// there; a keyed record goes by its key and leaves its full batch to `append`.
+    #[test]
+    fn a_null_key_record_the_sticky_batch_cannot_take_moves_on_and_closes_it() {
+        let mut state = State::default();
+        state.topics.insert("t".to_owned(), TopicState::new(Arc::from("t"), 3));
+        let value = [b'v'; 100];
+        let record = RecordRef { key: None, value: Some(&value), headers: &[], timestamp: None };
+        let size = record_size(&record);
+        let batch_size = 3 * size;
+        let append = |state: &mut State, key: Option<&[u8]>| {
+            let mut last = None;
+            let (tp, closed) = partition_for_record(state, "t", key, size, batch_size, &mut last).unwrap();
+            let tp = tp.clone();
+            let record = RecordRef { key, ..record };
+            let queue = state.partitions.entry(tp.clone()).or_default();
+            queue.append(&record, size, batch_size, Compression::None, Instant::now, 0, |_, _| ()).unwrap();
+            (tp.partition, closed)
+        };
+        for _ in 0..3 {
+            assert_eq!(append(&mut state, None), (0, false));
+        }
+        // Partition 0's batch holds batch_size: the fourth record goes on.
+        assert_eq!(append(&mut state, None), (1, true));
+        assert_eq!(state.partitions[&TopicPartition::new("t", 0)].closed_batches(), 1);
+        assert_eq!(append(&mut state, None), (1, false));
+
+        let keyed = partition_for_key(b"key-2", 3).unwrap();
+        for _ in 0..3 {
+            assert_eq!(append(&mut state, Some(b"key-2")), (keyed, false));
+        }
+        assert_eq!(append(&mut state, Some(b"key-2")), (keyed, false));
+        let queue = &state.partitions[&TopicPartition::new("t", keyed)];
+        assert_eq!((queue.closed_batches(), queue.batches()), (1, 2), "the keyed record started a batch");
+
+        let mut last = None;
+        assert!(partition_for_record(&mut state, "unknown", None, size, batch_size, &mut last).is_none());
+    }
+
+    #[test]
+    fn one_partition_stays_sticky_on_it() {
+        let mut topic = TopicState::new(Arc::from("t"), 1);
+        topic.batch_filled(0);
+        topic.batch_filled(0);
+        assert_eq!(topic.partition_for(None), 0);
+    }
+}
