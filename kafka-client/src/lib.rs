@@ -46,8 +46,9 @@ pub use groups::share_groups::ShareStartOffset;
 pub use kafka_vocab::Isolation;
 pub use net::negotiate::BrokerVersions;
 pub use net::trace::{Direction, TraceEvent, TraceHook};
+pub use producer::config::ProducerConfig;
 pub use producer::deliveries::{Deliveries, DeliveryFuture, RecordMetadata};
-pub use producer::handle::{Producer, ProducerConfig};
+pub use producer::handle::Producer;
 pub use producer::partitioner::partition_for_key;
 pub use producer::produce::{
     Acks, AsRecordRef, ProduceOptions, ProduceRecord, Produced, ProducedByKey, RecordRef,

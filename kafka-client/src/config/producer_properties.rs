@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::config::producer_keys::producer_key;
 use crate::config::properties::{resolve, ConfigError};
-use crate::producer::handle::ProducerConfig;
+use crate::producer::config::ProducerConfig;
 use crate::producer::produce::Acks;
 use kafka_wire::protocol::records::Compression;
 

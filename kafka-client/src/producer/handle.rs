@@ -29,7 +29,6 @@
 //! # }
 //! ```
 
-use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -40,111 +39,14 @@ use crate::cluster::retry::Backoff;
 use crate::cluster::router::TopicPartition;
 use crate::deadline::deadline_after;
 use crate::error::ClientError;
-use crate::producer::accumulator::{record_size, BatchOutcome, PartitionQueue};
+use crate::producer::accumulator::{record_size, BatchOutcome};
+use crate::producer::config::ProducerConfig;
 use crate::producer::deliveries::{Deliveries, DeliveryFuture};
-use crate::producer::partitioner::partition_for_key;
-use crate::producer::produce::{Acks, AsRecordRef, RecordRef};
+use crate::producer::produce::{AsRecordRef, RecordRef};
 use crate::producer::sender;
-use crate::producer::transaction::Transactions;
+use crate::producer::shared::{Shared, State, TopicState, Transactions};
 use crate::sync::lock;
 use kafka_wire::protocol::names::validate_topic;
-use kafka_wire::protocol::records::Compression;
-
-/// How a [`Producer`] batches, bounds and sends.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProducerConfig {
-    /// Replicas that must have a batch before the leader answers; [`Acks::All`] by default, and
-    /// required by idempotence.
-    pub acks: Acks,
-    /// The codec for each batch (it must be compiled in); none by default.
-    pub compression: Compression,
-    /// How long a batch that is not full waits for more records (5 ms, Java's default since
-    /// Kafka 4.0).
-    pub linger: Duration,
-    /// Bytes of records (key, value, headers and a 21-byte overhead each) after which a batch
-    /// is closed and sent; 16 KiB by default. A larger record gets a batch of its own.
-    pub batch_size: usize,
-    /// Bytes of records the producer may hold, buffered or in flight (32 MiB by default); a
-    /// [`send`](Producer::send) that would pass it waits until batches complete.
-    pub buffer_memory: usize,
-    /// Produce requests in flight per broker (5 by default, the most idempotence allows).
-    pub max_in_flight: usize,
-    /// Bytes of batches one produce request carries (Java's `max.request.size`, 1 MiB): a
-    /// request to a broker takes batches while they fit, and always at least one. It also
-    /// bounds a record — a larger one fails at once — and keeps requests under the brokers'
-    /// `socket.request.max.bytes`, which closes the connection on a larger one.
-    pub max_request_size: usize,
-    /// Write each batch exactly once and in order per partition despite retries (KIP-98); on
-    /// by default. Needs `acks` = all and a broker from Kafka 0.11.
-    pub idempotence: bool,
-    /// The longest a record may take from `send` to its result, retries included (120 s);
-    /// past it the record fails with [`ClientError::DeadlineExceeded`].
-    pub delivery_timeout: Duration,
-    /// Kafka's `transactional.id`: makes the producer transactional (see
-    /// [`init_transactions`](Producer::init_transactions)); records can then only be sent
-    /// inside a transaction. Needs idempotence. `None` by default.
-    pub transactional_id: Option<String>,
-    /// The longest a transaction may stay open before its coordinator aborts it (Kafka's
-    /// `transaction.timeout.ms`, 60 s), and the deadline of each transactional call's retries.
-    pub transaction_timeout: Duration,
-}
-
-impl Default for ProducerConfig {
-    fn default() -> Self {
-        Self {
-            acks: Acks::All,
-            compression: Compression::None,
-            linger: Duration::from_millis(5),
-            batch_size: 16 * 1024,
-            buffer_memory: 32 * 1024 * 1024,
-            max_in_flight: 5,
-            max_request_size: 1024 * 1024,
-            idempotence: true,
-            delivery_timeout: Duration::from_secs(120),
-            transactional_id: None,
-            transaction_timeout: Duration::from_secs(60),
-        }
-    }
-}
-
-impl ProducerConfig {
-    fn check(&self) -> Result<(), ClientError> {
-        let bad = |message: String| Err(ClientError::InvalidArgument { message });
-        if self.idempotence && self.acks != Acks::All {
-            return bad("an idempotent producer needs acks=all (set idempotence=false for fewer acks)".into());
-        }
-        if self.idempotence && !(1..=5).contains(&self.max_in_flight) {
-            return bad(format!(
-                "an idempotent producer allows 1 to 5 requests in flight per broker, not {}",
-                self.max_in_flight
-            ));
-        }
-        if self.max_in_flight == 0
-            || self.batch_size == 0
-            || self.buffer_memory == 0
-            || self.max_request_size == 0
-        {
-            return bad(
-                "max_in_flight, batch_size, buffer_memory and max_request_size must be positive".into()
-            );
-        }
-        if let Some(id) = &self.transactional_id {
-            if id.is_empty() {
-                return bad("transactional_id must not be empty".into());
-            }
-            if !self.idempotence {
-                return bad("a transactional producer is idempotent (set idempotence=true)".into());
-            }
-            if self.transaction_timeout.is_zero() {
-                return bad("transaction_timeout must be positive".into());
-            }
-        }
-        if !self.compression.is_available() {
-            return bad(format!("{} is not compiled into this build", self.compression.name()));
-        }
-        Ok(())
-    }
-}
 
 /// Most records [`Producer::send_all`] appends under one hold of the producer's lock (the
 /// sender task waits for the lock meanwhile: about 0.1 ms for 1 KB records).
@@ -164,93 +66,6 @@ struct Appended<T> {
     delivered: T,
     /// Wake the sender: a batch filled, or the partition had nothing buffered.
     wake: bool,
-}
-
-/// What the application side and the sender task share.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) client: Arc<Client>,
-    pub(crate) config: ProducerConfig,
-    pub(crate) state: Mutex<State>,
-    /// Permits are bytes of `buffer_memory` not in use.
-    pub(crate) memory: Semaphore,
-    /// Wakes the sender: a batch may be ready, an answer came, or the producer closes.
-    pub(crate) wake: Notify,
-    /// Told whenever a batch completes (flush waits on it).
-    pub(crate) progress: Notify,
-    /// With a `transactional_id`: the transaction state (see `transaction.rs`).
-    pub(crate) transactions: Option<Transactions>,
-}
-
-/// The maps `send` looks a record's topic and partition up in: foldhash's fast hasher (seeded
-/// per map), not SipHash, whose hashing was 4% of a 1 KB bulk load's CPU time.
-pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
-
-/// The producer's mutable state, behind one lock held only for bookkeeping (never across IO).
-#[derive(Debug, Default)]
-pub(crate) struct State {
-    pub(crate) partitions: FastMap<TopicPartition, PartitionQueue>,
-    /// What [`Producer::send`] needs of each topic it was given, from metadata.
-    pub(crate) topics: FastMap<String, TopicState>,
-    /// Producer id and epoch, once InitProducerId answered (idempotence only).
-    pub(crate) producer: Option<(i64, i16)>,
-    /// A sequence error or a failed sequenced batch asks for a new epoch before more is sent.
-    pub(crate) bump_epoch: bool,
-    /// Produce requests in flight per broker node id.
-    pub(crate) in_flight: HashMap<i32, usize>,
-    /// Where in `partitions` the sender's next look for sendable batches starts: it moves on
-    /// by one each time, so partitions left out of a full request are not always the same.
-    pub(crate) drain_start: usize,
-    /// Flushes waiting: while any is, open batches are sent without lingering.
-    pub(crate) flushing: usize,
-    /// No more sends; the sender drains and stops.
-    pub(crate) closed: bool,
-    /// Batches not yet complete (open, queued or in flight).
-    pub(crate) unfinished: usize,
-    /// A metadata refresh is wanted (unknown leader, leader moved, connection lost).
-    pub(crate) refresh_metadata: bool,
-    /// An error that stops the producer (no producer id could be had).
-    pub(crate) fatal: Option<ClientError>,
-    /// A transactional producer's first failed record of the open transaction: the
-    /// transaction cannot commit.
-    pub(crate) txn_failure: Option<ClientError>,
-    /// Partitions of the open transaction that have records but are not added to it yet:
-    /// the sender adds them all in one AddPartitionsToTxn before sending their batches.
-    pub(crate) txn_pending: BTreeSet<TopicPartition>,
-    /// Partitions the coordinator added to the open transaction: only theirs are sent.
-    pub(crate) txn_added: HashSet<TopicPartition>,
-}
-
-/// One topic as [`Producer::send`] sees it.
-#[derive(Debug)]
-pub(crate) struct TopicState {
-    /// The name every [`TopicPartition`] of the topic shares (no allocation per record).
-    name: Arc<str>,
-    /// The partition count, from metadata.
-    partitions: i32,
-    /// The partition null-key records go to until its batch fills (sticky), in
-    /// `0..partitions`.
-    sticky: i32,
-}
-
-impl TopicState {
-    fn new(name: Arc<str>, partitions: i32) -> Self {
-        Self { name, partitions, sticky: 0 }
-    }
-
-    /// The partition for a record with `key`: the Java client's key partitioner, or the sticky
-    /// partition for a null key.
-    fn partition_for(&self, key: Option<&[u8]>) -> i32 {
-        key.and_then(|key| partition_for_key(key, self.partitions)).unwrap_or(self.sticky)
-    }
-
-    /// `filled`'s open batch just became full: null-key records move on to the next partition
-    /// if they were going there (round robin, so every partition gets its share of batches).
-    fn batch_filled(&mut self, filled: i32) {
-        if self.sticky == filled {
-            self.sticky = (filled + 1) % self.partitions;
-        }
-    }
 }
 
 /// The partition of `topic` (`None` while the topic is unknown) for a record of `size` bytes
@@ -749,6 +564,8 @@ pub(crate) fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::producer::partitioner::partition_for_key;
+    use kafka_wire::protocol::records::Compression;
 
     /// Null-key records over 6 partitions, each batch filling in turn: every partition gets the
     /// same share, round after round (the sticky partition once stuck on partition 0 after the

@@ -6,11 +6,14 @@
 //! files at the crate's top. `fetch/` takes the topic-id helpers of `produce.rs`.
 
 pub(crate) mod accumulator;
+pub(crate) mod config;
 pub(crate) mod deliveries;
 pub(crate) mod handle;
 pub(crate) mod partitioner;
 pub(crate) mod produce;
 pub(crate) mod sender;
+pub(crate) mod shared;
 pub(crate) mod transaction;
 pub(crate) mod transaction_error;
 pub(crate) mod transaction_version;
+pub(crate) mod transactional;

@@ -19,8 +19,8 @@ use crate::cluster::router::TopicPartition;
 use crate::error::{BrokerRef, ClientError};
 use crate::kafka_release::PRODUCE_RECORD_BATCHES;
 use crate::producer::accumulator::{Batch, PartitionQueue};
-use crate::producer::handle::{Shared, State};
 use crate::producer::produce::{produce_request, topic_ids_of, topic_name, Acks, Produced};
+use crate::producer::shared::{complete, fail, Shared, State};
 use crate::sync::lock;
 use kafka_wire::protocol::messages::{InitProducerIdRequest, ProduceRequest, ProduceResponse};
 use kafka_wire::protocol::{ApiKey, ErrorCode, TaggedFields, Uuid};
@@ -385,7 +385,7 @@ fn encode(batches: Vec<(TopicPartition, Batch)>) -> Encoded {
 
 fn build_request(
     client: &Client,
-    config: &crate::producer::handle::ProducerConfig,
+    config: &crate::producer::config::ProducerConfig,
     batches: &[(TopicPartition, Batch)],
     bytes: Vec<Bytes>,
     ids: &HashMap<String, Uuid>,
@@ -484,27 +484,4 @@ fn answer(
     }
     drop(state);
     shared.wake.notify_one();
-}
-
-/// Fails a batch; a batch that reached a broker with sequence numbers leaves a gap there, so
-/// the epoch is bumped before more is sent (as the Java producer does).
-pub(crate) fn fail(shared: &Shared, state: &mut State, batch: Batch, error: ClientError) {
-    if batch.sent && batch.has_sequence() {
-        state.bump_epoch = true;
-    }
-    complete(shared, state, batch, Err(error));
-}
-
-/// Gives the batch its outcome and its memory back.
-fn complete(shared: &Shared, state: &mut State, batch: Batch, result: Result<Produced, ClientError>) {
-    let Batch { outcome, bytes, .. } = batch;
-    if let Err(e) = &result {
-        if shared.config.transactional_id.is_some() && state.txn_failure.is_none() {
-            state.txn_failure = Some(e.clone());
-        }
-    }
-    outcome.complete(result);
-    shared.memory.add_permits(bytes);
-    state.unfinished = state.unfinished.saturating_sub(1);
-    shared.progress.notify_waiters();
 }

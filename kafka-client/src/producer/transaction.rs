@@ -1,10 +1,10 @@
-//! Transactions (KIP-98) on a [`Producer`] made with a `transactional_id`:
-//! [`init_transactions`](Producer::init_transactions) (the transaction coordinator gives the
+//! Transactions (KIP-98) on a [`Producer`](crate::Producer) made with a `transactional_id`:
+//! [`init_transactions`](crate::Producer::init_transactions) (the transaction coordinator gives the
 //! producer id and a new epoch, fencing any older producer with the same id and aborting what
-//! it left open), [`begin_transaction`](Producer::begin_transaction), sends,
+//! it left open), [`begin_transaction`](crate::Producer::begin_transaction), sends,
 //! [`send_offsets_to_transaction`] (TxnOffsetCommit to the group's coordinator as a
-//! non-member: generation −1, empty member id), [`commit_transaction`](Producer::commit_transaction)
-//! and [`abort_transaction`](Producer::abort_transaction) (flush, then EndTxn).
+//! non-member: generation −1, empty member id), [`commit_transaction`](crate::Producer::commit_transaction)
+//! and [`abort_transaction`](crate::Producer::abort_transaction) (flush, then EndTxn).
 //!
 //! Each transaction speaks the [`TxnVersion`] its coordinator allows, chosen at init and at
 //! every begin. On version 1 the sender adds the partitions new to the transaction before
@@ -19,9 +19,13 @@
 //! `abort_transaction` and go on) or fatal, decided per error code by [`txn_recovery`];
 //! CONCURRENT_TRANSACTIONS and a moving coordinator are retried until `transaction_timeout`.
 //!
-//! [`send_offsets_to_transaction`]: Producer::send_offsets_to_transaction
+//! This file is the protocol with the transaction coordinator and the sender's hooks into it;
+//! the state it works on is in `shared.rs` (held by [`Shared`]), the application's calls on a
+//! [`Producer`](crate::Producer) in `transactional.rs`.
+//!
+//! [`send_offsets_to_transaction`]: crate::Producer::send_offsets_to_transaction
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -31,88 +35,22 @@ use crate::cluster::router::TopicPartition;
 use crate::deadline::deadline_after;
 use crate::error::TransactionError;
 use crate::error::{BrokerRef, ClientError};
-use crate::groups::consumer::OffsetToCommit;
 use crate::net::negotiate::BrokerVersions;
-use crate::producer::handle::{Producer, ProducerConfig, Shared};
-use crate::producer::sender;
+use crate::producer::config::ProducerConfig;
+use crate::producer::shared::{fail, Phase, Shared, Transactions, Txn};
 use crate::producer::transaction_error::{txn_recovery, TxnRecovery};
 use crate::producer::transaction_version::TxnVersion;
 use crate::sync::lock;
 use kafka_wire::protocol::messages::find_coordinator::KEY_TYPE_TRANSACTION;
 use kafka_wire::protocol::messages::produce;
 use kafka_wire::protocol::messages::{
-    AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, AddPartitionsToTxnTopic, ApiVersionsRequest,
-    EndTxnRequest, InitProducerIdRequest, TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
-    TxnOffsetCommitRequestTopic,
+    AddPartitionsToTxnRequest, AddPartitionsToTxnTopic, ApiVersionsRequest,
 };
-use kafka_wire::protocol::names::validate_group;
 use kafka_wire::protocol::{ApiSpec, Request, VersionRange};
 use kafka_wire::protocol::{ErrorCode, TaggedFields};
 
 /// Every version kwire speaks of a request (no narrowing).
-const ANY_VERSION: VersionRange = VersionRange::new(0, i16::MAX);
-
-/// A transactional producer's side of its transactions; one per producer, its calls one at a
-/// time (a tokio mutex held across each call's requests).
-#[derive(Debug)]
-pub(crate) struct Transactions {
-    id: String,
-    timeout: Duration,
-    inner: tokio::sync::Mutex<Txn>,
-    /// The open (or next) transaction speaks version 2; changed only by init and begin, while
-    /// nothing of a transaction is queued, and read by the sender for the Produce version.
-    v2: AtomicBool,
-    /// On version 2: a batch of the open transaction went out (set by the sender as it takes
-    /// it), so the brokers may have added its partition and EndTxn must end the transaction.
-    batch_sent: AtomicBool,
-    /// `abort_transaction` is waiting for the batches in flight: a batch that comes back to
-    /// be retried is failed as aborted by the sender (as the Java sender aborts undrained
-    /// batches while aborting), not sent again until `delivery_timeout`. Raised only through
-    /// [`AbortingFlag`], which lowers it again even when the abort is dropped mid-flush.
-    aborting: AtomicBool,
-}
-
-/// Holds `Transactions::aborting` raised while `abort_transaction` waits for the batches in
-/// flight, and lowers it when dropped: at the end of the wait, or when the caller drops the
-/// abort's future (a timeout around it). The transaction is then still open, as it was before
-/// the abort began, and its later sends go out instead of failing as aborted.
-struct AbortingFlag<'a>(&'a AtomicBool);
-
-impl<'a> AbortingFlag<'a> {
-    fn raise(flag: &'a AtomicBool) -> Self {
-        flag.store(true, Ordering::Release);
-        Self(flag)
-    }
-}
-
-impl Drop for AbortingFlag<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
-#[derive(Debug, Default)]
-struct Txn {
-    phase: Phase,
-    coordinator: Option<BrokerRef>,
-    /// Groups whose offsets the open transaction commits.
-    groups: HashSet<String>,
-}
-
-#[derive(Debug, Default)]
-enum Phase {
-    /// `init_transactions` not called (or not succeeded) yet.
-    #[default]
-    Uninitialized,
-    /// No transaction open.
-    Ready,
-    /// Between begin and commit/abort.
-    Open,
-    /// The open transaction can only be aborted.
-    MustAbort(Box<ClientError>),
-    /// Fenced or fatal: the producer can do nothing more.
-    Failed(TransactionError),
-}
+pub(super) const ANY_VERSION: VersionRange = VersionRange::new(0, i16::MAX);
 
 impl Transactions {
     /// The transaction side of a producer made with `config`, if it has a transactional id.
@@ -145,7 +83,7 @@ impl Transactions {
     /// connection was opened with would keep a producer on version 2 after a downgrade to 1
     /// (Kafka 4.1.1 still accepted such a transaction, but the cluster asked for version 1).
     /// One round trip per begin, only to Kafka 4.0+ coordinators.
-    async fn choose_version(&self, txn: &Txn, client: &Client) {
+    pub(super) async fn choose_version(&self, txn: &Txn, client: &Client) {
         let Some(coordinator) = txn.coordinator.clone() else { return };
         let Ok(conn) = client.connection(&coordinator).await else { return };
         let version = if TxnVersion::speaks_v2_requests(&conn.versions) {
@@ -167,7 +105,7 @@ impl Transactions {
         self.v2.store(version == TxnVersion::V2, Ordering::Release);
     }
 
-    fn invalid(&self, message: impl Into<String>) -> ClientError {
+    pub(super) fn invalid(&self, message: impl Into<String>) -> ClientError {
         ClientError::Transaction(TransactionError::InvalidState {
             transactional_id: self.id.clone(),
             message: message.into(),
@@ -175,7 +113,7 @@ impl Transactions {
     }
 
     /// What a call may do in `phase`: `Ok` when the transaction is open.
-    fn require_open(&self, txn: &Txn, call: &str) -> Result<(), ClientError> {
+    pub(super) fn require_open(&self, txn: &Txn, call: &str) -> Result<(), ClientError> {
         match &txn.phase {
             Phase::Open => Ok(()),
             Phase::MustAbort(e) => Err(ClientError::Transaction(TransactionError::Abortable {
@@ -193,7 +131,7 @@ impl Transactions {
     /// Sorts a Kafka error code of a transactional request (not NONE) into a
     /// [`TransactionError`]; `Err` when the request should be retried (the coordinator
     /// forgotten first when it moved), with the error to report if the retries run out.
-    fn classify(
+    pub(super) fn classify(
         &self,
         txn: &mut Txn,
         shared: &Shared,
@@ -229,7 +167,7 @@ impl Transactions {
     /// Sends a request built by `build` to the transaction coordinator (found, and found again
     /// when it moves) at a version within `allowed`, until its error code (`code_of`) is
     /// NONE or calls for something other than a retry, or `transaction_timeout` passes.
-    async fn coordinator_call<R, B, C>(
+    pub(super) async fn coordinator_call<R, B, C>(
         &self,
         txn: &mut Txn,
         shared: &Shared,
@@ -346,7 +284,7 @@ impl Transactions {
     /// (v3 and below: one transaction per request; v4+ is for brokers only). Partitions the
     /// coordinator refused (each with its own error code, kept) get their queued batches
     /// failed, and the transaction must be aborted; the others are added and sent.
-    async fn add_pending(&self, txn: &mut Txn, shared: &Shared) {
+    pub(super) async fn add_pending(&self, txn: &mut Txn, shared: &Shared) {
         if !matches!(txn.phase, Phase::Open) {
             return;
         }
@@ -422,7 +360,7 @@ impl Transactions {
     }
 
     /// A record of the transaction failed: fenced when the broker said so, else abortable.
-    fn sorted_failure(&self, txn: &mut Txn, shared: &Shared, failure: ClientError) -> ClientError {
+    pub(super) fn sorted_failure(&self, txn: &mut Txn, shared: &Shared, failure: ClientError) -> ClientError {
         let code = match &failure {
             ClientError::Kafka { code, .. } => Some(*code),
             ClientError::DeadlineExceeded { last_error, .. } => match last_error.as_ref() {
@@ -484,13 +422,13 @@ fn fail_pending(
         let batches =
             state.partitions.get_mut(tp).map(crate::producer::accumulator::PartitionQueue::take_all);
         for batch in batches.into_iter().flatten() {
-            sender::fail(shared, &mut state, batch, own.clone());
+            fail(shared, &mut state, batch, own.clone());
         }
     }
 }
 
 /// Turns a failed transactional call's error into the producer's next phase; returns the error.
-fn settle(txn: &mut Txn, error: ClientError) -> ClientError {
+pub(super) fn settle(txn: &mut Txn, error: ClientError) -> ClientError {
     let ClientError::Transaction(e) = &error else { return error };
     match e {
         TransactionError::Abortable { source, .. } => txn.phase = Phase::MustAbort(source.clone()),
@@ -503,7 +441,7 @@ fn settle(txn: &mut Txn, error: ClientError) -> ClientError {
 }
 
 /// The producer id and epoch `init_transactions` got.
-fn producer_of(shared: &Shared, id: &str) -> Result<(i64, i16), ClientError> {
+pub(super) fn producer_of(shared: &Shared, id: &str) -> Result<(i64, i16), ClientError> {
     lock(&shared.state).producer.ok_or_else(|| {
         ClientError::Transaction(TransactionError::InvalidState {
             transactional_id: id.to_owned(),
@@ -514,7 +452,7 @@ fn producer_of(shared: &Shared, id: &str) -> Result<(i64, i16), ClientError> {
 
 /// Sends `build(version)` to `broker` at the highest version both know within `allowed`
 /// (an error naming the ranges when there is none).
-async fn send_in<R, B>(
+pub(super) async fn send_in<R, B>(
     client: &Client,
     broker: &BrokerRef,
     allowed: VersionRange,
@@ -595,15 +533,15 @@ pub(crate) fn sender_may_send(shared: &Shared) -> bool {
         let error = ClientError::InvalidArgument {
             message: "the transaction hit a sequence error and must be aborted".into(),
         };
-        sender::fail(shared, &mut state, batch, error);
+        fail(shared, &mut state, batch, error);
     }
     false
 }
 
 /// Fails every queued batch of the transaction being aborted with [`TransactionError::Aborted`].
-fn fail_queued_as_aborted(
+pub(super) fn fail_queued_as_aborted(
     shared: &Shared,
-    state: &mut crate::producer::handle::State,
+    state: &mut crate::producer::shared::State,
     transactional_id: &str,
 ) {
     let queued: Vec<_> = state
@@ -615,316 +553,12 @@ fn fail_queued_as_aborted(
         let error = ClientError::Transaction(TransactionError::Aborted {
             transactional_id: transactional_id.to_owned(),
         });
-        sender::fail(shared, state, batch, error);
-    }
-}
-
-impl Producer {
-    fn transactions(&self, call: &str) -> Result<&Transactions, ClientError> {
-        self.shared.transactions.as_ref().ok_or_else(|| {
-            ClientError::Transaction(TransactionError::InvalidState {
-                transactional_id: String::new(),
-                message: format!("{call} needs a producer with a transactional_id"),
-            })
-        })
-    }
-
-    /// Gets the producer id and a new epoch for the transactional id from its transaction
-    /// coordinator. A producer that used the same id before is fenced from then on, and the
-    /// transaction it left open is aborted (or its commit completed) first — the coordinator
-    /// answers CONCURRENT_TRANSACTIONS meanwhile, which is waited out. Call once, before the
-    /// first transaction.
-    pub async fn init_transactions(&self) -> Result<(), ClientError> {
-        let txns = self.transactions("init_transactions")?;
-        let shared = &self.shared;
-        let mut txn = txns.inner.lock().await;
-        match &txn.phase {
-            Phase::Uninitialized => {}
-            Phase::Failed(e) => return Err(ClientError::Transaction(e.clone())),
-            _ => return Err(txns.invalid("init_transactions called twice")),
-        }
-        let timeout_ms = i32::try_from(txns.timeout.as_millis()).unwrap_or(i32::MAX);
-        let request = |version: i16| InitProducerIdRequest {
-            transactional_id: Some(txns.id.clone()),
-            transaction_timeout_ms: timeout_ms,
-            producer_id: (version >= 3).then_some(-1),
-            producer_epoch: (version >= 3).then_some(-1),
-            tagged_fields: TaggedFields::default(),
-        };
-        let response = match txns
-            .coordinator_call(&mut txn, shared, "InitProducerId", ANY_VERSION, request, |r| r.error_code)
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => {
-                // Nothing is open yet: an "abortable" error here leaves the producer as it was.
-                return Err(match e {
-                    ClientError::Transaction(TransactionError::Abortable { .. }) => e,
-                    other => settle(&mut txn, other),
-                });
-            }
-        };
-        set_producer(shared, (response.producer_id, response.producer_epoch));
-        txns.choose_version(&txn, &shared.client).await;
-        txn.phase = Phase::Ready;
-        Ok(())
-    }
-
-    /// Opens a transaction: records sent from now on are written in it.
-    pub async fn begin_transaction(&self) -> Result<(), ClientError> {
-        let txns = self.transactions("begin_transaction")?;
-        let mut txn = txns.inner.lock().await;
-        match &txn.phase {
-            Phase::Ready => {}
-            Phase::Open => return Err(txns.invalid("begin_transaction while a transaction is open")),
-            _ => return txns.require_open(&txn, "begin_transaction"),
-        }
-        txn.groups.clear();
-        {
-            let mut state = lock(&self.shared.state);
-            state.txn_failure = None;
-            state.txn_pending.clear();
-            state.txn_added.clear();
-        }
-        // Nothing of a transaction is queued now: the protocol may change here (as the Java
-        // client's, at each begin).
-        txns.choose_version(&txn, &self.shared.client).await;
-        txns.batch_sent.store(false, Ordering::Release);
-        txn.phase = Phase::Open;
-        Ok(())
-    }
-
-    /// Commits `offsets` (each the *next* offset to read, with its leader epoch and metadata)
-    /// of `group_id` in the open transaction: they become the group's committed offsets if and
-    /// only if the transaction commits. The producer is not a member of the group (generation −1, empty member id), so
-    /// the group must have no active members committing the same partitions.
-    pub async fn send_offsets_to_transaction(
-        &self,
-        offsets: &[OffsetToCommit],
-        group_id: &str,
-    ) -> Result<(), ClientError> {
-        let txns = self.transactions("send_offsets_to_transaction")?;
-        validate_group(group_id)?;
-        let shared = &self.shared;
-        let mut txn = txns.inner.lock().await;
-        txns.require_open(&txn, "send_offsets_to_transaction")?;
-        let (producer_id, producer_epoch) = producer_of(shared, &txns.id)?;
-        let version = txns.version();
-        if !version.client_adds() {
-            // The group coordinator adds the group with the TxnOffsetCommit (v5+) below; if
-            // that goes out at all, EndTxn must end the transaction.
-            txn.groups.insert(group_id.to_owned());
-        } else if !txn.groups.contains(group_id) {
-            let request = |_: i16| AddOffsetsToTxnRequest {
-                transactional_id: txns.id.clone(),
-                producer_id,
-                producer_epoch,
-                group_id: group_id.to_owned(),
-                tagged_fields: TaggedFields::default(),
-            };
-            let what = format!("adding group `{group_id}` to the transaction");
-            if let Err(e) =
-                txns.coordinator_call(&mut txn, shared, &what, ANY_VERSION, request, |r| r.error_code).await
-            {
-                return Err(settle(&mut txn, e));
-            }
-            txn.groups.insert(group_id.to_owned());
-        }
-        let mut by_topic: BTreeMap<&str, Vec<TxnOffsetCommitRequestPartition>> = BTreeMap::new();
-        for o in offsets {
-            by_topic.entry(&o.tp.topic).or_default().push(TxnOffsetCommitRequestPartition {
-                partition_index: o.tp.partition,
-                committed_offset: o.offset,
-                committed_leader_epoch: o.leader_epoch,
-                committed_metadata: Some(o.metadata.clone().unwrap_or_default()),
-                tagged_fields: TaggedFields::default(),
-            });
-        }
-        let topics: Vec<TxnOffsetCommitRequestTopic> = by_topic
-            .into_iter()
-            .map(|(name, partitions)| TxnOffsetCommitRequestTopic {
-                name: name.to_owned(),
-                partitions,
-                tagged_fields: TaggedFields::default(),
-            })
-            .collect();
-        let client = &shared.client;
-        let request = |version: i16| TxnOffsetCommitRequest {
-            transactional_id: txns.id.clone(),
-            group_id: group_id.to_owned(),
-            producer_id,
-            producer_epoch,
-            generation_id: (version >= 3).then_some(-1),
-            member_id: (version >= 3).then(String::new),
-            group_instance_id: None,
-            topics: topics.clone(),
-            tagged_fields: TaggedFields::default(),
-        };
-        let committed = client
-            .with_coordinator(group_id, txns.timeout, |broker| async move {
-                let response = send_in(client, &broker, version.txn_offset_commit(), &request).await?;
-                let failed = response
-                    .topics
-                    .iter()
-                    .flat_map(|t| t.partitions.iter().map(move |p| (t, p)))
-                    .find(|(_, p)| !p.error_code.is_ok());
-                match failed {
-                    None => Ok(()),
-                    Some((t, p)) => Err(ClientError::Kafka {
-                        broker,
-                        api: kafka_wire::protocol::messages::txn_offset_commit::SPEC.key,
-                        code: p.error_code,
-                        context: format!("{}-{} of group `{group_id}`", t.name, p.partition_index),
-                    }),
-                }
-            })
-            .await;
-        match committed {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let code = match &e {
-                    ClientError::Kafka { code, .. } => Some(*code),
-                    _ => None,
-                };
-                let error = match code {
-                    Some(code) => txns.classify(&mut txn, shared, code, e.clone()).unwrap_or(e),
-                    None => e,
-                };
-                Err(settle(&mut txn, error))
-            }
-        }
-    }
-
-    /// Flushes every record of the open transaction, then commits it (EndTxn): its records
-    /// become visible to read_committed consumers and its offsets the groups' committed
-    /// offsets. A record that failed makes the commit fail with an abortable error (or
-    /// [`TransactionError::Fenced`]); abort then.
-    pub async fn commit_transaction(&self) -> Result<(), ClientError> {
-        let txns = self.transactions("commit_transaction")?;
-        let shared = &self.shared;
-        let mut txn = txns.inner.lock().await;
-        txns.require_open(&txn, "commit_transaction")?;
-        // The sender cannot add partitions while this call holds the transaction.
-        txns.add_pending(&mut txn, shared).await;
-        self.flush().await;
-        let failure = lock(&shared.state).txn_failure.take();
-        if let Some(e) = failure {
-            let error = txns.sorted_failure(&mut txn, shared, e);
-            return Err(settle(&mut txn, error));
-        }
-        self.end_transaction(txns, &mut txn, true).await
-    }
-
-    /// Aborts the open transaction: records not yet sent are dropped (their sends fail),
-    /// those in flight are waited for, then EndTxn marks everything written as aborted, and
-    /// the epoch is bumped if a sequence error asked for it. The producer can begin again.
-    pub async fn abort_transaction(&self) -> Result<(), ClientError> {
-        let txns = self.transactions("abort_transaction")?;
-        let shared = &self.shared;
-        let mut txn = txns.inner.lock().await;
-        match &txn.phase {
-            Phase::Open | Phase::MustAbort(_) => {}
-            Phase::Failed(e) => return Err(ClientError::Transaction(e.clone())),
-            Phase::Uninitialized | Phase::Ready => {
-                return Err(txns.invalid("abort_transaction outside a transaction"))
-            }
-        }
-        let aborting = AbortingFlag::raise(&txns.aborting);
-        {
-            let mut state = lock(&shared.state);
-            fail_queued_as_aborted(shared, &mut state, &txns.id);
-            state.txn_pending.clear();
-        }
-        self.flush().await;
-        drop(aborting);
-        lock(&shared.state).txn_failure = None;
-        self.end_transaction(txns, &mut txn, false).await?;
-        let bump = {
-            let state = lock(&shared.state);
-            state.bump_epoch.then_some(state.producer).flatten()
-        };
-        if let Some((id, epoch)) = bump {
-            let timeout_ms = i32::try_from(txns.timeout.as_millis()).unwrap_or(i32::MAX);
-            let request = |version: i16| InitProducerIdRequest {
-                transactional_id: Some(txns.id.clone()),
-                transaction_timeout_ms: timeout_ms,
-                producer_id: (version >= 3).then_some(id),
-                producer_epoch: (version >= 3).then_some(epoch),
-                tagged_fields: TaggedFields::default(),
-            };
-            match txns
-                .coordinator_call(&mut txn, shared, "bumping the epoch", ANY_VERSION, request, |r| {
-                    r.error_code
-                })
-                .await
-            {
-                Ok(r) => set_producer(shared, (r.producer_id, r.producer_epoch)),
-                Err(e) => return Err(settle(&mut txn, e)),
-            }
-        }
-        Ok(())
-    }
-
-    /// EndTxn for the open transaction (nothing to send when it wrote nothing: on version 1
-    /// when no partition was added, on version 2 when no batch went out). On version 2 the
-    /// answer's producer id and epoch (the epoch bumped, or a new id once it ran out) are the
-    /// producer's from then on.
-    async fn end_transaction(
-        &self,
-        txns: &Transactions,
-        txn: &mut Txn,
-        commit: bool,
-    ) -> Result<(), ClientError> {
-        let shared = &self.shared;
-        let version = txns.version();
-        let wrote = if version.client_adds() {
-            !lock(&shared.state).txn_added.is_empty()
-        } else {
-            txns.batch_sent.load(Ordering::Acquire)
-        };
-        if wrote || !txn.groups.is_empty() {
-            let (producer_id, producer_epoch) = producer_of(shared, &txns.id)?;
-            let request = |_: i16| EndTxnRequest {
-                transactional_id: txns.id.clone(),
-                producer_id,
-                producer_epoch,
-                committed: commit,
-                tagged_fields: TaggedFields::default(),
-            };
-            let what = if commit { "committing the transaction" } else { "aborting the transaction" };
-            let response = match txns
-                .coordinator_call(txn, shared, what, version.end_txn(), request, |r| r.error_code)
-                .await
-            {
-                Ok(response) => response,
-                Err(e) => return Err(settle(txn, e)),
-            };
-            if let (Some(id), Some(epoch)) = (response.producer_id, response.producer_epoch) {
-                // v5+: −1 from a coordinator that did not bump (the transaction was version 1).
-                if id >= 0 && epoch >= 0 {
-                    set_producer(shared, (id, epoch));
-                }
-            }
-        }
-        txns.batch_sent.store(false, Ordering::Release);
-        {
-            let mut state = lock(&shared.state);
-            state.txn_added.clear();
-            state.txn_pending.clear();
-        }
-        txn.groups.clear();
-        txn.phase = Phase::Ready;
-        Ok(())
-    }
-
-    /// The transactional id this producer was made with.
-    pub fn transactional_id(&self) -> Option<&str> {
-        self.shared.config.transactional_id.as_deref()
+        fail(shared, state, batch, error);
     }
 }
 
 /// Takes a producer id and epoch from the coordinator; sequences start again at 0.
-fn set_producer(shared: &Shared, producer: (i64, i16)) {
+pub(super) fn set_producer(shared: &Shared, producer: (i64, i16)) {
     let mut state = lock(&shared.state);
     for queue in state.partitions.values_mut() {
         queue.reset_sequences();
