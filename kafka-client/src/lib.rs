@@ -28,7 +28,8 @@ mod security;
 mod sync;
 
 pub use admin::{CreatedTopic, EpochEnd, NewTopic, TopicResults};
-pub use cluster::client::{Client, ClientConfig};
+pub use cluster::client::Client;
+pub use cluster::client_config::ClientConfig;
 pub use cluster::metadata::{AuthorizedOperations, BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use cluster::router::{LeaderAnswer, LeaderBatch, LeaderTarget, PartitionResults, TopicPartition};
 pub use config::producer_properties::apply_producer_properties;
@@ -38,9 +39,9 @@ pub use fetch::fetcher::{FetchedChunk, Fetcher};
 pub use fetch::offsets::{ListedOffset, LogBounds, LogRange, OffsetQuery};
 pub use fetch::ranges::{FetchOptions, FetchRange, FetchedPartition, FetchedRecord};
 pub use groups::committed_offsets::{CommittedOffset, CommittedOffsets};
-pub use groups::consumer::{
-    ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupListing, GroupMember, GroupType,
-    OffsetToCommit,
+pub use groups::consumer::{GroupListing, OffsetToCommit};
+pub use groups::description::{
+    ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupMember, GroupType,
 };
 pub use groups::share_groups::ShareStartOffset;
 pub use kafka_vocab::Isolation;

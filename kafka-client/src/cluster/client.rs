@@ -4,96 +4,27 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
 
+use crate::cluster::client_config::ClientConfig;
 use crate::cluster::metadata::{AuthorizedOperations, ClusterMetadata};
+use crate::cluster::sasl::{exchange, renewal_time};
 use crate::error::{BrokerRef, ClientError};
-use crate::net::address::parse_bootstrap;
 use crate::net::connection::{Connection, Lane, PendingResponse};
 use crate::net::negotiate::BrokerVersions;
-use crate::net::trace::{Direction, TraceEvent, TraceHook};
+use crate::net::trace::{Direction, TraceEvent};
 use crate::net::transport::Transport;
-use crate::security::settings::{SaslConfig, SecurityProtocol, TlsConfig};
 use crate::sync::lock;
-use kafka_wire::protocol::frame::{decode_response, encode_request_frame, DEFAULT_MAX_FRAME};
-use kafka_wire::protocol::messages::{api_versions, ApiVersionsRequest, MetadataRequest};
+use kafka_wire::protocol::frame::{decode_response, encode_request_frame};
+use kafka_wire::protocol::messages::{
+    api_versions, sasl_authenticate, sasl_handshake, ApiVersionsRequest, MetadataRequest,
+    SaslHandshakeRequest,
+};
 use kafka_wire::protocol::names::validate_topics;
 use kafka_wire::protocol::request_frame::RequestFrame;
 use kafka_wire::protocol::{Body, ErrorCode, Request, Throttled as _};
-
-/// How to reach and talk to a cluster.
-#[derive(Clone)]
-pub struct ClientConfig {
-    /// `host:port` addresses to bootstrap from; the first reachable one is used.
-    pub bootstrap: Vec<String>,
-    /// The `client.id` sent in every request header (brokers log it and apply quotas by it);
-    /// `kwire` by default.
-    pub client_id: String,
-    /// How long opening one TCP connection may take (5 s by default); per address, not per call.
-    pub connect_timeout: Duration,
-    /// How long one request waits for its response (30 s by default); the overall deadline of a
-    /// call is its own `timeout` argument or option.
-    pub request_timeout: Duration,
-    /// Largest response frame accepted, in bytes; a larger size prefix fails the connection with
-    /// [`ClientError::InvalidFrame`].
-    pub max_frame: usize,
-    /// Called with every request and response frame; `None` (the default) traces nothing.
-    /// SaslAuthenticate frames are shown with their tokens replaced by `<redacted>`.
-    pub trace: Option<TraceHook>,
-    /// Kafka's `security.protocol`: TLS and/or SASL on every connection (PLAINTEXT by default).
-    pub security_protocol: SecurityProtocol,
-    /// TLS settings, used when `security_protocol` is SSL or SASL_SSL.
-    pub tls: TlsConfig,
-    /// SASL settings, needed when `security_protocol` is SASL_PLAINTEXT or SASL_SSL.
-    pub sasl: Option<SaslConfig>,
-    /// Where to connect instead of an address brokers advertise (`advertised host:port` →
-    /// `host:port`): for tunnels, NAT, and fault-injecting proxies in tests. Errors and
-    /// metadata still name the advertised address. Empty by default.
-    pub address_map: HashMap<String, String>,
-    /// The rack this client runs in (`client.rack`): sent in every Fetch (v11+, Kafka 2.4), so a
-    /// leader with a rack-aware `replica.selector.class` can name a replica in this rack to
-    /// read from (KIP-392). `None` (the default): always read from the leader.
-    pub client_rack: Option<String>,
-}
-
-impl std::fmt::Debug for ClientConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientConfig")
-            .field("bootstrap", &self.bootstrap)
-            .field("client_id", &self.client_id)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("request_timeout", &self.request_timeout)
-            .field("max_frame", &self.max_frame)
-            .field("trace", &self.trace.is_some())
-            .field("security_protocol", &self.security_protocol)
-            .field("tls", &self.tls)
-            .field("sasl", &self.sasl)
-            .field("address_map", &self.address_map)
-            .field("client_rack", &self.client_rack)
-            .finish()
-    }
-}
-
-impl ClientConfig {
-    /// A configuration from a comma-separated `host:port` list, checked now.
-    pub fn new(bootstrap: &str) -> Result<Self, ClientError> {
-        Ok(Self {
-            bootstrap: parse_bootstrap(bootstrap)?,
-            client_id: "kwire".to_owned(),
-            connect_timeout: Duration::from_secs(5),
-            request_timeout: Duration::from_secs(30),
-            max_frame: DEFAULT_MAX_FRAME,
-            trace: None,
-            security_protocol: SecurityProtocol::Plaintext,
-            tls: TlsConfig::default(),
-            sasl: None,
-            address_map: HashMap::new(),
-            client_rack: None,
-        })
-    }
-}
 
 /// A negotiated connection: the socket plus what the broker said it supports.
 #[derive(Debug)]
@@ -803,6 +734,66 @@ pub(crate) fn retire_on_decode_error<T>(
         conn.connection.retire();
     }
     response
+}
+
+// The SASL handshake of a connection the pool opens (the token exchange is `sasl.rs`'s).
+impl Client {
+    /// Authenticates `connection` with the configured SASL settings. Returns when the session
+    /// must be renewed (`None`: never). A refusal is [`ClientError::Authentication`] or
+    /// [`ClientError::SaslMechanismNotEnabled`], never retried.
+    pub(crate) async fn authenticate(
+        &self,
+        connection: &Connection,
+        versions: &BrokerVersions,
+    ) -> Result<Option<Instant>, ClientError> {
+        let sasl = self.config().sasl.as_ref().ok_or_else(|| ClientError::SecurityConfig {
+            message: format!(
+                "security.protocol={} needs sasl.mechanism and credentials (sasl.jaas.config, or \
+                 sasl.username and sasl.password)",
+                self.config().security_protocol
+            ),
+        })?;
+        let broker = connection.broker();
+        let handshake_version = versions.choose(&sasl_handshake::SPEC, broker)?;
+        if handshake_version < 1 {
+            return Err(ClientError::NotSupported {
+                broker: broker.clone(),
+                feature: "SASL with framed SaslAuthenticate".to_owned(),
+                needs: "1.0",
+            });
+        }
+        let authenticate_version = versions.choose(&sasl_authenticate::SPEC, broker)?;
+        let started = Instant::now();
+        let handshake = SaslHandshakeRequest { mechanism: sasl.mechanism.name().to_owned() };
+        let response = self.authentication_round_trip(connection, &handshake, handshake_version).await?;
+        if response.error_code == ErrorCode::UNSUPPORTED_SASL_MECHANISM {
+            return Err(ClientError::SaslMechanismNotEnabled {
+                broker: broker.clone(),
+                mechanism: sasl.mechanism.name(),
+                enabled: response.mechanisms,
+            });
+        }
+        if response.error_code == ErrorCode::ILLEGAL_SASL_STATE {
+            return Err(ClientError::Authentication {
+                broker: broker.clone(),
+                mechanism: sasl.mechanism.name(),
+                user: sasl.username.clone(),
+                message: "this listener does not take SASL (ILLEGAL_SASL_STATE): is it a PLAINTEXT or SSL \
+                          listener? (security.protocol)"
+                    .to_owned(),
+            });
+        }
+        if !response.error_code.is_ok() {
+            return Err(ClientError::Kafka {
+                broker: broker.clone(),
+                api: sasl_handshake::SPEC.key,
+                code: response.error_code,
+                context: String::new(),
+            });
+        }
+        let last = exchange(self.config(), connection, sasl, authenticate_version).await?;
+        Ok(last.session_lifetime_ms.and_then(|ms| renewal_time(started, ms)))
+    }
 }
 
 #[cfg(test)]

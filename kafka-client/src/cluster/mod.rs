@@ -7,6 +7,7 @@
 //! the client (`fetch/`, `producer/`, `groups/`, `admin.rs`) import it, never the other way.
 
 pub(crate) mod client;
+pub(crate) mod client_config;
 pub(crate) mod coordinator;
 pub(crate) mod fetch_session;
 pub(crate) mod metadata;

@@ -3,6 +3,11 @@
 //! request, and again on the same connection whenever the session lifetime the broker granted
 //! (KIP-368, SaslAuthenticate v1+) is due for renewal (see `Client::reauthenticate`).
 //!
+//! The SaslHandshake is sent by `Client::authenticate` in `client.rs`, since it is a round trip
+//! of the client's own (traced, throttle noted); the token exchange after it ([`exchange`]) is
+//! here and reads only the [`ClientConfig`], so this file does not take from `client.rs`, which
+//! calls it.
+//!
 //! `--trace` sees every SaslAuthenticate frame with its `auth_bytes` replaced by `<redacted>`:
 //! the tokens carry the PLAIN password, SCRAM proofs (enough for an offline dictionary attack)
 //! and OAUTHBEARER tokens.
@@ -11,20 +16,16 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::cluster::client::Client;
+use crate::cluster::client_config::ClientConfig;
 use crate::error::ClientError;
 use crate::net::connection::{Connection, Lane};
-use crate::net::negotiate::BrokerVersions;
 use crate::net::trace::{Direction, TraceEvent};
 use crate::security::oauth_token::read_token;
 use crate::security::scram::{random_nonce, ScramClient, ScramHash};
 use crate::security::settings::{SaslConfig, SaslMechanism};
 use kafka_wire::protocol::frame::{decode_response, encode_request};
-use kafka_wire::protocol::messages::{
-    sasl_authenticate, sasl_handshake, SaslAuthenticateRequest, SaslAuthenticateResponse,
-    SaslHandshakeRequest,
-};
-use kafka_wire::protocol::{Body as _, ErrorCode};
+use kafka_wire::protocol::messages::{sasl_authenticate, SaslAuthenticateRequest, SaslAuthenticateResponse};
+use kafka_wire::protocol::Body as _;
 
 /// What `--trace` shows in place of a SASL token.
 const REDACTED: &[u8] = b"<redacted>";
@@ -37,74 +38,27 @@ pub(crate) fn renewal_time(authenticated_at: Instant, session_lifetime_ms: i64) 
     Some(authenticated_at + Duration::from_millis(lifetime.saturating_mul(85) / 100))
 }
 
-impl Client {
-    /// Authenticates `connection` with the configured SASL settings. Returns when the session
-    /// must be renewed (`None`: never). A refusal is [`ClientError::Authentication`] or
-    /// [`ClientError::SaslMechanismNotEnabled`], never retried.
-    pub(crate) async fn authenticate(
-        &self,
-        connection: &Connection,
-        versions: &BrokerVersions,
-    ) -> Result<Option<Instant>, ClientError> {
-        let sasl = self.config().sasl.as_ref().ok_or_else(|| ClientError::SecurityConfig {
-            message: format!(
-                "security.protocol={} needs sasl.mechanism and credentials (sasl.jaas.config, or \
-                 sasl.username and sasl.password)",
-                self.config().security_protocol
-            ),
-        })?;
-        let broker = connection.broker();
-        let handshake_version = versions.choose(&sasl_handshake::SPEC, broker)?;
-        if handshake_version < 1 {
-            return Err(ClientError::NotSupported {
-                broker: broker.clone(),
-                feature: "SASL with framed SaslAuthenticate".to_owned(),
-                needs: "1.0",
-            });
-        }
-        let authenticate_version = versions.choose(&sasl_authenticate::SPEC, broker)?;
-        let started = Instant::now();
-        let handshake = SaslHandshakeRequest { mechanism: sasl.mechanism.name().to_owned() };
-        let response = self.authentication_round_trip(connection, &handshake, handshake_version).await?;
-        if response.error_code == ErrorCode::UNSUPPORTED_SASL_MECHANISM {
-            return Err(ClientError::SaslMechanismNotEnabled {
-                broker: broker.clone(),
-                mechanism: sasl.mechanism.name(),
-                enabled: response.mechanisms,
-            });
-        }
-        if response.error_code == ErrorCode::ILLEGAL_SASL_STATE {
-            return Err(ClientError::Authentication {
-                broker: broker.clone(),
-                mechanism: sasl.mechanism.name(),
-                user: sasl.username.clone(),
-                message: "this listener does not take SASL (ILLEGAL_SASL_STATE): is it a PLAINTEXT or SSL \
-                          listener? (security.protocol)"
-                    .to_owned(),
-            });
-        }
-        if !response.error_code.is_ok() {
-            return Err(ClientError::Kafka {
-                broker: broker.clone(),
-                api: sasl_handshake::SPEC.key,
-                code: response.error_code,
-                context: String::new(),
-            });
-        }
-        let exchange = Exchange { client: self, connection, sasl, version: authenticate_version };
-        let last = match sasl.mechanism {
-            SaslMechanism::Plain => exchange.plain().await?,
-            SaslMechanism::ScramSha256 => exchange.scram(ScramHash::Sha256).await?,
-            SaslMechanism::ScramSha512 => exchange.scram(ScramHash::Sha512).await?,
-            SaslMechanism::OAuthBearer => exchange.oauthbearer().await?,
-        };
-        Ok(last.session_lifetime_ms.and_then(|ms| renewal_time(started, ms)))
-    }
+/// The token exchange of `sasl`'s mechanism on `connection` (SaslAuthenticate at `version`),
+/// after the SaslHandshake chose it; the last response, which carries the session lifetime.
+pub(crate) async fn exchange(
+    config: &ClientConfig,
+    connection: &Connection,
+    sasl: &SaslConfig,
+    version: i16,
+) -> Result<SaslAuthenticateResponse, ClientError> {
+    let exchange = Exchange { config, connection, sasl, version };
+    let last = match sasl.mechanism {
+        SaslMechanism::Plain => exchange.plain().await?,
+        SaslMechanism::ScramSha256 => exchange.scram(ScramHash::Sha256).await?,
+        SaslMechanism::ScramSha512 => exchange.scram(ScramHash::Sha512).await?,
+        SaslMechanism::OAuthBearer => exchange.oauthbearer().await?,
+    };
+    Ok(last)
 }
 
 /// One connection's token exchange.
 struct Exchange<'a> {
-    client: &'a Client,
+    config: &'a ClientConfig,
     connection: &'a Connection,
     sasl: &'a SaslConfig,
     version: i16,
@@ -193,7 +147,7 @@ impl Exchange<'_> {
         let broker = self.connection.broker();
         let api = sasl_authenticate::SPEC.key;
         let version = self.version;
-        let client_id = Some(self.client.config().client_id.as_str());
+        let client_id = Some(self.config.client_id.as_str());
         let response = self
             .connection
             .round_trip_in(
@@ -202,7 +156,7 @@ impl Exchange<'_> {
                 |correlation_id| {
                     let frame = encode_request(request, version, correlation_id, client_id)
                         .map_err(|source| ClientError::Encode { api, version, source })?;
-                    if let Some(trace) = &self.client.config().trace {
+                    if let Some(trace) = &self.config.trace {
                         let shown = SaslAuthenticateRequest {
                             auth_bytes: Bytes::from_static(REDACTED),
                             ..Default::default()
@@ -221,13 +175,13 @@ impl Exchange<'_> {
                     }
                     Ok(frame.into())
                 },
-                self.client.config().request_timeout,
+                self.config.request_timeout,
             )
             .await?;
         let decoded = decode_response::<SaslAuthenticateRequest>(response.frame, version)
             .map(|(_, body)| body)
             .map_err(|source| ClientError::Decode { broker: broker.clone(), api, version, source })?;
-        if let Some(trace) = &self.client.config().trace {
+        if let Some(trace) = &self.config.trace {
             let shown =
                 SaslAuthenticateResponse { auth_bytes: Bytes::from_static(REDACTED), ..decoded.clone() };
             let mut frame = response.correlation_id.to_be_bytes().to_vec();

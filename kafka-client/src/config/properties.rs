@@ -15,7 +15,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cluster::client::ClientConfig;
+use crate::cluster::client_config::ClientConfig;
 use crate::net::address::parse_bootstrap;
 use crate::security::settings::{SaslConfig, SaslMechanism, Secret, SecurityProtocol, TokenSource};
 

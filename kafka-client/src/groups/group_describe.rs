@@ -1,6 +1,6 @@
 //! The steps ConsumerGroupDescribe (KIP-848) and ShareGroupDescribe (KIP-932) share: ask the
 //! group's coordinator about one group id and read that group's own error code. Turning the
-//! answer into a [`GroupDescription`](crate::groups::consumer::GroupDescription) is left to each caller.
+//! answer into a [`GroupDescription`](crate::GroupDescription) is left to each caller.
 
 use std::fmt::Debug;
 use std::time::Duration;

@@ -6,6 +6,7 @@
 
 pub(crate) mod committed_offsets;
 pub(crate) mod consumer;
+pub(crate) mod description;
 pub(crate) mod group_describe;
 pub(crate) mod group_members;
 pub(crate) mod share_groups;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::cluster::client::Client;
 use crate::cluster::router::TopicPartition;
 use crate::error::ClientError;
-use crate::groups::consumer::{
+use crate::groups::description::{
     partitions_of, ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupMember, GroupType,
 };
 use kafka_wire::protocol::messages::{
