@@ -7,6 +7,11 @@
 //! re-exports (`pub use x::{A, B}`) resolves to the file it comes from, since `lib.rs` is the
 //! crate's index, not a layer. `mod` lines are not imports. Comments, strings and `#[cfg(test)]`
 //! modules are left out (a test may reach anywhere).
+//!
+//! A method is an arrow no path shows: `impl Client { fn authenticate … }` in `sasl.rs` is used
+//! by the file that calls `.authenticate(`, with no `use` of `sasl.rs`. So a file that adds
+//! methods to a type defined in another file is taken from by each file that names the type
+//! and calls one of those methods (only for method names defined once in the crate).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -59,7 +64,9 @@ fn code_of(text: &str) -> String {
                 }
                 i += 2;
             }
-            b'r' if matches!(bytes.get(i + 1), Some(b'"' | b'#')) && !ident_byte(bytes, i.wrapping_sub(1)) => {
+            b'r' if matches!(bytes.get(i + 1), Some(b'"' | b'#'))
+                && !ident_byte(bytes, i.wrapping_sub(1)) =>
+            {
                 // A raw string: r"…", r#"…"#.
                 let mut j = i + 1;
                 let mut hashes = 0;
@@ -158,7 +165,8 @@ fn paths_named(code: &str, here: &[String]) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        let starts_path = !ident_byte(bytes, i.wrapping_sub(1)) && bytes.get(i.wrapping_sub(1)) != Some(&b':');
+        let starts_path =
+            !ident_byte(bytes, i.wrapping_sub(1)) && bytes.get(i.wrapping_sub(1)) != Some(&b':');
         let head = ["crate::", "super::", "self::"].into_iter().find(|h| code[i..].starts_with(h));
         match head {
             Some(h) if starts_path => {
@@ -277,6 +285,172 @@ fn file_of(
     (1..=path.len()).rev().map(|n| path[..n].to_vec()).find(|p| modules.contains_key(p))
 }
 
+/// The identifier at the start of `s`, if any.
+fn ident_at(s: &str) -> &str {
+    let end = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(s.len());
+    &s[..end]
+}
+
+/// Every `fn name` in `code`.
+fn fns_defined(code: &str) -> Vec<String> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("fn ") {
+        if !ident_byte(bytes, at.wrapping_sub(1)) {
+            let name = ident_at(&code[at + 3..]);
+            if !name.is_empty() {
+                out.push(name.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The types `code` defines (`struct`, `enum`, `union`, `type`, `trait`).
+fn types_defined(code: &str) -> Vec<String> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    for kw in ["struct ", "enum ", "union ", "type ", "trait "] {
+        for (at, _) in code.match_indices(kw) {
+            if !ident_byte(bytes, at.wrapping_sub(1)) {
+                let name = ident_at(&code[at + kw.len()..]);
+                if !name.is_empty() {
+                    out.push(name.to_owned());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The inherent `impl T { … }` blocks of `code` (not `impl Trait for T`, not `-> impl Trait`):
+/// the type's name and the names of the methods the block defines.
+fn inherent_impls(code: &str) -> Vec<(String, Vec<String>)> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("impl") {
+        if ident_byte(bytes, at.wrapping_sub(1)) || ident_byte(bytes, at + 4) {
+            continue;
+        }
+        // An item starts here: after the start, a `}`, `;`, `{` or an attribute's `]`.
+        let before = code[..at].trim_end();
+        if !(before.is_empty() || before.ends_with(['}', ';', '{', ']'])) {
+            continue;
+        }
+        let Some(open) = code[at..].find(['{', ';']).map(|k| at + k) else { continue };
+        if bytes[open] != b'{' {
+            continue;
+        }
+        let mut header = code[at + 4..open].trim();
+        if header.starts_with('<') {
+            // impl<'a, T> …: skip the generics.
+            let mut depth = 0usize;
+            let mut end = header.len();
+            for (k, c) in header.char_indices() {
+                match c {
+                    '<' => depth += 1,
+                    '>' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = k + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            header = header[end..].trim();
+        }
+        if header.split_whitespace().any(|w| w == "for") {
+            continue; // a trait impl: its methods are the trait's
+        }
+        let path = header.split(['<', ' ']).next().unwrap_or("");
+        let name = path.rsplit("::").next().unwrap_or("").to_owned();
+        if name.is_empty() {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut close = code.len();
+        for (k, c) in code[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = open + k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push((name, fns_defined(&code[open..close])));
+    }
+    out
+}
+
+/// Whether `code` calls `method` (`.method(`, `::method(`, either with a turbofish).
+fn calls(code: &str, method: &str) -> bool {
+    let bytes = code.as_bytes();
+    code.match_indices(method).any(|(at, _)| {
+        let after = &code[at + method.len()..];
+        let called = after.starts_with('(') || after.starts_with("::<");
+        let on_something = at > 0 && (bytes[at - 1] == b'.' || code[..at].ends_with("::"));
+        called && on_something && !ident_byte(bytes, at + method.len())
+    })
+}
+
+/// Whether `code` names `ident` as a whole identifier.
+fn names(code: &str, ident: &str) -> bool {
+    let bytes = code.as_bytes();
+    code.match_indices(ident)
+        .any(|(at, _)| !ident_byte(bytes, at.wrapping_sub(1)) && !ident_byte(bytes, at + ident.len()))
+}
+
+/// The arrows no path shows: a file that adds methods to a type defined in another file
+/// (`impl Client { fn authenticate … }` in `sasl.rs`) is used by every file that names the
+/// type and calls one of them. Counted only for methods whose name is defined once in the
+/// crate, so that a call can only be to that one.
+fn method_arrows(
+    code: &BTreeMap<ModulePath, String>,
+) -> BTreeMap<ModulePath, BTreeMap<ModulePath, BTreeSet<String>>> {
+    let mut defined_in: BTreeMap<String, BTreeSet<ModulePath>> = BTreeMap::new();
+    let mut fn_count: BTreeMap<String, usize> = BTreeMap::new();
+    for (module, text) in code {
+        for t in types_defined(text) {
+            defined_in.entry(t).or_default().insert(module.clone());
+        }
+        for f in fns_defined(text) {
+            *fn_count.entry(f).or_default() += 1;
+        }
+    }
+    let mut edges: BTreeMap<ModulePath, BTreeMap<ModulePath, BTreeSet<String>>> = BTreeMap::new();
+    for (adder, text) in code {
+        for (ty, methods) in inherent_impls(text) {
+            let Some(homes) = defined_in.get(&ty) else { continue };
+            if homes.len() != 1 || homes.contains(adder) {
+                continue; // not the crate's type, or defined here: an ordinary impl
+            }
+            for method in methods.iter().filter(|m| fn_count.get(*m) == Some(&1)) {
+                for (caller, caller_text) in code {
+                    if caller == adder || caller.is_empty() {
+                        continue;
+                    }
+                    if (homes.contains(caller) || names(caller_text, &ty)) && calls(caller_text, method) {
+                        edges
+                            .entry(caller.clone())
+                            .or_default()
+                            .entry(adder.clone())
+                            .or_default()
+                            .insert(format!("{ty}::{method}"));
+                    }
+                }
+            }
+        }
+    }
+    edges
+}
+
 /// The import graph: file → (file it takes from → the names taken).
 fn graph(src: &Path) -> BTreeMap<ModulePath, BTreeMap<ModulePath, BTreeSet<String>>> {
     let modules = modules(src);
@@ -299,6 +473,11 @@ fn graph(src: &Path) -> BTreeMap<ModulePath, BTreeMap<ModulePath, BTreeSet<Strin
             edges.entry(module.clone()).or_default().entry(target).or_default().insert(name);
         }
     }
+    for (from, targets) in method_arrows(&code) {
+        for (to, names) in targets {
+            edges.entry(from.clone()).or_default().entry(to).or_default().extend(names);
+        }
+    }
     edges
 }
 
@@ -318,7 +497,8 @@ fn circles(edges: &BTreeMap<ModulePath, BTreeMap<ModulePath, BTreeSet<String>>>)
         w.low.insert(v.clone(), n);
         w.stack.push(v.clone());
         w.on_stack.insert(v.clone());
-        let targets: Vec<ModulePath> = w.edges.get(v).map(|t| t.keys().cloned().collect()).unwrap_or_default();
+        let targets: Vec<ModulePath> =
+            w.edges.get(v).map(|t| t.keys().cloned().collect()).unwrap_or_default();
         for t in targets {
             if !w.index.contains_key(&t) {
                 visit(w, &t);
@@ -398,7 +578,10 @@ fn the_reader_sees_use_trees_inline_paths_super_and_reexports_and_finds_a_circle
     write("lib.rs", "mod a;\nmod net;\npub use a::{Alpha, alpha};\n");
     write("a.rs", "use crate::net::{conn::{Conn, Other}, *};\n// use crate::b::Comment;\nfn f() { let _ = \"crate::b::Str\"; }\n");
     write("net/mod.rs", "pub mod conn;\n");
-    write("net/conn.rs", "fn g() -> super::super::Alpha { crate::c::h() }\n#[cfg(test)]\nmod tests { use crate::a::Test; }\n");
+    write(
+        "net/conn.rs",
+        "fn g() -> super::super::Alpha { crate::c::h() }\n#[cfg(test)]\nmod tests { use crate::a::Test; }\n",
+    );
     write("c.rs", "pub fn h() {}\n");
     let edges = graph(&src);
     let m = |s: &str| s.split('/').map(str::to_owned).collect::<Vec<_>>();
@@ -409,5 +592,38 @@ fn the_reader_sees_use_trees_inline_paths_super_and_reexports_and_finds_a_circle
     let found = circles(&edges);
     assert_eq!(found, [vec![m("a"), m("net/conn")]], "{edges:?}");
     assert!(describe(&found[0], &edges).contains("net/conn.rs -> a.rs: Alpha"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_reader_sees_a_call_to_a_method_another_file_adds_to_a_type() {
+    let dir = std::env::temp_dir().join(format!("kwire-import-methods-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let write = |p: &str, t: &str| std::fs::write(src.join(p), t).unwrap();
+    write("lib.rs", "mod d;\nmod e;\nmod f;\nmod g;\npub use d::Pool;\n");
+    // d defines Pool and calls login, which e adds to it: d -> e, and e -> d through its path.
+    write(
+        "d.rs",
+        "pub struct Pool;\nimpl Pool {\n    fn open(&self) { self.login(); self.size(); }\n}\n\
+         impl std::fmt::Display for Pool {\n    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { Ok(()) }\n}\n",
+    );
+    write(
+        "e.rs",
+        "use crate::d::Pool;\nimpl Pool {\n    pub(crate) fn login(&self) {}\n}\n\
+         fn helper() -> impl Fn() { || {} }\n",
+    );
+    // f adds `size`, a name also defined elsewhere (g): a call to it is not taken as f's.
+    write("f.rs", "impl crate::Pool {\n    pub(crate) fn size(&self) -> usize { 0 }\n}\n");
+    // g calls a `login` but never names Pool: not an arrow to e.
+    write("g.rs", "fn size() {}\nfn h(x: &X) { x.login(); }\n");
+    let edges = graph(&src);
+    let m = |s: &str| vec![s.to_owned()];
+    assert_eq!(edges[&m("d")].keys().cloned().collect::<Vec<_>>(), [m("e")], "{edges:?}");
+    assert_eq!(edges[&m("d")][&m("e")], BTreeSet::from(["Pool::login".to_owned()]));
+    assert!(!edges.contains_key(&m("g")), "{edges:?}");
+    let found = circles(&edges);
+    assert_eq!(found, [vec![m("d"), m("e")]], "{edges:?}");
+    assert!(describe(&found[0], &edges).contains("d.rs -> e.rs: Pool::login"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
