@@ -39,10 +39,10 @@ pub use fetch::fetcher::{FetchedChunk, Fetcher};
 pub use fetch::offsets::{ListedOffset, LogBounds, LogRange, OffsetQuery};
 pub use fetch::ranges::{FetchOptions, FetchRange, FetchedPartition, FetchedRecord};
 pub use groups::committed_offsets::{CommittedOffset, CommittedOffsets};
-pub use groups::consumer::{GroupListing, OffsetToCommit};
 pub use groups::description::{
     ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupMember, GroupType,
 };
+pub use groups::non_member::{GroupListing, OffsetToCommit};
 pub use groups::share_groups::ShareStartOffset;
 pub use kafka_vocab::Isolation;
 pub use net::negotiate::BrokerVersions;

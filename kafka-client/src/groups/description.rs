@@ -1,8 +1,8 @@
 //! What describing a group answers, whatever its type: [`GroupDescription`] with its
 //! [`GroupMember`]s, [`GroupType`], and the epochs and member state of consumer-protocol and
-//! share groups. Its own file because `consumer.rs` (classic and consumer-protocol groups) and
-//! `share_groups.rs` (share groups) both build these, and `consumer.rs` describes a share group
-//! through `share_groups.rs`.
+//! share groups. Its own file because `non_member.rs` (classic and consumer-protocol groups,
+//! described without joining) and `share_groups.rs` (share groups) both build these, and
+//! `non_member.rs` describes a share group through `share_groups.rs`.
 
 use crate::cluster::router::TopicPartition;
 use crate::error::BrokerRef;

@@ -9,7 +9,7 @@ use futures_util::future::join_all;
 
 use crate::cluster::client::Client;
 use crate::error::{BrokerRef, ClientError};
-use crate::groups::consumer::GroupListing;
+use crate::groups::non_member::GroupListing;
 use kafka_wire::protocol::messages::{
     consumer_group_describe, describe_groups, ConsumerGroupDescribeRequest, DescribeGroupsRequest,
 };

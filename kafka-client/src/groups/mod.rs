@@ -5,8 +5,8 @@
 //! a transaction commits.
 
 pub(crate) mod committed_offsets;
-pub(crate) mod consumer;
 pub(crate) mod description;
 pub(crate) mod group_describe;
 pub(crate) mod group_members;
+pub(crate) mod non_member;
 pub(crate) mod share_groups;

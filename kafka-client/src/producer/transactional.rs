@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use crate::error::{ClientError, TransactionError};
-use crate::groups::consumer::OffsetToCommit;
+use crate::groups::non_member::OffsetToCommit;
 use crate::producer::handle::Producer;
 use crate::producer::shared::{AbortingFlag, Phase, Transactions, Txn};
 use crate::producer::transaction::{

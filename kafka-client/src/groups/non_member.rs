@@ -1,5 +1,5 @@
-//! Consumer groups: committed offsets (fetch and commit as a non-member, the "simple
-//! consumer" way), and listing and describing groups of every type: classic groups through
+//! Consumer groups without joining one: committed offsets (fetch and commit as a non-member,
+//! the "simple consumer" way), and listing and describing groups of every type: classic groups through
 //! DescribeGroups, consumer-protocol groups (KIP-848) through ConsumerGroupDescribe, share groups
 //! (KIP-932) through ShareGroupDescribe (see `share_groups`).
 
