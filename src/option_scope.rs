@@ -51,8 +51,9 @@ fn all_global() -> Vec<&'static str> {
 
 /// `command` with each subcommand's unused global options hidden from its help (a command
 /// with subcommands shows those any of them uses). Such a command gets its own hidden copy of
-/// the option (clap does not pass a global option on to a command that has one of that id), so
-/// [`check`] can tell it was typed there.
+/// the option: clap does not pass a global option on to a command that has one of that id, so
+/// the copy is what its help shows (nothing). Where an option was typed, [`check`] reads from
+/// argv ([`typed_before_subcommand`]).
 pub fn scoped(mut command: Command) -> Command {
     let globals: Vec<Arg> = command.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
     let names: Vec<String> = command.get_subcommands().map(|c| c.get_name().to_owned()).collect();
