@@ -66,6 +66,9 @@ struct LaneState {
 struct Reading {
     progress: Progress,
     in_flight: bool,
+    /// Which [`Fetcher::add`] of the partition this is: an answer to a round sent for an
+    /// earlier one (the partition was removed and added again meanwhile) is dropped.
+    added: u64,
 }
 
 /// One queued item; `closes` is set on the last item of a lane's response.
@@ -80,8 +83,12 @@ struct Ready {
 #[derive(Debug)]
 struct Round {
     lane: Lane,
-    asked: Vec<TopicPartition>,
+    /// The partitions asked for, each with the [`Reading::added`] it was asked for.
+    asked: Vec<(TopicPartition, u64)>,
     answers: PartitionResults<crate::fetch::ranges::LeaderData>,
+    /// The log's bounds for each partition answered OFFSET_OUT_OF_RANGE, looked up inside the
+    /// round's task so that taking the round in never waits (and `next` stays cancel-safe).
+    out_of_range_logs: PartitionResults<crate::fetch::offsets::LogRange>,
 }
 
 /// Reads offset ranges from the partition leaders, pipelined (see the module docs).
@@ -110,10 +117,12 @@ pub struct Fetcher {
     lanes: HashMap<Lane, LaneState>,
     rounds: JoinSet<Round>,
     /// What each running round asked for, to fail its partitions if its task ends abnormally.
-    running: HashMap<tokio::task::Id, (Lane, Vec<TopicPartition>)>,
+    running: HashMap<tokio::task::Id, (Lane, Vec<(TopicPartition, u64)>)>,
     ready: VecDeque<Ready>,
     /// The lane whose response's last item `next` returned: consumed at the next call.
     handed_out: Option<Lane>,
+    /// Counts [`Fetcher::add`] calls, to tell a partition's readings apart.
+    adds: u64,
 }
 
 impl Fetcher {
@@ -133,37 +142,87 @@ impl Fetcher {
             running: HashMap::new(),
             ready: VecDeque::new(),
             handed_out: None,
+            adds: 0,
         };
         let mut given: std::collections::HashSet<&TopicPartition> = std::collections::HashSet::new();
         for range in ranges {
             let tp = &range.partition;
-            let invalid = if range.from < 0 || range.until < range.from {
-                Some(format!("[{}, {}) is not a range of offsets of {tp}", range.from, range.until))
-            } else if !given.insert(tp) {
-                Some(format!("{tp} is given more than one range"))
-            } else {
-                None
-            };
-            if let Some(message) = invalid {
+            if !given.insert(tp) {
                 fetcher.reading.remove(tp);
+                let message = format!("{tp} is given more than one range");
                 fetcher.queue(tp.clone(), Err(ClientError::InvalidArgument { message }), None);
                 continue;
             }
-            let progress = Progress::new(range, options.partition_max_bytes.max(1));
-            if progress.position >= progress.until {
-                let fetched = progress.fetched;
-                fetcher.queue(tp.clone(), Ok(FetchedChunk { fetched, complete: true }), None);
-            } else {
-                fetcher.reading.insert(tp.clone(), Reading { progress, in_flight: false });
-            }
+            fetcher.start(range);
         }
         fetcher
+    }
+
+    /// A fetcher with nothing to read yet, for partitions [`add`](Self::add)ed and
+    /// [`remove`](Self::remove)d as they come and go (a consumer's assignment, paused
+    /// partitions, seeks); ranges made with [`FetchRange::following`] are read until removed.
+    pub fn empty(client: Arc<Client>, options: FetchOptions) -> Self {
+        Self::new(client, &[], options)
+    }
+
+    /// Reads `range` from now on, in place of any range of its partition being read (whose
+    /// queued chunks and in-flight answer are dropped, as [`remove`](Self::remove) does). A
+    /// negative `from` or `until < from` is the partition's next item,
+    /// [`ClientError::InvalidArgument`].
+    pub fn add(&mut self, range: &FetchRange) {
+        self.remove(&range.partition);
+        self.start(range);
+    }
+
+    /// Stops reading `partition`: its queued chunks are dropped and an answer already on the
+    /// way is ignored, so [`next`](Self::next) returns nothing more of it. Whether it was read.
+    pub fn remove(&mut self, partition: &TopicPartition) -> bool {
+        let was_read = self.reading.remove(partition).is_some();
+        let before = self.ready.len();
+        let mut closed: Vec<Lane> = Vec::new();
+        self.ready.retain(|ready| {
+            let keep = ready.partition != *partition;
+            if !keep {
+                closed.extend(ready.closes);
+            }
+            keep
+        });
+        // A dropped item that closed a response: that response is consumed.
+        for lane in closed {
+            if let Some(state) = self.lanes.get_mut(&lane) {
+                state.undelivered = state.undelivered.saturating_sub(1);
+            }
+        }
+        was_read || self.ready.len() != before
+    }
+
+    /// The partitions being read (added and neither complete, failed nor removed).
+    pub fn partitions(&self) -> impl Iterator<Item = &TopicPartition> {
+        self.reading.keys()
+    }
+
+    fn start(&mut self, range: &FetchRange) {
+        let tp = &range.partition;
+        if range.from < 0 || range.until < range.from {
+            let message = format!("[{}, {}) is not a range of offsets of {tp}", range.from, range.until);
+            self.queue(tp.clone(), Err(ClientError::InvalidArgument { message }), None);
+            return;
+        }
+        let progress = Progress::new(range, self.options.partition_max_bytes.max(1));
+        if progress.position >= progress.until {
+            let fetched = progress.fetched;
+            self.queue(tp.clone(), Ok(FetchedChunk { fetched, complete: true }), None);
+        } else {
+            self.adds += 1;
+            self.reading.insert(tp.clone(), Reading { progress, in_flight: false, added: self.adds });
+        }
     }
 
     /// The next chunk of records, or a partition's error (its last item), in offset order per
     /// partition; `None` when every range is complete or failed. Before a response's first
     /// chunk is returned, the next request to its broker is already sent; calling `next` again
-    /// says the previous chunk is consumed.
+    /// says the previous chunk is consumed. Cancel-safe: a `next` dropped before it returns (a
+    /// `select!` that took another branch) loses nothing; its answers wait for the next call.
     pub async fn next(&mut self) -> Option<(TopicPartition, Result<FetchedChunk, ClientError>)> {
         if let Some(lane) = self.handed_out.take() {
             if let Some(state) = self.lanes.get_mut(&lane) {
@@ -180,13 +239,14 @@ impl Fetcher {
             match finished {
                 Some(Ok((id, round))) => {
                     self.running.remove(&id);
-                    self.take_round(round).await;
+                    self.take_round(round);
                 }
                 Some(Err(e)) => {
                     let Some((lane, asked)) = self.running.remove(&e.id()) else { continue };
                     self.finish_lane_round(lane);
-                    for tp in asked {
-                        if self.reading.remove(&tp).is_some() {
+                    for (tp, added) in asked {
+                        if self.reading.get(&tp).is_some_and(|r| r.added == added) {
+                            self.reading.remove(&tp);
                             let e = ClientError::Protocol {
                                 broker: BrokerRef { node_id: lane, addr: "leader".to_owned() },
                                 message: format!("the fetch of {tp} ended without an answer: {e}"),
@@ -288,6 +348,7 @@ impl Fetcher {
             }
             state.in_flight = true;
             let mut requested: HashMap<TopicPartition, Want> = HashMap::with_capacity(asked.len());
+            let mut asked_readings = Vec::with_capacity(asked.len());
             for tp in &asked {
                 if let Some(r) = self.reading.get_mut(tp) {
                     r.in_flight = true;
@@ -296,16 +357,31 @@ impl Fetcher {
                         tp.clone(),
                         Want { position: p.position, max_bytes: p.max_bytes, stalls: p.stalls },
                     );
+                    asked_readings.push((tp.clone(), r.added));
                 }
             }
             let client = Arc::clone(&self.client);
             let options = self.options;
-            let task_asked = asked.clone();
+            let task_asked = asked_readings.clone();
             let handle = self.rounds.spawn(async move {
-                let answers = client.fetch_round(&task_asked, &requested, &options, timeout).await;
-                Round { lane, asked: task_asked, answers }
+                let started = Instant::now();
+                let answers = client.fetch_round(&asked, &requested, &options, timeout).await;
+                let out_of_range: Vec<TopicPartition> = answers
+                    .iter()
+                    .filter(|(_, a)| {
+                        matches!(a, Err(ClientError::Kafka { code: ErrorCode::OFFSET_OUT_OF_RANGE, .. }))
+                    })
+                    .map(|(tp, _)| tp.clone())
+                    .collect();
+                let out_of_range_logs = if out_of_range.is_empty() {
+                    BTreeMap::new()
+                } else {
+                    let left = timeout.saturating_sub(started.elapsed()).max(Duration::from_secs(1));
+                    client.log_ranges(&out_of_range, left).await
+                };
+                Round { lane, asked: task_asked, answers, out_of_range_logs }
             });
-            self.running.insert(handle.id(), (lane, asked));
+            self.running.insert(handle.id(), (lane, asked_readings));
         }
     }
 
@@ -318,13 +394,14 @@ impl Fetcher {
     /// Takes a finished round in: each partition's records become a chunk (queued in the
     /// order the partitions were asked for), a complete range leaves the reading set, an error
     /// is the partition's last item. An offset out of range is reported with the log's bounds.
-    async fn take_round(&mut self, round: Round) {
+    fn take_round(&mut self, round: Round) {
         self.finish_lane_round(round.lane);
         let mut answers = round.answers;
         let mut queued = 0usize;
         let mut out_of_range: Vec<(TopicPartition, i64, (i64, i64))> = Vec::new();
-        for tp in round.asked {
-            let Some(r) = self.reading.get_mut(&tp) else { continue };
+        for (tp, added) in round.asked {
+            // Removed, or removed and added again, since the round was sent.
+            let Some(r) = self.reading.get_mut(&tp).filter(|r| r.added == added) else { continue };
             r.in_flight = false;
             let Some(answer) = answers.remove(&tp) else { continue };
             let p = &mut r.progress;
@@ -355,14 +432,8 @@ impl Fetcher {
             }
         }
         if !out_of_range.is_empty() {
-            let tps: Vec<TopicPartition> = out_of_range.iter().map(|(tp, _, _)| tp.clone()).collect();
-            let left = match self.deadline {
-                Some(d) => d.saturating_duration_since(Instant::now()).max(Duration::from_secs(1)),
-                None => self.options.timeout,
-            };
-            let ranges = self.client.log_ranges(&tps, left).await;
             for (tp, offset, requested) in out_of_range {
-                let log = ranges.get(&tp).and_then(|r| r.as_ref().ok());
+                let log = round.out_of_range_logs.get(&tp).and_then(|r| r.as_ref().ok());
                 let e = ClientError::OffsetOutOfRange {
                     partition: tp.clone(),
                     offset,

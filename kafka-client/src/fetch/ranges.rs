@@ -48,9 +48,25 @@ pub struct FetchRange {
 }
 
 impl FetchRange {
+    /// The `until` of a range without an end: [`FetchRange::following`].
+    pub const OPEN_END: i64 = i64::MAX;
+
     /// The range `[from, until)` of `partition`; checked when fetched, not here.
     pub fn new(partition: TopicPartition, from: i64, until: i64) -> Self {
         Self { partition, from, until }
+    }
+
+    /// Every offset of `partition` from `from` on, `[from, ∞)`: the log's end does not complete
+    /// it, so a [`Fetcher`](crate::Fetcher) keeps asking (each Fetch waits up to
+    /// [`FetchOptions::max_wait`] at the broker for new records) until the partition is
+    /// removed. `fetch_range` has no use for it: such a range ends only at its deadline.
+    pub fn following(partition: TopicPartition, from: i64) -> Self {
+        Self { partition, from, until: Self::OPEN_END }
+    }
+
+    /// Whether this range has no end ([`FetchRange::following`]).
+    pub fn is_open(&self) -> bool {
+        self.until == Self::OPEN_END
     }
 }
 
@@ -189,9 +205,13 @@ impl Progress {
         }
     }
 
-    /// The range is complete: `until` reached, or the end of the log as its leader reported it.
+    /// The range is complete: `until` reached, or the end of the log as its leader reported it
+    /// (never for an open range, [`FetchRange::following`]).
     pub(super) fn done(&self, isolation: Isolation) -> bool {
-        self.position >= self.until || (self.bounds_from.is_none() && self.at_log_end(isolation))
+        self.position >= self.until
+            || (self.until != FetchRange::OPEN_END
+                && self.bounds_from.is_none()
+                && self.at_log_end(isolation))
     }
 
     /// The preferred read replica that reported the position at its end of the log, short of
