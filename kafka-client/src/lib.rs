@@ -38,6 +38,7 @@ pub use error::{BrokerRef, ClientError, TransactionError};
 pub use fetch::fetcher::{FetchedChunk, Fetcher};
 pub use fetch::offsets::{ListedOffset, LogBounds, LogRange, OffsetQuery};
 pub use fetch::ranges::{FetchOptions, FetchRange, FetchedPartition, FetchedRecord};
+pub use groups::commit_metadata::{topic_id_from_metadata, topic_id_metadata, TOPIC_ID_METADATA_PREFIX};
 pub use groups::committed_offsets::{CommittedOffset, CommittedOffsets};
 pub use groups::description::{
     ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupMember, GroupType,

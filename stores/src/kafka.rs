@@ -15,14 +15,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_client::{Client, ClientError, CommittedOffset, GroupType, OffsetToCommit, TopicPartition};
-use kafka_wire::protocol::Uuid;
 use offset_store::{
     check_read_back, topics_of, validate_batch, OffsetStore, RefusedPartition, StoreError, StoreFuture,
     StoredOffset,
 };
 
-/// The metadata prefix under which the topic id is kept.
-pub const TOPIC_ID_METADATA_PREFIX: &str = "kwire:topic_id=";
+pub use kafka_client::{topic_id_from_metadata, topic_id_metadata, TOPIC_ID_METADATA_PREFIX};
 
 /// A group's offsets in Kafka's own store (`__consumer_offsets`).
 #[derive(Debug, Clone)]
@@ -94,19 +92,6 @@ impl KafkaGroupStore {
             Err(StoreError::PartlyRead { store: "kafka", loaded, refused })
         }
     }
-}
-
-/// The metadata string that carries `topic_id`.
-pub fn topic_id_metadata(topic_id: Option<Uuid>) -> Option<String> {
-    topic_id.map(|id| format!("{TOPIC_ID_METADATA_PREFIX}{id}"))
-}
-
-/// The topic id in a commit's metadata string, if kwire wrote it.
-pub fn topic_id_from_metadata(metadata: Option<&str>) -> Option<Uuid> {
-    metadata
-        .and_then(|m| m.strip_prefix(TOPIC_ID_METADATA_PREFIX))
-        .and_then(|text| Uuid::parse(text).ok())
-        .and_then(Uuid::known)
 }
 
 fn stored_offset(tp: &TopicPartition, c: &CommittedOffset) -> StoredOffset {
@@ -233,31 +218,5 @@ fn kafka_error(e: ClientError) -> StoreError {
     match e {
         ClientError::InvalidName(name) => StoreError::Invalid { store: "kafka", message: name.to_string() },
         e => StoreError::Backend { store: "kafka", retriable: e.is_retriable(), source: Box::new(e) },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn topic_id_round_trips_through_the_metadata_string() {
-        let id = Uuid([9; 16]);
-        let text = topic_id_metadata(Some(id)).unwrap();
-        assert!(
-            text.starts_with(TOPIC_ID_METADATA_PREFIX) && text.len() == TOPIC_ID_METADATA_PREFIX.len() + 22
-        );
-        assert_eq!(topic_id_from_metadata(Some(&text)), Some(id));
-        assert_eq!(topic_id_metadata(None), None);
-    }
-
-    #[test]
-    fn foreign_or_damaged_metadata_means_no_topic_id() {
-        for m in
-            ["", "spark", "kwire:topic_id=", "kwire:topic_id=short", "kwire:topic_id=AAAAAAAAAAAAAAAAAAAAAA"]
-        {
-            assert_eq!(topic_id_from_metadata(Some(m)), None, "{m}");
-        }
-        assert_eq!(topic_id_from_metadata(None), None);
     }
 }

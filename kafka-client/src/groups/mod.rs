@@ -4,6 +4,7 @@
 //! May import `cluster/` and the shared files at the crate's top; `producer/` takes the offsets
 //! a transaction commits.
 
+pub(crate) mod commit_metadata;
 pub(crate) mod committed_offsets;
 pub(crate) mod description;
 pub(crate) mod group_describe;
