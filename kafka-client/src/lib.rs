@@ -17,6 +17,7 @@
 mod admin;
 mod cluster;
 mod config;
+mod consumer;
 mod deadline;
 mod error;
 mod fetch;
@@ -34,6 +35,11 @@ pub use cluster::metadata::{AuthorizedOperations, BrokerInfo, ClusterMetadata, P
 pub use cluster::router::{LeaderAnswer, LeaderBatch, LeaderTarget, PartitionResults, TopicPartition};
 pub use config::producer_properties::apply_producer_properties;
 pub use config::properties::{apply_properties, is_secret_key, ConfigError, ConfigWarning};
+pub use consumer::config::{ConsumerConfig, GroupProtocol, Subscription};
+pub use consumer::consumer::{Consumer, RecordChunk};
+pub use consumer::error::{ConsumerError, NotOwnedReason};
+pub use consumer::listener::{RebalanceListener, RevokeCommits};
+pub use consumer::start_positions::{StartPosition, StartRefusal};
 pub use error::{BrokerRef, ClientError, TransactionError};
 pub use fetch::fetcher::{FetchedChunk, Fetcher};
 pub use fetch::offsets::{ListedOffset, LogBounds, LogRange, OffsetQuery};

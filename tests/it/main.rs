@@ -28,6 +28,7 @@ mod cli_zookeeper_auth;
 mod cli_zookeeper_sasl;
 mod cli_zookeeper_tls;
 mod client_admin;
+mod client_consumer;
 mod client_differential;
 mod client_faults;
 mod client_fetch_sessions;

@@ -1,0 +1,461 @@
+//! [`Consumer`]: reads partitions it is given ([`Consumer::assign`]) or that its group assigns
+//! it ([`Consumer::subscribe`]), from positions offset-engine vouches for, and commits them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::cluster::client::Client;
+use crate::cluster::router::{PartitionResults, TopicPartition};
+use crate::consumer::config::ConsumerConfig;
+use crate::consumer::error::{ConsumerError, NotOwnedReason};
+use crate::consumer::listener::RebalanceListener;
+use crate::consumer::start_positions::{start_positions, StartPosition, StartRules};
+use crate::error::ClientError;
+use crate::fetch::fetcher::Fetcher;
+use crate::fetch::ranges::{FetchRange, FetchedRecord};
+use crate::groups::commit_metadata::topic_id_metadata;
+use crate::groups::non_member::OffsetToCommit;
+use offset_engine::Stored;
+
+/// Records of one partition, in offset order, as one poll returns them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordChunk {
+    /// The partition.
+    pub partition: TopicPartition,
+    /// Its records; the consumer's position is now one past the last.
+    pub records: Vec<FetchedRecord>,
+    /// The high watermark the response reported (exclusive): `high_watermark − position` is
+    /// the partition's lag.
+    pub high_watermark: i64,
+}
+
+/// One assigned partition as the consumer tracks it.
+#[derive(Debug, Clone)]
+pub(crate) struct Assigned {
+    /// The next offset to hand out; `None` while no start is known (refused, or not yet
+    /// looked up).
+    pub(crate) position: Option<i64>,
+    /// The leader epoch of the last record handed out, or the committed one: what a commit of
+    /// `position` carries (never below the committed epoch, see issue 33).
+    pub(crate) leader_epoch: Option<i32>,
+    /// The topic id when the partition started, kept in the commit's metadata.
+    pub(crate) topic_id: Option<kafka_vocab::Uuid>,
+    /// Not fetched while paused.
+    pub(crate) paused: bool,
+    /// The last offset this consumer committed, to skip auto-commits that change nothing.
+    pub(crate) committed: Option<i64>,
+}
+
+impl Assigned {
+    fn starting(start: &StartPosition) -> Self {
+        Self {
+            position: Some(start.offset),
+            leader_epoch: start.committed_leader_epoch,
+            topic_id: start.topic_id,
+            paused: false,
+            committed: None,
+        }
+    }
+}
+
+/// A Kafka consumer: the partitions it reads, where it is in each, and its commits.
+///
+/// Records come from [`poll`](Self::poll), one partition's chunk at a time, pipelined per
+/// leader broker (the next Fetch is on the wire while a chunk is processed). A partition's
+/// position moves past a chunk when poll returns it: the records poll returned before the
+/// current call count as processed, which is what [`commit_positions`](Self::commit_positions)
+/// and auto-commit commit.
+pub struct Consumer {
+    pub(crate) client: Arc<Client>,
+    pub(crate) config: ConsumerConfig,
+    pub(crate) fetcher: Fetcher,
+    pub(crate) assigned: BTreeMap<TopicPartition, Assigned>,
+    /// Why partitions that were owned are not any more, for a commit naming one.
+    pub(crate) released: BTreeMap<TopicPartition, NotOwnedReason>,
+    pub(crate) listener: Option<Box<dyn RebalanceListener>>,
+    /// Errors found while doing something else, returned by the next poll.
+    pub(crate) pending: std::collections::VecDeque<ConsumerError>,
+    pub(crate) last_auto_commit: Instant,
+    pub(crate) closed: bool,
+}
+
+impl std::fmt::Debug for Consumer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Consumer")
+            .field("group_id", &self.config.group_id)
+            .field("assigned", &self.assigned.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Consumer {
+    /// A consumer over `client` with `config`, reading nothing until [`assign`](Self::assign)
+    /// (or, in a group, [`subscribe`](Self::subscribe)).
+    pub fn new(client: Arc<Client>, config: ConsumerConfig) -> Self {
+        let mut fetch = config.fetch;
+        fetch.isolation = config.isolation;
+        let fetcher = Fetcher::empty(Arc::clone(&client), fetch);
+        Self {
+            client,
+            config,
+            fetcher,
+            assigned: BTreeMap::new(),
+            released: BTreeMap::new(),
+            listener: None,
+            pending: std::collections::VecDeque::new(),
+            last_auto_commit: Instant::now(),
+            closed: false,
+        }
+    }
+
+    /// Calls `listener` on every partition change from now on.
+    pub fn set_listener(&mut self, listener: impl RebalanceListener + 'static) {
+        self.listener = Some(Box::new(listener));
+    }
+
+    /// The configuration the consumer runs with.
+    pub fn config(&self) -> &ConsumerConfig {
+        &self.config
+    }
+
+    /// Reads exactly `partitions` (in place of what was assigned before), without joining a
+    /// group. Each starts where [`start_positions`](crate::consumer) decides: the group's
+    /// commit checked against the log (with `group.id`), else `auto.offset.reset`. Returns the
+    /// starts; a partition the policy refuses is in the result as its refusal and is not read
+    /// until [`seek`](Self::seek).
+    pub async fn assign(
+        &mut self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<Result<StartPosition, ConsumerError>>, ConsumerError> {
+        self.ensure_open()?;
+        let gone: Vec<TopicPartition> =
+            self.assigned.keys().filter(|tp| !partitions.contains(tp)).cloned().collect();
+        for tp in gone {
+            self.fetcher.remove(&tp);
+            self.assigned.remove(&tp);
+            self.released.insert(tp, NotOwnedReason::NeverAssigned);
+        }
+        let new: Vec<TopicPartition> =
+            partitions.iter().filter(|tp| !self.assigned.contains_key(tp)).cloned().collect();
+        Ok(self.start(&new, &BTreeMap::new()).await)
+    }
+
+    /// The partitions assigned now (by [`assign`](Self::assign) or the group).
+    pub fn assignment(&self) -> Vec<TopicPartition> {
+        self.assigned.keys().cloned().collect()
+    }
+
+    /// Where `partition` is: the next offset poll returns of it. `None` when it is not
+    /// assigned or has no position (its start was refused).
+    pub fn position(&self, partition: &TopicPartition) -> Option<i64> {
+        self.assigned.get(partition).and_then(|a| a.position)
+    }
+
+    /// Every assigned partition's position (partitions without one are left out).
+    pub fn positions(&self) -> BTreeMap<TopicPartition, i64> {
+        self.assigned.iter().filter_map(|(tp, a)| Some((tp.clone(), a.position?))).collect()
+    }
+
+    /// Reads `partition` from `offset` on (records already fetched past it are dropped). The
+    /// offset is checked by the broker: one outside the log is handled by the out-of-range
+    /// policy at the next poll.
+    pub fn seek(&mut self, partition: &TopicPartition, offset: i64) -> Result<(), ConsumerError> {
+        self.ensure_open()?;
+        if offset < 0 {
+            return Err(ConsumerError::InvalidArgument(format!("cannot seek {partition} to {offset}")));
+        }
+        let Some(a) = self.assigned.get_mut(partition) else {
+            return Err(ConsumerError::NotOwned {
+                partition: partition.clone(),
+                reason: self.released.get(partition).copied().unwrap_or(NotOwnedReason::NeverAssigned),
+            });
+        };
+        a.position = Some(offset);
+        a.leader_epoch = None;
+        if a.paused {
+            self.fetcher.remove(partition);
+        } else {
+            self.fetcher.add(&FetchRange::following(partition.clone(), offset));
+        }
+        Ok(())
+    }
+
+    /// Stops returning records of `partitions` (they stay assigned; a rebalance keeps them
+    /// paused) until [`resume`](Self::resume).
+    pub fn pause(&mut self, partitions: &[TopicPartition]) {
+        for tp in partitions {
+            if let Some(a) = self.assigned.get_mut(tp) {
+                a.paused = true;
+                self.fetcher.remove(tp);
+            }
+        }
+    }
+
+    /// Reads paused `partitions` again from their positions.
+    pub fn resume(&mut self, partitions: &[TopicPartition]) {
+        for tp in partitions {
+            if let Some(a) = self.assigned.get_mut(tp) {
+                if a.paused {
+                    a.paused = false;
+                    if let Some(position) = a.position {
+                        self.fetcher.add(&FetchRange::following(tp.clone(), position));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The paused partitions.
+    pub fn paused(&self) -> Vec<TopicPartition> {
+        self.assigned.iter().filter(|(_, a)| a.paused).map(|(tp, _)| tp.clone()).collect()
+    }
+
+    /// The next chunk of records, waiting up to `timeout` for one: `Ok(None)` when none came.
+    /// Errors are per partition ([`ConsumerError::Partition`], after which the partition is
+    /// read again from its position) or a start the policy refused; any other call may go on
+    /// after an error.
+    pub async fn poll(&mut self, timeout: Duration) -> Result<Option<RecordChunk>, ConsumerError> {
+        self.ensure_open()?;
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            self.auto_commit_if_due().await;
+            if let Some(e) = self.pending.pop_front() {
+                return Err(e);
+            }
+            let next = tokio::time::timeout_at(deadline, self.fetcher.next()).await;
+            match next {
+                Err(_) => return Ok(None),
+                Ok(None) => {
+                    // Nothing to read (nothing assigned, or all paused or refused).
+                    tokio::time::sleep_until(deadline).await;
+                    return Ok(None);
+                }
+                Ok(Some((tp, Ok(chunk)))) => {
+                    let Some(a) = self.assigned.get_mut(&tp) else { continue };
+                    let fetched = chunk.fetched;
+                    a.position = Some(fetched.next_offset);
+                    if let Some(epoch) = fetched.records.last().and_then(|r| r.leader_epoch) {
+                        a.leader_epoch = Some(a.leader_epoch.map_or(epoch, |e| e.max(epoch)));
+                    }
+                    if fetched.records.is_empty() {
+                        continue;
+                    }
+                    return Ok(Some(RecordChunk {
+                        partition: tp,
+                        records: fetched.records,
+                        high_watermark: fetched.high_watermark,
+                    }));
+                }
+                Ok(Some((tp, Err(e)))) => {
+                    if let Some(e) = self.partition_failed(&tp, e).await {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A partition's fetch failed (the fetcher stopped reading it): an offset out of range is
+    /// handed to the engine with the position as the commit; any other error is returned and
+    /// the partition read again from its position.
+    async fn partition_failed(&mut self, tp: &TopicPartition, e: ClientError) -> Option<ConsumerError> {
+        let a = self.assigned.get(tp)?;
+        let position = a.position?;
+        if let ClientError::OffsetOutOfRange { .. } = e {
+            let mut stored = Stored::at(position);
+            stored.leader_epoch = a.leader_epoch.and_then(offset_engine::LeaderEpoch::from_wire);
+            stored.topic_id = a.topic_id.and_then(|id| offset_engine::TopicId::from_wire(id.0));
+            let known = BTreeMap::from([(tp.clone(), stored)]);
+            let started = self.start(std::slice::from_ref(tp), &known).await;
+            return started.into_iter().find_map(Result::err);
+        }
+        if !a.paused {
+            self.fetcher.add(&FetchRange::following(tp.clone(), position));
+        }
+        Some(ConsumerError::Partition { partition: tp.clone(), source: Box::new(e) })
+    }
+
+    /// Looks up where each of `partitions` starts (`known` stands in for the group's commit),
+    /// assigns and reads the ones that may start, tells the listener.
+    pub(crate) async fn start(
+        &mut self,
+        partitions: &[TopicPartition],
+        known: &BTreeMap<TopicPartition, Stored>,
+    ) -> Vec<Result<StartPosition, ConsumerError>> {
+        let rules = StartRules {
+            start: self.config.start,
+            out_of_range: self.config.out_of_range,
+            isolation: self.config.isolation,
+            timeout: self.config.request_timeout,
+        };
+        let group = self.config.group_id.as_deref();
+        let found = start_positions(&self.client, group, partitions, known, rules).await;
+        let mut started = Vec::new();
+        let mut results = Vec::new();
+        for (tp, result) in found {
+            self.released.remove(&tp);
+            match result {
+                Ok(start) => {
+                    let paused = self.assigned.get(&tp).is_some_and(|a| a.paused);
+                    let mut state = Assigned::starting(&start);
+                    state.paused = paused;
+                    if !paused {
+                        self.fetcher.add(&FetchRange::following(tp.clone(), start.offset));
+                    }
+                    self.assigned.insert(tp, state);
+                    started.push(start.clone());
+                    results.push(Ok(start));
+                }
+                Err(refusal) => {
+                    self.fetcher.remove(&tp);
+                    let entry = self.assigned.entry(tp.clone()).or_insert(Assigned {
+                        position: None,
+                        leader_epoch: None,
+                        topic_id: None,
+                        paused: false,
+                        committed: None,
+                    });
+                    entry.position = None;
+                    results
+                        .push(Err(ConsumerError::StartRefused { partition: tp, refusal: Box::new(refusal) }));
+                }
+            }
+        }
+        if let (Some(listener), false) = (self.listener.as_mut(), started.is_empty()) {
+            listener.on_assigned(&started);
+        }
+        for e in results.iter().filter_map(|r| r.as_ref().err()) {
+            self.pending.push_back(e.clone());
+        }
+        results
+    }
+
+    /// Commits every assigned partition's position (what poll returned so far), waiting for
+    /// the coordinator's answer; one result per partition committed.
+    pub async fn commit_positions(&mut self) -> Result<PartitionResults<()>, ConsumerError> {
+        let offsets: Vec<(TopicPartition, i64)> =
+            self.assigned.iter().filter_map(|(tp, a)| Some((tp.clone(), a.position?))).collect();
+        self.commit(&offsets).await
+    }
+
+    /// Commits `offsets` (partition → the next offset to read), waiting for the coordinator's
+    /// answer. Every partition must be owned (assigned, or being revoked): otherwise nothing is
+    /// sent and the error names the first one that is not.
+    pub async fn commit(
+        &mut self,
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<PartitionResults<()>, ConsumerError> {
+        self.ensure_open()?;
+        let group = self.config.group_id.clone().ok_or(ConsumerError::NoGroup)?;
+        let to_commit = self.offsets_to_commit(offsets)?;
+        if to_commit.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let results = self.client.commit_offsets(&group, &to_commit, self.config.request_timeout).await?;
+        for (tp, result) in &results {
+            if let (Ok(()), Some(a)) = (result, self.assigned.get_mut(tp)) {
+                a.committed = to_commit.iter().find(|o| &o.tp == tp).map(|o| o.offset);
+            }
+        }
+        Ok(results)
+    }
+
+    /// Starts committing `offsets` and returns at once; the handle gives the coordinator's
+    /// answer. The same ownership check as [`commit`](Self::commit) is made before it returns.
+    pub fn commit_async(
+        &mut self,
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<tokio::task::JoinHandle<Result<PartitionResults<()>, ClientError>>, ConsumerError> {
+        self.ensure_open()?;
+        let group = self.config.group_id.clone().ok_or(ConsumerError::NoGroup)?;
+        let to_commit = self.offsets_to_commit(offsets)?;
+        let client = Arc::clone(&self.client);
+        let timeout = self.config.request_timeout;
+        Ok(tokio::spawn(async move { client.commit_offsets(&group, &to_commit, timeout).await }))
+    }
+
+    /// The commits for `offsets`, each with its leader epoch (the last record's, never below
+    /// the committed one) and topic id; refused whole if one partition is not owned.
+    fn offsets_to_commit(
+        &self,
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<Vec<OffsetToCommit>, ConsumerError> {
+        let mut out = Vec::with_capacity(offsets.len());
+        for (tp, offset) in offsets {
+            let Some(a) = self.assigned.get(tp) else {
+                let reason = self.released.get(tp).copied().unwrap_or(NotOwnedReason::NeverAssigned);
+                return Err(ConsumerError::NotOwned { partition: tp.clone(), reason });
+            };
+            if *offset < 0 {
+                return Err(ConsumerError::InvalidArgument(format!(
+                    "cannot commit offset {offset} for {tp}"
+                )));
+            }
+            // The epoch belongs to the position; a different offset commits none.
+            let leader_epoch = if a.position == Some(*offset) { a.leader_epoch } else { None };
+            out.push(OffsetToCommit {
+                tp: tp.clone(),
+                offset: *offset,
+                leader_epoch,
+                metadata: topic_id_metadata(a.topic_id),
+            });
+        }
+        Ok(out)
+    }
+
+    async fn auto_commit_if_due(&mut self) {
+        if !self.config.enable_auto_commit || self.config.group_id.is_none() {
+            return;
+        }
+        if self.last_auto_commit.elapsed() < self.config.auto_commit_interval {
+            return;
+        }
+        self.last_auto_commit = Instant::now();
+        let dirty: Vec<(TopicPartition, i64)> = self
+            .assigned
+            .iter()
+            .filter_map(|(tp, a)| {
+                let position = a.position?;
+                (a.committed != Some(position)).then(|| (tp.clone(), position))
+            })
+            .collect();
+        if dirty.is_empty() {
+            return;
+        }
+        match self.commit(&dirty).await {
+            Ok(results) => {
+                for (tp, result) in results {
+                    if let Err(source) = result {
+                        self.pending
+                            .push_back(ConsumerError::Partition { partition: tp, source: Box::new(source) });
+                    }
+                }
+            }
+            Err(e) => self.pending.push_back(e),
+        }
+    }
+
+    /// Commits the positions if auto-commit is on, and stops: later calls fail with
+    /// [`ConsumerError::Closed`].
+    pub async fn close(&mut self) -> Result<(), ConsumerError> {
+        if self.closed {
+            return Ok(());
+        }
+        let committed = if self.config.enable_auto_commit && self.config.group_id.is_some() {
+            self.commit_positions().await.map(|_| ())
+        } else {
+            Ok(())
+        };
+        self.closed = true;
+        committed
+    }
+
+    fn ensure_open(&self) -> Result<(), ConsumerError> {
+        if self.closed {
+            Err(ConsumerError::Closed)
+        } else {
+            Ok(())
+        }
+    }
+}
