@@ -33,6 +33,7 @@ pub use cluster::client::Client;
 pub use cluster::client_config::ClientConfig;
 pub use cluster::metadata::{AuthorizedOperations, BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use cluster::router::{LeaderAnswer, LeaderBatch, LeaderTarget, PartitionResults, TopicPartition};
+pub use config::consumer_properties::apply_consumer_properties;
 pub use config::producer_properties::apply_producer_properties;
 pub use config::properties::{apply_properties, is_secret_key, ConfigError, ConfigWarning};
 pub use consumer::config::{ConsumerConfig, GroupProtocol, Subscription};

@@ -179,12 +179,12 @@ const IGNORED: &[(&str, &str)] = &[
 ///     ("security.protocol", "SASL_SSL"),
 ///     ("sasl.mechanism", "SCRAM-SHA-512"),
 ///     ("sasl.jaas.config", r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cret";"#),
-///     ("fetch.min.bytes", "1"),
+///     ("fetch.min.byte", "1"),
 /// ];
 /// let warnings = apply_properties(&mut config, props).unwrap();
 /// assert_eq!(config.security_protocol, SecurityProtocol::SaslSsl);
 /// assert_eq!(config.sasl.as_ref().unwrap().username, "alice");
-/// assert_eq!(warnings[0].key, "fetch.min.bytes");
+/// assert_eq!(warnings[0].key, "fetch.min.byte"); // a typo: unknown to kwire
 /// ```
 pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
     config: &mut ClientConfig,
@@ -328,6 +328,8 @@ pub fn apply_properties<K: AsRef<str>, V: AsRef<str>>(
             }
             // The producer's settings: read by `apply_producer_properties`.
             k if crate::config::producer_keys::producer_key(k).is_some() => {}
+            // The consumer's settings: read by `apply_consumer_properties`.
+            k if crate::config::consumer_keys::consumer_key(k).is_some() => {}
             _ => match IGNORED.iter().find(|(k, _)| *k == key) {
                 Some((_, why)) => warn(key, &format!("ignored: {why}")),
                 None => warn(key, "unknown to kwire, ignored"),
