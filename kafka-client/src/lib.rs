@@ -50,6 +50,7 @@ pub use groups::committed_offsets::{CommittedOffset, CommittedOffsets};
 pub use groups::description::{
     ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupMember, GroupType,
 };
+pub use groups::group_metadata::ConsumerGroupMetadata;
 pub use groups::non_member::{GroupListing, OffsetToCommit};
 pub use groups::share_groups::ShareStartOffset;
 pub use kafka_vocab::Isolation;

@@ -141,6 +141,15 @@ impl Consumer {
         Ok(self.start(&new, &BTreeMap::new()).await)
     }
 
+    /// The identity this consumer commits with, for a transactional producer's
+    /// [`send_offsets_to_transaction_of`](crate::Producer::send_offsets_to_transaction_of):
+    /// the member's id, generation or epoch and instance id while it is in its group; a
+    /// non-member's (generation −1) when it reads assigned partitions; `None` without `group.id`.
+    pub fn group_metadata(&self) -> Option<crate::groups::group_metadata::ConsumerGroupMetadata> {
+        let group = self.config.group_id.as_deref()?;
+        Some(crate::groups::group_metadata::ConsumerGroupMetadata::non_member(group))
+    }
+
     /// The partitions assigned now (by [`assign`](Self::assign) or the group).
     pub fn assignment(&self) -> Vec<TopicPartition> {
         self.assigned.keys().cloned().collect()

@@ -9,5 +9,6 @@ pub(crate) mod committed_offsets;
 pub(crate) mod description;
 pub(crate) mod group_describe;
 pub(crate) mod group_members;
+pub(crate) mod group_metadata;
 pub(crate) mod non_member;
 pub(crate) mod share_groups;

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use crate::error::{ClientError, TransactionError};
+use crate::groups::group_metadata::ConsumerGroupMetadata;
 use crate::groups::non_member::OffsetToCommit;
 use crate::producer::handle::Producer;
 use crate::producer::shared::{AbortingFlag, Phase, Transactions, Txn};
@@ -21,6 +22,9 @@ use kafka_wire::protocol::messages::{
 };
 use kafka_wire::protocol::names::validate_group;
 use kafka_wire::protocol::TaggedFields;
+
+/// The first TxnOffsetCommit version with the member's generation, id and instance id.
+const MEMBER_FIELDS_FROM: i16 = 3;
 
 impl Producer {
     fn transactions(&self, call: &str) -> Result<&Transactions, ClientError> {
@@ -100,12 +104,31 @@ impl Producer {
     /// Commits `offsets` (each the *next* offset to read, with its leader epoch and metadata)
     /// of `group_id` in the open transaction: they become the group's committed offsets if and
     /// only if the transaction commits. The producer is not a member of the group (generation −1, empty member id), so
-    /// the group must have no active members committing the same partitions.
+    /// the group must have no active members committing the same partitions; a consumer in the
+    /// group passes its [`ConsumerGroupMetadata`] to
+    /// [`send_offsets_to_transaction_of`](Self::send_offsets_to_transaction_of) instead.
     pub async fn send_offsets_to_transaction(
         &self,
         offsets: &[OffsetToCommit],
         group_id: &str,
     ) -> Result<(), ClientError> {
+        validate_group(group_id)?;
+        self.send_offsets_to_transaction_of(offsets, &ConsumerGroupMetadata::non_member(group_id)).await
+    }
+
+    /// Commits `offsets` in the open transaction as the group member `group` describes
+    /// ([`Consumer::group_metadata`](crate::Consumer::group_metadata)): the coordinator fences
+    /// the commit by the member's generation or epoch (KIP-447, TxnOffsetCommit v3+, Kafka
+    /// 2.5+), so a member that lost its partitions in a rebalance cannot commit them — the
+    /// transaction then fails and must be aborted. Against an older broker, whose
+    /// TxnOffsetCommit has no member fields, a member's commit is refused
+    /// ([`ClientError::NotSupported`]) rather than sent unfenced.
+    pub async fn send_offsets_to_transaction_of(
+        &self,
+        offsets: &[OffsetToCommit],
+        group: &ConsumerGroupMetadata,
+    ) -> Result<(), ClientError> {
+        let group_id = group.group_id.as_str();
         let txns = self.transactions("send_offsets_to_transaction")?;
         validate_group(group_id)?;
         let shared = &self.shared;
@@ -152,20 +175,27 @@ impl Producer {
             })
             .collect();
         let client = &shared.client;
+        // A member's commit goes only at v3+, where the coordinator can fence it (KIP-447).
+        let allowed = version.txn_offset_commit();
+        let allowed = if group.is_member() {
+            kafka_wire::protocol::VersionRange::new(allowed.min.max(MEMBER_FIELDS_FROM), allowed.max)
+        } else {
+            allowed
+        };
         let request = |version: i16| TxnOffsetCommitRequest {
             transactional_id: txns.id.clone(),
             group_id: group_id.to_owned(),
             producer_id,
             producer_epoch,
-            generation_id: (version >= 3).then_some(-1),
-            member_id: (version >= 3).then(String::new),
-            group_instance_id: None,
+            generation_id: (version >= 3).then_some(group.generation_id),
+            member_id: (version >= 3).then(|| group.member_id.clone()),
+            group_instance_id: group.group_instance_id.clone().filter(|_| version >= 3),
             topics: topics.clone(),
             tagged_fields: TaggedFields::default(),
         };
         let committed = client
             .with_coordinator(group_id, txns.timeout, |broker| async move {
-                let response = send_in(client, &broker, version.txn_offset_commit(), &request).await?;
+                let response = send_in(client, &broker, allowed, &request).await?;
                 let failed = response
                     .topics
                     .iter()
