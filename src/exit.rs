@@ -1,4 +1,4 @@
-//! Exit codes: documented constants, the same for every command (see README, "Exit codes").
+//! Exit codes: documented constants, the same for every command (see docs/src/exit-codes.md).
 
 use std::fmt::{self, Write as _};
 
@@ -7,7 +7,7 @@ pub struct Exit(u8);
 
 /// Declares each exit code once: its constant, its kind (the name the Python package's
 /// exceptions carry as `.kind`), and its line in [`Exit::ALL`], which `--help` prints and the
-/// README's table must equal (a test compares them).
+/// book's table (docs/src/exit-codes.md) must equal (a test compares them).
 macro_rules! exit_codes {
     ($($name:ident = $value:literal, $kind:literal, $meaning:literal;)*) => {
         impl Exit {
@@ -73,7 +73,7 @@ impl Exit {
         out
     }
 
-    /// The exit-code table as README.md writes it (Markdown).
+    /// The exit-code table as docs/src/exit-codes.md writes it (Markdown).
     #[cfg(test)]
     fn markdown_table() -> String {
         let mut out = String::from("| code | meaning |\n|---|---|\n");
@@ -183,12 +183,12 @@ mod tests {
     use super::Exit;
 
     #[test]
-    fn the_readme_lists_every_exit_code_as_the_code_defines_it() {
-        let readme = include_str!("../README.md");
+    fn the_book_lists_every_exit_code_as_the_code_defines_it() {
+        let readme = include_str!("../docs/src/exit-codes.md");
         let table = Exit::markdown_table();
         assert!(
             readme.contains(&table),
-            "README.md's exit-code table differs from src/exit.rs; it should read:\n{table}"
+            "docs/src/exit-codes.md's table differs from src/exit.rs; it should read:\n{table}"
         );
     }
 

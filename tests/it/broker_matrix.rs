@@ -4,7 +4,8 @@
 //! and group lag are checked against Kafka's own GetOffsetShell and ConsumerGroupCommand of the
 //! same generation (same jars). Each feature in [`FEATURES`] must work from its Kafka version on
 //! and, below it, fail with exit 8 and "not supported by this broker (needs Kafka X.Y)"; the
-//! README's "Kafka versions" table is [`FEATURES`] rendered, and a test keeps the two equal.
+//! book's "Kafka versions" table (docs/src/kafka-versions.md) is [`FEATURES`] rendered, and a
+//! test keeps the two equal.
 
 use std::collections::BTreeMap;
 use std::process::{Command, Output};
@@ -122,7 +123,7 @@ fn release_text(r: Release) -> String {
     format!("{}.{}", r.0, r.1)
 }
 
-/// The README table: one row per feature, one column per generation.
+/// The book's table (docs/src/kafka-versions.md): one row per feature, one column per generation.
 fn render_table() -> String {
     use std::fmt::Write;
     let mut out = String::from("| feature | kwire | from Kafka |");
@@ -143,16 +144,17 @@ fn render_table() -> String {
 }
 
 #[test]
-fn readme_kafka_versions_table_is_the_matrix_feature_list() {
-    let readme = std::fs::read_to_string(support::repo_root().join("README.md")).unwrap();
+fn book_kafka_versions_table_is_the_matrix_feature_list() {
+    let readme = std::fs::read_to_string(support::repo_root().join("docs/src/kafka-versions.md")).unwrap();
     let begin = "<!-- kafka-versions:begin (generated from tests/it/broker_matrix.rs) -->\n";
     let end = "<!-- kafka-versions:end -->";
-    let start = readme.find(begin).expect("README.md lacks the kafka-versions:begin marker") + begin.len();
-    let stop = readme[start..].find(end).expect("README.md lacks the kafka-versions:end marker") + start;
+    let start =
+        readme.find(begin).expect("the book page lacks the kafka-versions:begin marker") + begin.len();
+    let stop = readme[start..].find(end).expect("the book page lacks the kafka-versions:end marker") + start;
     assert_eq!(
         &readme[start..stop],
         render_table(),
-        "README.md's Kafka versions table differs from FEATURES in tests/it/broker_matrix.rs; paste:\n{}",
+        "docs/src/kafka-versions.md's table differs from FEATURES in tests/it/broker_matrix.rs; paste:\n{}",
         render_table()
     );
 }

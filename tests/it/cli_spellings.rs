@@ -1,7 +1,7 @@
 //! The command line as a Kafka user types it: Kafka's spellings (`--isolation read_committed`,
 //! API names as in the protocol docs, the Java enum, or kebab/snake case), shell completions and
-//! a man page generated from the same definitions, and the exit codes in `--help` as the README
-//! lists them. Only the last test needs the cluster.
+//! a man page generated from the same definitions, and the exit codes in `--help` as the book
+//! (docs/src/exit-codes.md) lists them. Only the last test needs the cluster.
 
 use std::process::Output;
 
@@ -187,12 +187,12 @@ fn the_man_page_documents_every_subcommand_the_options_and_the_exit_codes() {
 }
 
 #[test]
-fn help_lists_every_exit_code_as_the_readme_does() {
-    let readme = std::fs::read_to_string(support::repo_root().join("README.md")).unwrap();
+fn help_lists_every_exit_code_as_the_book_does() {
+    let readme = std::fs::read_to_string(support::repo_root().join("docs/src/exit-codes.md")).unwrap();
     let table: Vec<(String, String)> = readme
-        .split("### Exit codes")
+        .split("# Exit codes")
         .nth(1)
-        .expect("README has an Exit codes section")
+        .expect("docs/src/exit-codes.md has an Exit codes heading")
         .lines()
         .filter_map(|l| {
             let cells: Vec<&str> = l.split('|').map(str::trim).collect();
@@ -204,7 +204,7 @@ fn help_lists_every_exit_code_as_the_readme_does() {
             }
         })
         .collect();
-    assert_eq!(table.len(), 11, "codes 0-10 in the README");
+    assert_eq!(table.len(), 11, "codes 0-10 in docs/src/exit-codes.md");
     let out = kwire_bare(&["--help"]);
     assert!(out.status.success());
     // --help wraps long meanings and drops the Markdown backticks: compare word for word.
