@@ -61,6 +61,9 @@ pub(crate) mod classic;
 pub(crate) mod model;
 pub(crate) mod timing;
 
+#[cfg(test)]
+mod properties;
+
 use std::time::Instant;
 
 use kafka_vocab::TopicPartition;
