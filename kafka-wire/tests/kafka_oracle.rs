@@ -7,6 +7,12 @@
 //!   `KafkaOracle check` parses each with Kafka's generated `*Data` class and writes it back:
 //!   the bytes must be equal. kafka-clients 4.1.1 checks every version it has; 3.9.1 checks
 //!   every version it has, which includes those Kafka 4 removed.
+//! - The consumer protocol (the bytes inside JoinGroup metadata and SyncGroup assignments):
+//!   kwire's subscriptions and assignments at every version, the same under higher versions
+//!   with a newer version's fields after them, and every prefix of each, read by `KafkaOracle
+//!   check-consumer-protocol` as Kafka's `ConsumerProtocol` reads them: both must refuse the
+//!   same inputs, and read the others as the same version, leaving the same bytes unread and
+//!   writing back the same bytes.
 //! - Record batches: kwire encodes batches (generated with proptest, for every codec; control
 //!   batches; legacy magic 0/1 messages and compressed wrappers; Kafka's fixtures re-encoded)
 //!   and `KafkaOracle check-records` runs Kafka's `ensureValid()` (CRC) and reads every record:
@@ -26,6 +32,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use bytes::Bytes;
+use kafka_wire::protocol::consumer_protocol::{
+    ConsumerAssignment, ConsumerSubscription, ConsumerTopicPartitions, VERSIONS,
+};
 use kafka_wire::protocol::messages::*;
 use kafka_wire::protocol::records::legacy::encode_compressed;
 use kafka_wire::protocol::records::{
@@ -615,4 +624,123 @@ fn kafka_validates_kwire_record_batches_and_reads_the_same_records() {
         }
     }
     assert_eq!(cases.len(), 5 * 24 + 2 + 2 * 4 * 12 + 23);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The consumer protocol: Kafka reads kwire's subscriptions and assignments as kwire does
+
+/// kwire's reading of one consumer-protocol message, in the form of `KafkaOracle
+/// check-consumer-protocol`'s answer: `<read-as version> <bytes left> <hex written back>`, or
+/// `error`.
+fn kwire_consumer_protocol(name: &str, bytes: &[u8]) -> String {
+    let read = |version: i16, read_as: i16, ignored: usize, again: Vec<u8>| {
+        // The version prefix is written at the version the fields were read as.
+        assert_eq!(i16::from_be_bytes([again[0], again[1]]), read_as, "{name} v{version}");
+        format!("{read_as} {ignored} {}", hex(&again))
+    };
+    let bytes = Bytes::copy_from_slice(bytes);
+    let answer = match name {
+        ConsumerSubscription::NAME => ConsumerSubscription::decode(bytes).map(|d| {
+            let again = d.value.encode(d.read_as()).expect("a decoded subscription encodes");
+            read(d.version, d.read_as(), d.ignored_bytes, again)
+        }),
+        ConsumerAssignment::NAME => ConsumerAssignment::decode(bytes).map(|d| {
+            let again = d.value.encode(d.read_as()).expect("a decoded assignment encodes");
+            read(d.version, d.read_as(), d.ignored_bytes, again)
+        }),
+        _ => panic!("not a consumer-protocol message: {name}"),
+    };
+    answer.unwrap_or_else(|_| "error".to_owned())
+}
+
+#[test]
+fn kafka_reads_kwire_consumer_protocol_messages_as_kwire_does() {
+    let Some(jvms) = oracle() else { return };
+    let mut runner = TestRunner::new(Config { source_file: Some(file!()), ..Config::default() });
+    let name = || "[a-z0-9._é-]{0,8}";
+    let user_data =
+        || proptest::option::of(proptest::collection::vec(any::<u8>(), 0..6).prop_map(Bytes::from));
+    let partitions = || {
+        proptest::collection::vec((name(), proptest::collection::vec(any::<i32>(), 0..3)), 0..3).prop_map(
+            |ts| {
+                ts.into_iter()
+                    .map(|(topic, partitions)| ConsumerTopicPartitions { topic, partitions })
+                    .collect::<Vec<_>>()
+            },
+        )
+    };
+    let subscription = (
+        proptest::collection::vec(name(), 0..3),
+        user_data(),
+        partitions(),
+        any::<i32>(),
+        proptest::option::of(name()),
+    )
+        .prop_map(|(topics, user_data, owned, generation_id, rack_id)| ConsumerSubscription {
+            topics,
+            user_data,
+            owned_partitions: Some(owned),
+            generation_id: Some(generation_id),
+            rack_id,
+        });
+    let assignment = (partitions(), user_data())
+        .prop_map(|(assigned_partitions, user_data)| ConsumerAssignment { assigned_partitions, user_data });
+
+    // Each kwire encoding at every version; the same bytes under a higher version and with a
+    // newer version's fields after them; and every prefix of each (all errors but the ones
+    // that still hold every field).
+    let mut encodings: Vec<(&str, Vec<u8>)> = Vec::new();
+    for version in VERSIONS.min..=VERSIONS.max {
+        for s in sample(&subscription, 6, &mut runner) {
+            encodings.push((ConsumerSubscription::NAME, s.encode(version).expect("encodes")));
+        }
+        for a in sample(&assignment, 6, &mut runner) {
+            encodings.push((ConsumerAssignment::NAME, a.encode(version).expect("encodes")));
+        }
+    }
+    let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+    for (name, bytes) in &encodings {
+        cases.push((name, bytes.clone()));
+        for newer in [4i16, 9, i16::MAX] {
+            let mut b = bytes.clone();
+            b[..2].copy_from_slice(&newer.to_be_bytes());
+            b.extend_from_slice(&[0, 0, 0, 7, 0xff]);
+            cases.push((name, b));
+        }
+        let mut negative = bytes.clone();
+        negative[..2].copy_from_slice(&(-1i16).to_be_bytes());
+        cases.push((name, negative));
+        for cut in 0..bytes.len() {
+            cases.push((name, bytes[..cut].to_vec()));
+        }
+    }
+    let input = cases.iter().fold(String::new(), |mut s, (name, bytes)| {
+        let _ = writeln!(s, "{name} {}", hex(bytes));
+        s
+    });
+    for jvm in jvms {
+        let out = jvm.run(&["check-consumer-protocol"], &input);
+        let answers: Vec<&str> = out.lines().collect();
+        assert_eq!(answers.len(), cases.len(), "{}: one answer per message", jvm.label);
+        for ((name, bytes), answer) in cases.iter().zip(answers) {
+            let kafka = if answer.starts_with("error") { "error" } else { answer };
+            assert_eq!(
+                kwire_consumer_protocol(name, bytes),
+                kafka,
+                "{}: {name} {}: {answer}",
+                jvm.label,
+                hex(bytes)
+            );
+        }
+    }
+    let decoded =
+        cases.iter().filter(|(name, bytes)| kwire_consumer_protocol(name, bytes) != "error").count();
+    eprintln!(
+        "{} consumer-protocol messages read alike by kwire and Kafka, {decoded} of them decoded",
+        cases.len()
+    );
+    // Every encoding itself; under the three higher versions, every assignment (the same fields
+    // at every version) and the v2-v3 subscriptions (read as v3, the extra bytes hold v3's null
+    // rack or are left over); no prefix.
+    assert_eq!(decoded, encodings.len() + 3 * (4 * 6 + 2 * 6));
 }

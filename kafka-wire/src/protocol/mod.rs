@@ -3,6 +3,7 @@
 pub(crate) mod api;
 mod apis;
 pub(crate) mod broker_ids;
+pub mod consumer_protocol;
 pub(crate) mod decoder;
 pub(crate) mod encoder;
 pub(crate) mod error;

@@ -20,7 +20,20 @@
 //                     <hex> <json>", the bytes and JsonConverter document of a random message the
 //                     generated *Data class read and wrote back, or "error <Name> <dir> <version>
 //                     <why>" (kafka-wire/tests/schema_oracle.rs, the schema interpreter's oracle)
-// kafka-wire/tests/kafka_oracle.rs compiles this file and runs check and check-records itself.
+//   consumer-protocol <samples> <seed>
+//                     random consumer-protocol messages (the bytes inside JoinGroup metadata and
+//                     SyncGroup assignments), written with the Schemas of Kafka's generated
+//                     ConsumerProtocolSubscription / ConsumerProtocolAssignment classes and read
+//                     back by them: "<Name> <version> <hex>", the hex with its INT16 version
+//                     prefix, as ConsumerProtocol writes it
+//   check-consumer-protocol
+//                     stdin: "<Name> <hex>" lines (version-prefixed, written by kwire); stdout, one
+//                     per line: "<read-as version> <bytes left unread> <hex>", the message read the
+//                     way ConsumerProtocol.deserialize* reads it (a version above the highest known
+//                     is read as the highest; bytes after the last field are ignored) and written
+//                     back at the version it was read as, or "error <why>"
+// kafka-wire/tests/kafka_oracle.rs compiles this file and runs check, check-records and
+// check-consumer-protocol itself.
 //
 // Regenerates kafka-4.1.1-bodies.txt (read by ../kafka_fixtures.rs), with kafka-clients 4.1.1 and
 // its dependencies on the class path (CP="$(scripts/cluster fetch)/*"):
@@ -32,6 +45,8 @@
 // DeleteTopics v0, OffsetForLeaderEpoch v0-1, Fetch v0-3, Produce v0-2) are absent from that jar;
 // kafka-3.9.1-bodies.txt holds the same from kafka-clients 3.9.1 (the same class path with
 // kafka-clients-3.9.1.jar in place of the kafka-* jars), seed 20251129.
+// kafka-4.1.1-consumer-protocol.txt (read by ../../consumer_protocol.rs) is `KafkaOracle
+// consumer-protocol 4 20251129` (3.9.1 writes the same bytes).
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import java.nio.ByteBuffer;
@@ -62,6 +77,7 @@ public class KafkaOracle {
         "OffsetDelete", "SaslHandshake", "SaslAuthenticate", "ApiVersions", "Metadata", "Fetch", "Produce",
         "ConsumerGroupDescribe", "InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn",
         "TxnOffsetCommit"};
+    static final String[] CONSUMER_PROTOCOL = {"ConsumerProtocolSubscription", "ConsumerProtocolAssignment"};
     static Random rnd;
 
     static String str() {
@@ -169,6 +185,8 @@ public class KafkaOracle {
             case "records" -> recordSets();
             case "check-records" -> checkRecords();
             case "schema" -> schema(Integer.parseInt(args[1]), Long.parseLong(args[2]));
+            case "consumer-protocol" -> consumerProtocol(Integer.parseInt(args[1]), Long.parseLong(args[2]));
+            case "check-consumer-protocol" -> checkConsumerProtocol();
             default -> bodies(args);
         }
     }
@@ -371,6 +389,69 @@ public class KafkaOracle {
                 }
             }
             if (made == 0) out.println("error " + name + " " + dir + " " + v + " " + why);
+        }
+        out.flush();
+    }
+
+    // ------------------------------------------------------------------ the consumer protocol
+
+    static Class<?> consumerProtocolClass(String name) throws ClassNotFoundException {
+        if (!Arrays.asList(CONSUMER_PROTOCOL).contains(name)) throw new IllegalArgumentException("not a consumer-protocol message: " + name);
+        return Class.forName("org.apache.kafka.common.message." + name);
+    }
+
+    /** Random messages of both consumer-protocol schemas at every version, version-prefixed. */
+    static void consumerProtocol(int samples, long seed) throws Exception {
+        rnd = new Random(seed);
+        PrintStream out = stdout();
+        for (String name : CONSUMER_PROTOCOL) {
+            Class<?> data = consumerProtocolClass(name);
+            Schema[] schemas = (Schema[]) data.getField("SCHEMAS").get(null);
+            for (short v = 0; v < schemas.length; v++) {
+                if (schemas[v] == null) continue;
+                for (int i = 0; i < samples; i++) {
+                    Struct st = (Struct) gen(schemas[v]);
+                    ByteBuffer buf = ByteBuffer.allocate(schemas[v].sizeOf(st));
+                    schemas[v].write(buf, st);
+                    buf.flip();
+                    ByteBufferAccessor acc = new ByteBufferAccessor(buf);
+                    Message m = (Message) data.getConstructor(Readable.class, short.class).newInstance(acc, v);
+                    if (acc.remaining() != 0) throw new IllegalStateException(name + " v" + v + " trailing");
+                    out.println(name + " " + v + " " + hex(org.apache.kafka.common.protocol.MessageUtil.toVersionPrefixedByteBuffer(v, m)));
+                }
+            }
+        }
+        out.flush();
+    }
+
+    /**
+     * Reads "<Name> <hex>" lines as ConsumerProtocol.deserializeSubscription/Assignment do: the
+     * INT16 version, refused below the lowest, read as the highest above it, the fields of that
+     * version and nothing more. Answers "<read-as version> <bytes left> <hex written back at
+     * that version>" or "error <why>".
+     */
+    static void checkConsumerProtocol() throws IOException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, UTF_8));
+        PrintStream out = stdout();
+        for (String line; (line = in.readLine()) != null; ) {
+            if (line.isBlank()) continue;
+            String[] f = line.trim().split(" ", -1);
+            try {
+                Class<?> data = consumerProtocolClass(f[0]);
+                short lowest = data.getField("LOWEST_SUPPORTED_VERSION").getShort(null);
+                short highest = data.getField("HIGHEST_SUPPORTED_VERSION").getShort(null);
+                ByteBuffer buf = ByteBuffer.wrap(unhex(f.length > 1 ? f[1] : ""));
+                short version = buf.getShort();
+                if (version < lowest) throw new SchemaException("Unsupported version: " + version);
+                short readAs = (short) Math.min(version, highest);
+                ByteBufferAccessor acc = new ByteBufferAccessor(buf);
+                Message m = (Message) data.getConstructor(Readable.class, short.class).newInstance(acc, readAs);
+                out.println(readAs + " " + acc.remaining() + " " + hex(org.apache.kafka.common.protocol.MessageUtil.toVersionPrefixedByteBuffer(readAs, m)));
+            } catch (InvocationTargetException e) {
+                out.println("error " + oneLine(e.getCause()));
+            } catch (Exception e) {
+                out.println("error " + oneLine(e));
+            }
         }
         out.flush();
     }
