@@ -23,7 +23,10 @@ pub mod describe_share_group_offsets;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod heartbeat;
 pub mod init_producer_id;
+pub mod join_group;
+pub mod leave_group;
 pub mod list_groups;
 pub mod list_offsets;
 pub mod metadata;
@@ -35,6 +38,7 @@ pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod share_group_describe;
+pub mod sync_group;
 pub mod txn_offset_commit;
 
 #[cfg(test)]
@@ -80,7 +84,14 @@ pub use fetch::{
     ForgottenTopic, LeaderIdAndEpoch, NodeEndpoint,
 };
 pub use find_coordinator::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
+pub use heartbeat::{HeartbeatRequest, HeartbeatResponse};
 pub use init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
+pub use join_group::{
+    JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse, JoinGroupResponseMember,
+};
+pub use leave_group::{
+    LeaveGroupMemberIdentity, LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse,
+};
 pub use list_groups::{ListGroupsRequest, ListGroupsResponse, ListedGroup};
 pub use list_offsets::{
     ListOffsetsPartition, ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse,
@@ -114,6 +125,7 @@ pub use sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 pub use share_group_describe::{
     ShareDescribedGroup, ShareGroupDescribeRequest, ShareGroupDescribeResponse, ShareGroupMember,
 };
+pub use sync_group::{SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse};
 pub use txn_offset_commit::{
     TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
     TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,

@@ -79,6 +79,16 @@ pub fn nullable_string() -> BoxedStrategy<Option<String>> {
     proptest::option::of(string()).boxed()
 }
 
+/// A version-gated nullable string: [`nullable_string`] where the version has the field,
+/// always `None` where it does not.
+pub fn gated_nullable_string(present: bool) -> BoxedStrategy<Option<String>> {
+    if present {
+        nullable_string()
+    } else {
+        Just(None).boxed()
+    }
+}
+
 pub fn bytes() -> BoxedStrategy<Bytes> {
     vec(any::<u8>(), 0..12).prop_map(Bytes::from).boxed()
 }
