@@ -64,6 +64,7 @@ macro_rules! for_each_api {
             (36, SaslAuthenticate, SaslAuthenticateRequest, SaslAuthenticateResponse),
             (37, CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),
             (47, OffsetDelete, OffsetDeleteRequest, OffsetDeleteResponse),
+            (68, ConsumerGroupHeartbeat, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
             (69, ConsumerGroupDescribe, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
             (77, ShareGroupDescribe, ShareGroupDescribeRequest, ShareGroupDescribeResponse),
             (90, DescribeShareGroupOffsets, DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse),

@@ -100,7 +100,7 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(keys, sorted);
-        assert_eq!(specs.len(), 30);
+        assert_eq!(specs.len(), 31);
         assert_eq!(spec_for(ApiKey::LIST_OFFSETS).map(|s| s.name), Some("ListOffsets"));
         assert_eq!(spec_for(ApiKey::JOIN_GROUP).map(|s| s.name), Some("JoinGroup"));
         assert_eq!(spec_for(ApiKey::DESCRIBE_CONFIGS), None);

@@ -14,6 +14,7 @@ pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod api_versions;
 pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
 pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_records;
@@ -55,6 +56,10 @@ pub use api_versions::{ApiVersionRange, ApiVersionsRequest, ApiVersionsResponse,
 pub use consumer_group_describe::{
     AssignedTopicPartitions, ConsumerDescribedGroup, ConsumerGroupAssignment, ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse, ConsumerGroupMember,
+};
+pub use consumer_group_heartbeat::{
+    ConsumerGroupHeartbeatAssignment, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
+    ConsumerGroupHeartbeatTopicPartitions,
 };
 pub use create_partitions::{
     CreatePartitionsAssignment, CreatePartitionsRequest, CreatePartitionsResponse, CreatePartitionsTopic,
