@@ -123,7 +123,7 @@ fn bodies_kafka_wrote_decode_to_kafkas_own_json() {
     }
     // Every (API, direction, version) kwire and Kafka 3.9 or 4.1 share, but ApiVersions
     // responses v3 and v4.
-    assert_eq!(compared, 328);
+    assert_eq!(compared, 386);
 }
 
 #[test]
@@ -335,7 +335,9 @@ fn help_shows_an_example() {
 
 /// APIs the typed codec lacks decode through the schema interpreter: the frames and bodies a
 /// Java consumer group (classic and KIP-848), a transactional producer and an admin client
-/// send, written out by hand from the protocol's rules.
+/// send, written out by hand from the protocol's rules. The group-membership ones (Heartbeat,
+/// JoinGroup, ConsumerGroupHeartbeat) have typed messages since; they stay here as the
+/// documents the schema interpreter printed for them, which the typed rendering must print too.
 #[test]
 fn apis_without_typed_messages_decode_from_kafkas_schemas() {
     // Transactions on the 4.1 cluster: transaction.version must stay as scripts/cluster left it.

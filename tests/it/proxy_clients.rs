@@ -2,7 +2,7 @@
 //! unchanged, every one of their connections stays on the proxy (the brokers are announced at
 //! the proxy's listeners), and every frame is paired with no unmatched response and no notice.
 //!
-//! Decoding: frames of the APIs kwire types today (`supported_apis()`, 18 of them) must all
+//! Decoding: frames of the APIs kwire types today (`supported_apis()`, 31 of them) must all
 //! decode; the others print as "undecodable frame: api key N, M bytes" until the schema-driven
 //! codec lands (issue 13 point 1), so for them only the pairing is asserted.
 

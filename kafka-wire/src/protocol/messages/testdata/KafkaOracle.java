@@ -1,8 +1,10 @@
 // Apache Kafka as kwire's oracle (kafka-clients' own classes, compiled with javac against its jar).
 //
 // Modes:
-//   <samples> <seed>  random bodies written with Kafka's per-version Schemas, each read back by
+//   <samples> <seed> [Api...]
+//                     random bodies written with Kafka's per-version Schemas, each read back by
 //                     Kafka's generated *Data class: "<Api> <request|response> <version> <hex>"
+//                     (every API of APIS, or only those named)
 //   names             every field name per API
 //   check             stdin: body lines as above (written by kwire); stdout, one per line: "ok
 //                     <json>" when the generated class reads the body and writes the same bytes
@@ -45,6 +47,11 @@
 // DeleteTopics v0, OffsetForLeaderEpoch v0-1, Fetch v0-3, Produce v0-2) are absent from that jar;
 // kafka-3.9.1-bodies.txt holds the same from kafka-clients 3.9.1 (the same class path with
 // kafka-clients-3.9.1.jar in place of the kafka-* jars), seed 20251129.
+// APIs typed later were appended to both files by runs naming only them, e.g. the group
+// membership APIs with
+//   java -cp "$CP:/tmp" KafkaOracle 2 20251129 JoinGroup SyncGroup Heartbeat LeaveGroup ConsumerGroupHeartbeat
+// and their lines of kafka-*-json.txt by `check` on those lines ("ok " dropped, each prefixed
+// with "<Api> <request|response> <version>").
 // kafka-4.1.1-consumer-protocol.txt (read by ../../consumer_protocol.rs) is `KafkaOracle
 // consumer-protocol 4 20251129` (3.9.1 writes the same bytes).
 import static java.nio.charset.StandardCharsets.UTF_8;
@@ -76,7 +83,9 @@ public class KafkaOracle {
         "DescribeGroups", "CreateTopics", "DeleteTopics", "CreatePartitions", "DeleteRecords", "OffsetForLeaderEpoch",
         "OffsetDelete", "SaslHandshake", "SaslAuthenticate", "ApiVersions", "Metadata", "Fetch", "Produce",
         "ConsumerGroupDescribe", "InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn",
-        "TxnOffsetCommit"};
+        "TxnOffsetCommit", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "ConsumerGroupHeartbeat"};
+    /** The nullable struct fields of the APIs above (dotted snake_case paths; see rebuild). */
+    static final Map<String, Set<String>> NULLABLE_STRUCTS = Map.of("ConsumerGroupHeartbeatResponse", Set.of("assignment"));
     static final String[] CONSUMER_PROTOCOL = {"ConsumerProtocolSubscription", "ConsumerProtocolAssignment"};
     static Random rnd;
 
@@ -195,7 +204,8 @@ public class KafkaOracle {
         boolean names = args.length > 0 && args[0].equals("names");
         int samples = names ? 0 : Integer.parseInt(args[0]);
         rnd = new Random(names ? 0 : Long.parseLong(args[1]));
-        for (String api : APIS) {
+        String[] apis = !names && args.length > 2 ? Arrays.copyOfRange(args, 2, args.length) : APIS;
+        for (String api : apis) {
             for (String dir : new String[] {"Request", "Response"}) {
                 Class<?> data = Class.forName("org.apache.kafka.common.message." + api + dir + "Data");
                 Schema[] schemas = (Schema[]) data.getField("SCHEMAS").get(null);
@@ -203,10 +213,13 @@ public class KafkaOracle {
                 for (short v = 0; v < schemas.length; v++) {
                     if (schemas[v] == null) continue;
                     if (names) { names(schemas[v], "", all); continue; }
+                    // Nullable struct fields, which Kafka's Schema objects cannot express.
+                    Set<String> nullable = NULLABLE_STRUCTS.getOrDefault(api + dir, Set.of());
+                    Schema schema = nullable.isEmpty() ? schemas[v] : (Schema) rebuild(schemas[v], "", nullable);
                     for (int i = 0; i < samples; i++) {
-                        Struct st = (Struct) gen(schemas[v]);
-                        ByteBuffer buf = ByteBuffer.allocate(schemas[v].sizeOf(st));
-                        schemas[v].write(buf, st);
+                        Struct st = (Struct) gen(schema);
+                        ByteBuffer buf = ByteBuffer.allocate(schema.sizeOf(st));
+                        schema.write(buf, st);
                         buf.flip();
                         // Kafka's generated reader must accept exactly these bytes.
                         ByteBufferAccessor acc = new ByteBufferAccessor(buf.duplicate());
