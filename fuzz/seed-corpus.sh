@@ -7,10 +7,13 @@
 #      typed request/response targets and the schema_request/schema_response ones (same layout);
 #   2. every record set Kafka wrote in kafka-wire/src/protocol/records/testdata/*-records.txt,
 #      if present, for record_set and record_batch;
-#   3. generated seeds (fuzz/examples/seeds.rs): sample bodies of every API and version,
+#   3. every consumer-protocol message kafka-clients wrote in
+#      kafka-wire/src/protocol/messages/testdata/kafka-4.1.1-consumer-protocol.txt, for
+#      consumer_protocol;
+#   4. generated seeds (fuzz/examples/seeds.rs): sample bodies of every API and version,
 #      record batches with each codec, control/transactional batches, legacy message sets,
 #      compressed blobs for each decompressor, frames for the splitter, offset files for
-#      file_store and CSVs for consumer_groups_csv.
+#      file_store, CSVs for consumer_groups_csv and consumer-protocol messages.
 # Safe to re-run: files are named after their content's origin and overwritten.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -108,6 +111,17 @@ for file in ../kafka-wire/src/protocol/records/testdata/kafka-*-records.txt; do
     done < "$file"
 done
 echo "seed-corpus: $m record sets from Kafka's record fixtures"
+
+# Consumer-protocol messages written by kafka-clients (lines `<Name> <version> <hex>`, the hex
+# version-prefixed), for consumer_protocol as they are.
+p=0
+mkdir -p "$corpus/consumer_protocol"
+while read -r name version hex; do
+    [ -n "${name:-}" ] || continue
+    p=$((p + 1))
+    echo "$hex" | xxd -r -p > "$corpus/consumer_protocol/kafka-4.1.1-$name-v$version-$p"
+done < "$testdata/kafka-4.1.1-consumer-protocol.txt"
+echo "seed-corpus: $p consumer-protocol messages from Kafka"
 
 # The generated seeds; the example builds on the pinned stable toolchain (no libFuzzer needed).
 cargo run --quiet --locked --example seeds -- "$corpus"

@@ -3,12 +3,15 @@
 //! version (with and without a header), record batches with each codec, control and
 //! transactional batches, legacy message sets (plain and compressed wrappers), a cut-short tail,
 //! compressed blobs for each decompressor, request frames for the frame splitter, kwire offset
-//! files and kafka-consumer-groups CSVs.
+//! files, kafka-consumer-groups CSVs and consumer-protocol subscriptions and assignments.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
+use kafka_wire::protocol::consumer_protocol::{
+    ConsumerAssignment, ConsumerSubscription, ConsumerTopicPartitions, VERSIONS,
+};
 use kafka_wire::protocol::frame::encode_request;
 use kafka_wire::protocol::messages::{ApiVersionsRequest, MetadataRequest};
 use kafka_wire::protocol::records::compression::compress;
@@ -231,4 +234,29 @@ fn main() {
         b"orders,0,42\norders,1,7\nclicks.v2,0,9223372036854775807\n",
     );
     write(&corpus, "consumer_groups_csv", "loose", b"\r\n a_b-c , 2 , 0 \r\n\norders,10,5");
+
+    // The consumer protocol: a full subscription and an assignment at every version kwire
+    // writes, and both under a higher version with a later field after them.
+    let owned = vec![ConsumerTopicPartitions { topic: "orders".into(), partitions: vec![0, 3] }];
+    let subscription = ConsumerSubscription {
+        topics: vec!["orders".into(), "clicks".into()],
+        user_data: Some(Bytes::from_static(b"\x00\x01sticky")),
+        owned_partitions: Some(owned.clone()),
+        generation_id: Some(12),
+        rack_id: Some("rack-a".into()),
+    };
+    let assignment = ConsumerAssignment { assigned_partitions: owned, user_data: None };
+    for version in VERSIONS.min..=VERSIONS.max {
+        let s = subscription.encode(version).expect("a subscription encodes");
+        let a = assignment.encode(version).expect("an assignment encodes");
+        write(&corpus, "consumer_protocol", &format!("subscription-v{version}"), &s);
+        write(&corpus, "consumer_protocol", &format!("assignment-v{version}"), &a);
+        if version == VERSIONS.max {
+            for (name, mut bytes) in [("subscription", s), ("assignment", a)] {
+                bytes[..2].copy_from_slice(&9i16.to_be_bytes());
+                bytes.extend_from_slice(&[0, 0, 0, 1, 0xff]);
+                write(&corpus, "consumer_protocol", &format!("{name}-v9"), &bytes);
+            }
+        }
+    }
 }

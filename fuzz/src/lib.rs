@@ -260,9 +260,66 @@ pub fn scram_server_message(data: &[u8]) {
     }
 }
 
+/// The consumer protocol (`kafka_wire::protocol::consumer_protocol`, the bytes inside JoinGroup
+/// metadata and SyncGroup assignments, which a group leader reads from every member) on
+/// `data`, as a subscription and as an assignment: no panic, and what decodes keeps the
+/// decoders' promises — it encodes at the version it was read as, to the input's own fields
+/// (the input less its version prefix and the bytes left unread), and those bytes read back to
+/// the same value with nothing left over.
+pub fn consumer_protocol(data: &[u8]) {
+    use kafka_wire::protocol::consumer_protocol::{ConsumerAssignment, ConsumerSubscription, Decoded};
+    fn check<T: PartialEq + Debug>(
+        data: &[u8],
+        read: Result<Decoded<T>, kafka_wire::protocol::DecodeError>,
+        encode: impl Fn(&T, i16) -> Vec<u8>,
+        decode: impl Fn(Bytes) -> Result<Decoded<T>, kafka_wire::protocol::DecodeError>,
+    ) {
+        let Ok(read) = read else { return };
+        let version = read.read_as();
+        assert!(version <= read.version && read.ignored_bytes <= data.len() - 2, "{read:?}");
+        let again = encode(&read.value, version);
+        assert_eq!(again[..2], version.to_be_bytes(), "{read:?}");
+        assert_eq!(
+            again[2..],
+            data[2..data.len() - read.ignored_bytes],
+            "re-encoded fields differ: {read:?}"
+        );
+        let twice =
+            decode(Bytes::from(again)).unwrap_or_else(|e| panic!("re-encoded bytes do not decode: {e}"));
+        assert_eq!(twice, Decoded { version, value: read.value, ignored_bytes: 0 }, "decode(encode(x)) != x");
+    }
+    let input = Bytes::copy_from_slice(data);
+    check(
+        data,
+        ConsumerSubscription::decode(input.clone()),
+        |s, v| s.encode(v).expect("a decoded subscription encodes"),
+        ConsumerSubscription::decode,
+    );
+    check(
+        data,
+        ConsumerAssignment::decode(input),
+        |a, v| a.encode(v).expect("a decoded assignment encodes"),
+        ConsumerAssignment::decode,
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_consumer_protocol_property_holds_for_short_higher_and_kafka_written_inputs() {
+        consumer_protocol(&[]);
+        consumer_protocol(&[0]);
+        consumer_protocol(&[0xff, 0xff, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        // A v9 assignment (read as v3) with a later field after it.
+        consumer_protocol(&[0, 9, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 2, 3]);
+        // A v1 subscription kafka-clients 4.1.1 wrote (kafka-4.1.1-consumer-protocol.txt).
+        let hex = "00010000000000000000000000010002c3a900000002718e68142c8a9b10";
+        let bytes: Vec<u8> =
+            (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+        consumer_protocol(&bytes);
+    }
 
     #[test]
     fn the_rfc_7677_server_first_message_passes_the_scram_property() {
