@@ -14,3 +14,6 @@
 
 pub(crate) mod contract;
 pub(crate) mod prepared;
+pub(crate) mod range;
+#[cfg(test)]
+pub(crate) mod test_support;
