@@ -15,5 +15,6 @@
 pub(crate) mod contract;
 pub(crate) mod prepared;
 pub(crate) mod range;
+pub(crate) mod round_robin;
 #[cfg(test)]
 pub(crate) mod test_support;
