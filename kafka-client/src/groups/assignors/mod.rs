@@ -16,5 +16,6 @@ pub(crate) mod contract;
 pub(crate) mod prepared;
 pub(crate) mod range;
 pub(crate) mod round_robin;
+pub(crate) mod sticky_claims;
 #[cfg(test)]
 pub(crate) mod test_support;
