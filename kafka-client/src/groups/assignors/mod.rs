@@ -17,6 +17,7 @@ pub(crate) mod prepared;
 pub(crate) mod range;
 pub(crate) mod round_robin;
 pub(crate) mod sticky_claims;
+pub(crate) mod sticky_general;
 pub(crate) mod sticky_quota;
 #[cfg(test)]
 pub(crate) mod test_support;
