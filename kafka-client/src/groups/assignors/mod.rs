@@ -13,6 +13,7 @@
 #![cfg_attr(not(test), expect(dead_code, reason = "the classic group member (issue 35) calls in"))]
 
 pub(crate) mod contract;
+pub(crate) mod cooperative_sticky;
 pub(crate) mod prepared;
 pub(crate) mod range;
 pub(crate) mod round_robin;
