@@ -37,7 +37,7 @@ pub use config::consumer_properties::apply_consumer_properties;
 pub use config::producer_properties::apply_producer_properties;
 pub use config::properties::{apply_properties, is_secret_key, ConfigError, ConfigWarning};
 pub use consumer::config::{ConsumerConfig, GroupProtocol, Subscription};
-pub use consumer::consumer::{Consumer, RecordChunk};
+pub use consumer::consumer::{Consumer, GroupMemberState, RecordChunk};
 pub use consumer::error::{ConsumerError, NotOwnedReason};
 pub use consumer::listener::{RebalanceListener, RevokeCommits};
 pub use consumer::start_positions::{StartPosition, StartRefusal};
@@ -51,6 +51,7 @@ pub use groups::description::{
     ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupMember, GroupType,
 };
 pub use groups::group_metadata::ConsumerGroupMetadata;
+pub use groups::member::model::{CloseMode, MemberPhase};
 pub use groups::non_member::{GroupListing, OffsetToCommit};
 pub use groups::share_groups::ShareStartOffset;
 pub use kafka_vocab::Isolation;

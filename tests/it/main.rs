@@ -33,6 +33,7 @@ mod client_differential;
 mod client_faults;
 mod client_fetch_sessions;
 mod client_fetcher;
+mod client_group_member;
 mod client_partial_authz;
 mod client_produce_fetch;
 mod client_producer;

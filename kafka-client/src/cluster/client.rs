@@ -68,6 +68,24 @@ pub(crate) enum Renewal {
     Reopen,
 }
 
+/// The connection map's key of member `member`'s connection to `addr`.
+fn member_socket_key(addr: &str, member: u64) -> String {
+    format!("{addr} (group member {member})")
+}
+
+/// Which connection to a broker a request goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Socket {
+    /// The one every request shares.
+    Shared,
+    /// A group member's own, to its coordinator, as the Java consumer keeps one: a broker
+    /// answers a connection's requests one at a time in order, so a JoinGroup the coordinator
+    /// holds until the rebalance completes would otherwise hold up fetches and commits to that
+    /// broker — or another member's heartbeats, when several members share the client (hence
+    /// one per member, by the number [`Client::new_member_socket`] gave it).
+    GroupMember(u64),
+}
+
 /// The decision for a connection that is `closed` or not, whose session is to be renewed at
 /// `renew_at` (`None`: never), at `now`. A session the broker already let expire is still
 /// renewed in place: Kafka brokers take a SaslHandshake on an expired session and close the
@@ -124,6 +142,8 @@ pub struct Client {
     /// the slot; opening a connection locks just that address's slot, so a broker that is slow
     /// to connect or answer ApiVersions does not hold up requests to the others.
     connections: StdMutex<HashMap<String, ConnectionSlot>>,
+    /// Numbers the group members' own connections ([`Socket::GroupMember`]).
+    member_sockets: std::sync::atomic::AtomicU64,
     metadata: StdMutex<Option<Arc<ClusterMetadata>>>,
     generation: AtomicU64,
     /// Requests sent per address, over all connections ever opened to it.
@@ -160,6 +180,7 @@ impl Client {
             config,
             transport,
             connections: StdMutex::default(),
+            member_sockets: std::sync::atomic::AtomicU64::new(0),
             metadata: StdMutex::default(),
             generation: AtomicU64::new(0),
             requests: StdMutex::default(),
@@ -266,7 +287,20 @@ impl Client {
     /// The live connection to `broker`, opening and negotiating a new one if there is none or
     /// the old one died.
     pub(crate) async fn connection(&self, broker: &BrokerRef) -> Result<Arc<BrokerConnection>, ClientError> {
-        let slot = Arc::clone(lock(&self.connections).entry(broker.addr.clone()).or_default());
+        self.connection_on(broker, Socket::Shared).await
+    }
+
+    /// The live connection of kind `socket` to `broker` (see [`Socket`]).
+    pub(crate) async fn connection_on(
+        &self,
+        broker: &BrokerRef,
+        socket: Socket,
+    ) -> Result<Arc<BrokerConnection>, ClientError> {
+        let key = match socket {
+            Socket::Shared => broker.addr.clone(),
+            Socket::GroupMember(member) => member_socket_key(&broker.addr, member),
+        };
+        let slot = Arc::clone(lock(&self.connections).entry(key).or_default());
         let mut slot = slot.lock().await;
         if let Some(conn) = slot.as_ref() {
             let renew_at = *lock(&conn.renew_at);
@@ -505,8 +539,23 @@ impl Client {
     where
         R::Response: std::fmt::Debug,
     {
+        self.finish_within::<R>(broker, version, pending, self.config.request_timeout).await
+    }
+
+    /// [`finish`](Self::finish), waiting up to `wait` for the response instead of the request
+    /// timeout (a JoinGroup the coordinator holds until the rebalance completes).
+    pub(crate) async fn finish_within<R: Request>(
+        &self,
+        broker: &BrokerRef,
+        version: i16,
+        pending: PendingResponse,
+        wait: Duration,
+    ) -> Result<R::Response, ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
         let api = R::SPEC.key;
-        let response = pending.wait(self.config.request_timeout).await?;
+        let response = pending.wait(wait).await?;
         let (correlation_id, response_frame) = (response.correlation_id, response.frame);
         let decoded = decode_response::<R>(response_frame.clone(), version);
         if let Some(trace) = &self.config.trace {
@@ -603,6 +652,41 @@ impl Client {
             })
             .await?;
         Ok(version)
+    }
+
+    /// Like [`send_built`](Self::send_built), on the group member's own connection to the
+    /// coordinator ([`Socket::GroupMember`]), waiting up to `wait` for the answer.
+    pub(crate) async fn send_as_member<R: Request + std::fmt::Debug>(
+        &self,
+        member: u64,
+        broker: &BrokerRef,
+        wait: Duration,
+        build: impl FnOnce(i16) -> R,
+    ) -> Result<(i16, R::Response), ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
+        let conn = self.connection_on(broker, Socket::GroupMember(member)).await?;
+        let version = conn.versions.choose(&R::SPEC, broker)?;
+        let request = build(version);
+        self.wait_out_throttle(&broker.addr).await;
+        let pending = self.submit_on(&conn.connection, &request, version);
+        let response = match pending {
+            Ok(pending) => self.finish_within::<R>(broker, version, pending, wait).await,
+            Err(e) => Err(e),
+        };
+        Ok((version, retire_on_decode_error(&conn, response)?))
+    }
+
+    /// A number for a new group member's own connections ([`Socket::GroupMember`]).
+    pub(crate) fn new_member_socket(&self) -> u64 {
+        self.member_sockets.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Closes member `member`'s connections (it left its group).
+    pub(crate) fn drop_member_sockets(&self, member: u64) {
+        let suffix = member_socket_key("", member);
+        lock(&self.connections).retain(|key, _| !key.ends_with(&suffix));
     }
 
     /// Sends `request` to any reachable broker (known brokers first, then bootstrap).

@@ -27,6 +27,7 @@ pub(crate) const CONSUMER_KEYS: &[&str] = &[
     "fetch.min.bytes",
     "fetch.max.bytes",
     "max.partition.fetch.bytes",
+    "metadata.max.age.ms",
 ];
 
 /// The Java name of a consumer setting given by its Java or librdkafka name; `None` for any

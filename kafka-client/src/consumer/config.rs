@@ -88,6 +88,9 @@ pub struct ConsumerConfig {
     pub fetch: FetchOptions,
     /// `request.timeout.ms`-like bound on each group and offset request (and its retries).
     pub request_timeout: Duration,
+    /// `metadata.max.age.ms`: how often a classic member looks at its topics' partitions (a
+    /// topic that gained partitions, or a new topic matching a pattern, makes it rejoin).
+    pub metadata_max_age: Duration,
 }
 
 impl Default for ConsumerConfig {
@@ -109,6 +112,7 @@ impl Default for ConsumerConfig {
             auto_commit_interval: Duration::from_secs(5),
             fetch: FetchOptions::default(),
             request_timeout: Duration::from_secs(30),
+            metadata_max_age: Duration::from_secs(300),
         }
     }
 }

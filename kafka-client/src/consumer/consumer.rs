@@ -7,15 +7,20 @@ use std::time::{Duration, Instant};
 
 use crate::cluster::client::Client;
 use crate::cluster::router::{PartitionResults, TopicPartition};
-use crate::consumer::config::ConsumerConfig;
+use crate::consumer::config::{ConsumerConfig, GroupProtocol, Subscription};
 use crate::consumer::error::{ConsumerError, NotOwnedReason};
-use crate::consumer::listener::RebalanceListener;
+use crate::consumer::listener::{RebalanceListener, RevokeCommits};
+use crate::consumer::membership::Membership;
 use crate::consumer::start_positions::{start_positions, StartPosition, StartRules};
 use crate::error::ClientError;
 use crate::fetch::fetcher::Fetcher;
 use crate::fetch::ranges::{FetchRange, FetchedRecord};
 use crate::groups::commit_metadata::topic_id_metadata;
+use crate::groups::group_metadata::ConsumerGroupMetadata;
+use crate::groups::member::model::{CloseMode, CommitIdentity, MemberEvent, MemberPhase};
+use crate::groups::member::Member;
 use crate::groups::non_member::OffsetToCommit;
+use kafka_wire::protocol::ErrorCode;
 use offset_engine::Stored;
 
 /// Records of one partition, in offset order, as one poll returns them.
@@ -28,6 +33,25 @@ pub struct RecordChunk {
     /// The high watermark the response reported (exclusive): `high_watermark − position` is
     /// the partition's lag.
     pub high_watermark: i64,
+}
+
+/// A group member's state, as [`Consumer::member_state`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMemberState {
+    /// The protocol spoken (classic after a fallback from a broker without KIP-848).
+    pub protocol: GroupProtocol,
+    /// Joining, rebalancing, stable, ...
+    pub phase: MemberPhase,
+    /// The id the coordinator knows the member by (empty before the first join answer).
+    pub member_id: String,
+    /// The classic generation or the KIP-848 member epoch (−1 / 0 before joining).
+    pub generation_or_epoch: i32,
+    /// `group.instance.id` of a static member.
+    pub instance_id: Option<String>,
+    /// Classic: whether this member is the group's leader (it runs the assignor).
+    pub leader: bool,
+    /// The partitions the member owns in the group (those being revoked included).
+    pub owned: Vec<TopicPartition>,
 }
 
 /// One assigned partition as the consumer tracks it.
@@ -78,6 +102,8 @@ pub struct Consumer {
     pub(crate) pending: std::collections::VecDeque<ConsumerError>,
     pub(crate) last_auto_commit: Instant,
     pub(crate) closed: bool,
+    /// The group member's task, after [`subscribe`](Self::subscribe).
+    pub(crate) membership: Option<Membership>,
 }
 
 impl std::fmt::Debug for Consumer {
@@ -106,7 +132,75 @@ impl Consumer {
             pending: std::collections::VecDeque::new(),
             last_auto_commit: Instant::now(),
             closed: false,
+            membership: None,
         }
+    }
+
+    /// Joins the group (`group.id`) and reads the partitions it assigns, from then on: each
+    /// starts where [`StartPosition`] says, with the listener told of every change. The
+    /// membership runs on a task of its own (heartbeats never wait for the application), with
+    /// `group.protocol`'s protocol — KIP-848's falls back to classic on a broker without it
+    /// ([`group_protocol`](Self::group_protocol) says which). Subscribing again changes the
+    /// topics (a rebalance follows). Partitions given by [`assign`](Self::assign) are dropped.
+    pub fn subscribe(&mut self, subscription: Subscription) -> Result<(), ConsumerError> {
+        self.ensure_open()?;
+        let group = self.config.group_id.clone().ok_or(ConsumerError::NoGroup)?;
+        match &subscription {
+            Subscription::Topics(topics) => {
+                kafka_wire::protocol::names::validate_topics(topics.iter().map(String::as_str))
+                    .map_err(|e| ConsumerError::InvalidArgument(e.to_string()))?;
+            }
+            Subscription::Pattern(pattern) => {
+                regex::Regex::new(pattern).map_err(|e| {
+                    ConsumerError::InvalidArgument(format!("`{pattern}` is not a regular expression: {e}"))
+                })?;
+            }
+        }
+        if let Some(membership) = &mut self.membership {
+            membership.subscribe(subscription);
+            return Ok(());
+        }
+        for tp in std::mem::take(&mut self.assigned).into_keys() {
+            self.fetcher.remove(&tp);
+        }
+        self.membership =
+            Some(Membership::start(Arc::clone(&self.client), &self.config, &group, subscription));
+        Ok(())
+    }
+
+    /// The member's state in its group (`None` when not subscribed): the protocol it speaks,
+    /// where it is, and the identity its commits carry — what `kafka-consumer-groups --describe`
+    /// shows of it.
+    pub fn member_state(&self) -> Option<GroupMemberState> {
+        self.membership.as_ref().map(|m| {
+            m.with(|m| {
+                let identity = m.identity();
+                let (protocol, leader) = match m {
+                    Member::Classic(c) => (GroupProtocol::Classic, c.is_leader()),
+                    Member::BrokerAssigned(_) => (GroupProtocol::Consumer, false),
+                };
+                GroupMemberState {
+                    protocol,
+                    phase: m.phase(),
+                    member_id: identity.member_id,
+                    generation_or_epoch: identity.generation_or_epoch,
+                    instance_id: identity.instance_id,
+                    leader,
+                    owned: m.owned().partitions().iter().cloned().collect(),
+                }
+            })
+        })
+    }
+
+    /// The group protocol the member speaks now (`None` when it is not in a group): the
+    /// configured one, or classic after a fallback from a broker without KIP-848.
+    pub fn group_protocol(&self) -> Option<GroupProtocol> {
+        self.membership.as_ref().map(|m| {
+            m.with(|m| match m {
+                Member::Classic(_) => GroupProtocol::Classic,
+                Member::BrokerAssigned(_) => GroupProtocol::Consumer,
+            })
+        })
     }
 
     /// Calls `listener` on every partition change from now on.
@@ -129,6 +223,11 @@ impl Consumer {
         partitions: &[TopicPartition],
     ) -> Result<Vec<Result<StartPosition, ConsumerError>>, ConsumerError> {
         self.ensure_open()?;
+        if self.membership.is_some() {
+            return Err(ConsumerError::InvalidArgument(
+                "this consumer is subscribed: its group assigns its partitions".to_owned(),
+            ));
+        }
         let gone: Vec<TopicPartition> =
             self.assigned.keys().filter(|tp| !partitions.contains(tp)).cloned().collect();
         for tp in gone {
@@ -147,7 +246,10 @@ impl Consumer {
     /// non-member's (generation −1) when it reads assigned partitions; `None` without `group.id`.
     pub fn group_metadata(&self) -> Option<crate::groups::group_metadata::ConsumerGroupMetadata> {
         let group = self.config.group_id.as_deref()?;
-        Some(crate::groups::group_metadata::ConsumerGroupMetadata::non_member(group))
+        Some(match &self.membership {
+            Some(m) => metadata_of(group, &m.with(|m| m.identity())),
+            None => ConsumerGroupMetadata::non_member(group),
+        })
     }
 
     /// The partitions assigned now (by [`assign`](Self::assign) or the group).
@@ -228,17 +330,37 @@ impl Consumer {
         self.ensure_open()?;
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
+            if let Some(m) = &self.membership {
+                m.with(|m| m.application_polled(Instant::now()));
+            }
+            while let Some(event) = self.membership.as_mut().and_then(Membership::try_event) {
+                self.member_event(event).await;
+            }
             self.auto_commit_if_due().await;
             if let Some(e) = self.pending.pop_front() {
                 return Err(e);
             }
-            let next = tokio::time::timeout_at(deadline, self.fetcher.next()).await;
+            let next = tokio::select! {
+                next = tokio::time::timeout_at(deadline, self.fetcher.next()) => next,
+                Some(event) = next_event(&mut self.membership) => {
+                    self.member_event(event).await;
+                    continue;
+                }
+            };
             match next {
                 Err(_) => return Ok(None),
                 Ok(None) => {
-                    // Nothing to read (nothing assigned, or all paused or refused).
-                    tokio::time::sleep_until(deadline).await;
-                    return Ok(None);
+                    // Nothing to read (nothing assigned, or all paused or refused): wait for
+                    // the group to assign something, or the deadline.
+                    let event = tokio::time::timeout_at(deadline, next_event(&mut self.membership)).await;
+                    match event {
+                        Ok(Some(event)) => self.member_event(event).await,
+                        Ok(None) => {
+                            tokio::time::sleep_until(deadline).await;
+                            return Ok(None);
+                        }
+                        Err(_) => return Ok(None),
+                    }
                 }
                 Ok(Some((tp, Ok(chunk)))) => {
                     let Some(a) = self.assigned.get_mut(&tp) else { continue };
@@ -361,7 +483,30 @@ impl Consumer {
         if to_commit.is_empty() {
             return Ok(BTreeMap::new());
         }
-        let results = self.client.commit_offsets(&group, &to_commit, self.config.request_timeout).await?;
+        let identity = self.commit_identity(&group, offsets)?;
+        let timeout = self.config.request_timeout;
+        let mut results = self.client.commit_offsets_as(&identity, &to_commit, timeout).await?;
+        // KIP-848: a heartbeat answered while the commit was on its way moved the member epoch
+        // on. As the Java consumer does, commit again with the member's epoch of now, while the
+        // partitions are still its own (checked again: a lost one refuses).
+        let deadline = Instant::now() + timeout;
+        loop {
+            let stale: Vec<(TopicPartition, i64)> = results
+                .iter()
+                .filter(|(_, r)| {
+                    matches!(r, Err(ClientError::Kafka { code, .. }) if *code == ErrorCode::STALE_MEMBER_EPOCH)
+                })
+                .filter_map(|(tp, _)| Some((tp.clone(), to_commit.iter().find(|o| &o.tp == tp)?.offset)))
+                .collect();
+            if stale.is_empty() || self.membership.is_none() || Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let identity = self.commit_identity(&group, &stale)?;
+            let again: Vec<OffsetToCommit> =
+                to_commit.iter().filter(|o| stale.iter().any(|(tp, _)| *tp == o.tp)).cloned().collect();
+            results.extend(self.client.commit_offsets_as(&identity, &again, timeout).await?);
+        }
         for (tp, result) in &results {
             if let (Ok(()), Some(a)) = (result, self.assigned.get_mut(tp)) {
                 a.committed = to_commit.iter().find(|o| &o.tp == tp).map(|o| o.offset);
@@ -379,9 +524,10 @@ impl Consumer {
         self.ensure_open()?;
         let group = self.config.group_id.clone().ok_or(ConsumerError::NoGroup)?;
         let to_commit = self.offsets_to_commit(offsets)?;
+        let identity = self.commit_identity(&group, offsets)?;
         let client = Arc::clone(&self.client);
         let timeout = self.config.request_timeout;
-        Ok(tokio::spawn(async move { client.commit_offsets(&group, &to_commit, timeout).await }))
+        Ok(tokio::spawn(async move { client.commit_offsets_as(&identity, &to_commit, timeout).await }))
     }
 
     /// The commits for `offsets`, each with its leader epoch (the last record's, never below
@@ -446,17 +592,147 @@ impl Consumer {
     }
 
     /// Commits the positions if auto-commit is on, and stops: later calls fail with
-    /// [`ConsumerError::Closed`].
+    /// [`ConsumerError::Closed`]. A group member first lets the listener commit what it
+    /// processed (as before a rebalance), then leaves at once — except a static member, which
+    /// stays until its session times out ([`close_with`](Self::close_with) chooses).
     pub async fn close(&mut self) -> Result<(), ConsumerError> {
+        self.close_with(CloseMode::Default).await
+    }
+
+    /// [`close`](Self::close), with what the member does about its group chosen (KIP-1092):
+    /// leave even as a static member, or leave nothing behind but its session.
+    pub async fn close_with(&mut self, mode: CloseMode) -> Result<(), ConsumerError> {
         if self.closed {
             return Ok(());
         }
-        let committed = if self.config.enable_auto_commit && self.config.group_id.is_some() {
+        let committed = if let Some(membership) = &self.membership {
+            // As before a rebalance: the member revokes what it owns, the application commits
+            // what it processed, then the member leaves (a static member stays until its
+            // session times out, KIP-345) — all within the request timeout.
+            membership.begin_close(mode);
+            let deadline = tokio::time::Instant::now() + self.config.request_timeout;
+            while let Ok(Some(event)) =
+                tokio::time::timeout_at(deadline, next_event(&mut self.membership)).await
+            {
+                if matches!(event, MemberEvent::Left | MemberEvent::Fatal(_)) {
+                    break;
+                }
+                self.member_event(event).await;
+            }
+            self.membership = None;
+            match self.pending.iter().position(|e| matches!(e, ConsumerError::Partition { .. })) {
+                Some(i) => Err(self.pending.remove(i).unwrap_or(ConsumerError::Closed)),
+                None => Ok(()),
+            }
+        } else if self.config.enable_auto_commit && self.config.group_id.is_some() {
             self.commit_positions().await.map(|_| ())
         } else {
             Ok(())
         };
         self.closed = true;
+        committed
+    }
+
+    /// The identity `offsets` are committed with: the member's, once each partition's owner is
+    /// checked with the member (a revoked or lost one refuses the commit before anything is
+    /// sent); a non-member's without a group membership.
+    fn commit_identity(
+        &self,
+        group: &str,
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<ConsumerGroupMetadata, ConsumerError> {
+        let Some(membership) = &self.membership else { return Ok(ConsumerGroupMetadata::non_member(group)) };
+        membership.with(|m| {
+            let mut identity = m.identity();
+            for (tp, _) in offsets {
+                identity = m.commit_allowed(tp).map_err(|refused| ConsumerError::NotOwned {
+                    partition: refused.partition,
+                    reason: NotOwnedReason::from(refused.reason),
+                })?;
+            }
+            Ok(metadata_of(group, &identity))
+        })
+    }
+
+    /// Acts on one event of the member.
+    async fn member_event(&mut self, event: MemberEvent) {
+        match event {
+            MemberEvent::Assigned(partitions) => {
+                self.start(&partitions, &BTreeMap::new()).await;
+            }
+            MemberEvent::Revoking(partitions) => {
+                if let Err(e) = self.revoke(&partitions).await {
+                    self.pending.push_back(e);
+                }
+                if let Some(m) = &self.membership {
+                    m.with(|m| m.revocation_done(&partitions));
+                }
+            }
+            MemberEvent::Lost(partitions) => {
+                for tp in &partitions {
+                    self.fetcher.remove(tp);
+                    self.assigned.remove(tp);
+                    self.released.insert(tp.clone(), NotOwnedReason::Lost);
+                }
+                if let Some(listener) = self.listener.as_mut() {
+                    listener.on_lost(&partitions);
+                }
+            }
+            MemberEvent::PollIntervalExceeded { elapsed } => {
+                self.pending.push_back(ConsumerError::PollIntervalExceeded {
+                    elapsed,
+                    limit: self.config.max_poll_interval,
+                });
+            }
+            MemberEvent::Fatal(e) => {
+                let group = self.membership.as_ref().map_or_else(String::new, |m| m.group().to_owned());
+                self.pending.push_back(ConsumerError::Membership { group, message: e.to_string() });
+            }
+            // The task's own jobs never reach here; Left ends the event stream.
+            MemberEvent::AssignAsLeader { .. } | MemberEvent::NeedTopicNames(_) | MemberEvent::Left => {}
+        }
+    }
+
+    /// Takes `partitions` out of reading, lets the listener commit what was processed (and
+    /// commits their positions with auto-commit) while they are still owned, then forgets them.
+    async fn revoke(&mut self, partitions: &[TopicPartition]) -> Result<(), ConsumerError> {
+        for tp in partitions {
+            self.fetcher.remove(tp);
+        }
+        let mut commits = RevokeCommits::default();
+        if let Some(listener) = self.listener.as_mut() {
+            listener.on_revoked(partitions, &mut commits);
+        }
+        let mut offsets = commits.offsets;
+        if self.config.enable_auto_commit {
+            for tp in partitions {
+                if offsets.iter().any(|(p, _)| p == tp) {
+                    continue;
+                }
+                if let Some(a) = self.assigned.get(tp) {
+                    if let Some(position) = a.position.filter(|p| a.committed != Some(*p)) {
+                        offsets.push((tp.clone(), position));
+                    }
+                }
+            }
+        }
+        let committed = if offsets.is_empty() || self.config.group_id.is_none() {
+            Ok(())
+        } else {
+            match self.commit(&offsets).await {
+                Ok(results) => results
+                    .into_iter()
+                    .find_map(|(partition, r)| r.err().map(|e| (partition, e)))
+                    .map_or(Ok(()), |(partition, source)| {
+                        Err(ConsumerError::Partition { partition, source: Box::new(source) })
+                    }),
+                Err(e) => Err(e),
+            }
+        };
+        for tp in partitions {
+            self.assigned.remove(tp);
+            self.released.insert(tp.clone(), NotOwnedReason::Revoked);
+        }
         committed
     }
 
@@ -466,5 +742,22 @@ impl Consumer {
         } else {
             Ok(())
         }
+    }
+}
+
+/// The membership's next event, or never without one (for `select!`).
+async fn next_event(membership: &mut Option<Membership>) -> Option<MemberEvent> {
+    match membership {
+        Some(m) => m.next_event().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn metadata_of(group: &str, identity: &CommitIdentity) -> ConsumerGroupMetadata {
+    ConsumerGroupMetadata {
+        group_id: group.to_owned(),
+        generation_id: identity.generation_or_epoch,
+        member_id: identity.member_id.clone(),
+        group_instance_id: identity.instance_id.clone(),
     }
 }

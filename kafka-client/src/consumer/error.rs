@@ -122,3 +122,14 @@ impl From<ClientError> for ConsumerError {
         Self::Client(Box::new(e))
     }
 }
+
+impl From<crate::groups::member::model::NotOwnedReason> for NotOwnedReason {
+    fn from(reason: crate::groups::member::model::NotOwnedReason) -> Self {
+        use crate::groups::member::model::NotOwnedReason as Member;
+        match reason {
+            Member::Revoked => Self::Revoked,
+            Member::Lost(_) => Self::Lost,
+            Member::NeverAssigned => Self::NeverAssigned,
+        }
+    }
+}

@@ -16,4 +16,5 @@ pub(crate) mod config;
 pub(crate) mod consumer;
 pub(crate) mod error;
 pub(crate) mod listener;
+pub(crate) mod membership;
 pub(crate) mod start_positions;

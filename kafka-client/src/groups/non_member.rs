@@ -15,6 +15,7 @@ use crate::groups::committed_offsets::{committed_of, CommittedOffsets};
 use crate::groups::description::{
     partitions_of, ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupMember, GroupType,
 };
+use crate::groups::group_metadata::ConsumerGroupMetadata;
 use kafka_wire::protocol::messages::{
     describe_groups, list_groups, offset_commit, offset_fetch, ConsumerGroupDescribeRequest,
     DescribeGroupsRequest, ListGroupsRequest, OffsetCommitRequest, OffsetCommitRequestPartition,
@@ -331,6 +332,20 @@ impl Client {
         offsets: &[OffsetToCommit],
         timeout: Duration,
     ) -> Result<PartitionResults<()>, ClientError> {
+        self.commit_offsets_as(&ConsumerGroupMetadata::non_member(group), offsets, timeout).await
+    }
+
+    /// [`commit_offsets`](Self::commit_offsets) as the member `member` describes (its id,
+    /// generation or KIP-848 member epoch, instance id): the coordinator fences it, answering
+    /// ILLEGAL_GENERATION, STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID per
+    /// partition when the member is not the group's current one.
+    pub async fn commit_offsets_as(
+        &self,
+        member: &ConsumerGroupMetadata,
+        offsets: &[OffsetToCommit],
+        timeout: Duration,
+    ) -> Result<PartitionResults<()>, ClientError> {
+        let group = member.group_id.as_str();
         // A bad name refuses the whole batch: nothing is half-committed over a caller's typo.
         validate_topics(offsets.iter().map(|o| &*o.tp.topic))?;
         let mut by_topic: BTreeMap<&str, Vec<&OffsetToCommit>> = BTreeMap::new();
@@ -343,9 +358,9 @@ impl Client {
                 let (_, response) = self
                     .send_built(&broker, |version| OffsetCommitRequest {
                         group_id: group.to_owned(),
-                        generation_id_or_member_epoch: (version >= 1).then_some(-1),
-                        member_id: (version >= 1).then(String::new),
-                        group_instance_id: None,
+                        generation_id_or_member_epoch: (version >= 1).then_some(member.generation_id),
+                        member_id: (version >= 1).then(|| member.member_id.clone()),
+                        group_instance_id: member.group_instance_id.clone().filter(|_| version >= 7),
                         retention_time_ms: (2..=4).contains(&version).then_some(-1),
                         topics: by_topic
                             .iter()

@@ -29,13 +29,6 @@
 //!
 //! Imports nothing from the rest of the client but `kafka_vocab::TopicPartition`.
 
-// The classic group member (issue 35) is the caller; until it lands, only the tests call in
-// (the re-exports below are the paths it takes the types by).
-#![cfg_attr(
-    not(test),
-    expect(dead_code, unused_imports, reason = "the classic group member (issue 35) calls in")
-)]
-
 pub(crate) mod contract;
 pub(crate) mod cooperative_sticky;
 pub(crate) mod prepared;
@@ -47,6 +40,7 @@ pub(crate) mod sticky_quota;
 #[cfg(test)]
 pub(crate) mod test_support;
 
+#[allow(unused_imports)] // the contract's whole vocabulary, at the module's path
 pub(crate) use self::contract::{
     Assignment, AssignmentInput, Assignor, MemberSubscription, RebalanceProtocol, MAX_ASSIGNED_PARTITIONS,
 };

@@ -69,16 +69,7 @@ pub(crate) const CLOSE_REASON: &str = "the consumer is being closed";
 /// answer is awaited.
 const JOIN_ANSWER_LAPSE: Duration = Duration::from_secs(5);
 
-/// How a rebalance treats the partitions a member owns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RebalanceProtocol {
-    /// Revoke everything before every JoinGroup (range, roundrobin, sticky).
-    Eager,
-    /// KIP-429: keep what stays; revoke only what moves, then rejoin once more so that it can
-    /// go to its new owner (cooperative-sticky). Chosen only when every offered assignor
-    /// supports it (Java's `ConsumerCoordinator`).
-    Cooperative,
-}
+pub(crate) use crate::groups::assignors::RebalanceProtocol;
 
 /// A classic member's settings (consumer config names in the docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -327,6 +318,11 @@ impl ClassicMember {
     /// The next event to act on.
     pub(crate) fn poll_event(&mut self) -> Option<MemberEvent> {
         self.events.pop_front()
+    }
+
+    /// Whether an event waits for `poll_event`.
+    pub(crate) fn has_events(&self) -> bool {
+        !self.events.is_empty()
     }
 
     /// The next request to send, if one is due at `now`; fires the machine's timers first

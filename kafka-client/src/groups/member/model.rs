@@ -270,7 +270,7 @@ impl std::error::Error for MemberError {}
 
 /// What `close` does about the group (KIP-1092's `CloseOptions.GroupMembershipOperation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum CloseMode {
+pub enum CloseMode {
     /// A dynamic member leaves; a static member stays until its session times out, so that a
     /// restart within `session.timeout.ms` moves no partition (KIP-345).
     #[default]
@@ -281,9 +281,9 @@ pub(crate) enum CloseMode {
     RemainInGroup,
 }
 
-/// Where a member is, for the driver's logs and metrics (and the tests).
+/// Where a group member is ([`GroupMemberState::phase`](crate::GroupMemberState)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum MemberPhase {
+pub enum MemberPhase {
     /// Not in a generation (classic) or without a member epoch (KIP-848) yet: joining.
     Joining,
     /// In the group, with a rebalance or reconciliation step under way: a JoinGroup, SyncGroup
@@ -319,6 +319,7 @@ impl Owned {
     }
 
     /// The owned partitions being revoked (awaiting `revocation_done`).
+    #[cfg_attr(not(test), allow(dead_code))] // the property tests' ownership checks
     pub(crate) fn revoking(&self) -> &BTreeSet<TopicPartition> {
         &self.revoking
     }
@@ -329,6 +330,7 @@ impl Owned {
     }
 
     /// Whether `tp` is owned (being revoked or not).
+    #[cfg_attr(not(test), allow(dead_code))] // the property tests' ownership checks
     pub(crate) fn contains(&self, tp: &TopicPartition) -> bool {
         self.held.contains(tp)
     }

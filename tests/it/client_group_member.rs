@@ -1,0 +1,383 @@
+//! kwire as a consumer-group member on the real cluster, with both of Kafka's protocols
+//! (classic cooperative-sticky and KIP-848): members split a group's partitions disjointly and
+//! completely and hand them over through commits without losing or doubling a record; a kwire
+//! member shares a group with Java's consumer; a batch longer than the session timeout keeps
+//! the member (liveness is the heartbeat task's) while an application that stops polling is
+//! told it left; and each assigned partition starts where offset-engine's rules say.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kafka_client::{
+    Client, ClientConfig, Consumer, ConsumerConfig, ConsumerError, GroupProtocol, MemberPhase,
+    NotOwnedReason, OffsetToCommit, ProduceRecord, Producer, ProducerConfig, RebalanceListener,
+    StartPosition, StartRefusal, Subscription, TopicPartition,
+};
+use offset_engine::{Anomaly, OutOfRangePolicy, StartPolicy};
+
+use crate::support;
+
+const TIMEOUT: Duration = Duration::from_secs(90);
+
+async fn connect(cluster: &support::Cluster) -> Arc<Client> {
+    Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap())
+}
+
+async fn produce(client: &Arc<Client>, topic: &str, count: usize) {
+    let producer = Producer::new(Arc::clone(client), ProducerConfig::default()).unwrap();
+    for i in 0..count {
+        let text = Bytes::from(format!("{i}"));
+        producer.send(topic, ProduceRecord::new(Some(text.clone()), Some(text))).await.unwrap();
+    }
+    producer.flush().await;
+}
+
+fn member(group: &str, protocol: GroupProtocol) -> ConsumerConfig {
+    ConsumerConfig {
+        group_id: Some(group.to_owned()),
+        group_protocol: protocol,
+        start: StartPolicy::Earliest,
+        assignment_strategy: vec!["cooperative-sticky".to_owned()],
+        session_timeout: Duration::from_secs(10),
+        heartbeat_interval: Duration::from_secs(1),
+        enable_auto_commit: true,
+        ..ConsumerConfig::default()
+    }
+}
+
+/// What a member running on its own task has read and owns, for the test to watch.
+#[derive(Default)]
+struct Watch {
+    read: Mutex<Vec<(TopicPartition, i64)>>,
+    owned: Mutex<BTreeMap<String, Vec<TopicPartition>>>,
+    stop: AtomicBool,
+}
+
+/// Polls `consumer` until the watch says stop, recording every record and what it owns.
+async fn run_member(name: &'static str, mut consumer: Consumer, watch: Arc<Watch>) -> Consumer {
+    while !watch.stop.load(Ordering::Relaxed) {
+        match consumer.poll(Duration::from_millis(200)).await {
+            Ok(Some(chunk)) => {
+                let mut read = watch.read.lock().unwrap();
+                read.extend(chunk.records.iter().map(|r| (chunk.partition.clone(), r.offset)));
+            }
+            Ok(None) => {}
+            Err(e) => panic!("{name}: {e}"),
+        }
+        let owned = consumer.member_state().map(|s| s.owned).unwrap_or_default();
+        watch.owned.lock().unwrap().insert(name.to_owned(), owned);
+    }
+    consumer
+}
+
+/// Waits until `check` holds for the watched state, failing with what was seen.
+async fn wait_for(
+    watch: &Watch,
+    what: &str,
+    check: impl Fn(&BTreeMap<String, Vec<TopicPartition>>, usize) -> bool,
+) {
+    let started = Instant::now();
+    loop {
+        let (owned, read) = (watch.owned.lock().unwrap().clone(), watch.read.lock().unwrap().len());
+        if check(&owned, read) {
+            return;
+        }
+        assert!(started.elapsed() < TIMEOUT, "{what}: owned {owned:?}, {read} records read");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Every one of `partitions` owned by exactly one member, and every member owning some.
+fn split_among(
+    owned: &BTreeMap<String, Vec<TopicPartition>>,
+    members: usize,
+    partitions: &[TopicPartition],
+) -> bool {
+    let mut all: Vec<&TopicPartition> = owned.values().flatten().collect();
+    all.sort();
+    let expected: Vec<&TopicPartition> = partitions.iter().collect();
+    owned.len() == members && owned.values().all(|o| !o.is_empty()) && all == expected
+}
+
+fn two_members_split_the_group_and_hand_over_through_commits(protocol: GroupProtocol) {
+    let Some(cluster) = support::cluster() else { return };
+    support::multi_thread_runtime().block_on(async {
+        let client = connect(&cluster).await;
+        let topic = support::new_topic_with_leaders(&client, "group-member", 6).await;
+        let partitions: Vec<TopicPartition> =
+            (0..6).map(|p| TopicPartition::new(topic.as_str(), p)).collect();
+        let group = support::unique("group-member-group");
+        produce(&client, &topic, 300).await;
+
+        let watch = Arc::new(Watch::default());
+        let mut first = Consumer::new(Arc::clone(&client), member(&group, protocol));
+        first.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
+        let first = tokio::spawn(run_member("first", first, Arc::clone(&watch)));
+        wait_for(&watch, "the first member owns every partition and read the first 300", |owned, read| {
+            split_among(owned, 1, &partitions) && read == 300
+        })
+        .await;
+
+        // A second member joins: the partitions that move are revoked (their positions
+        // committed) before the new owner starts from those commits.
+        let mut second = Consumer::new(Arc::clone(&client), member(&group, protocol));
+        second.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
+        let second = tokio::spawn(run_member("second", second, Arc::clone(&watch)));
+        wait_for(&watch, "two members split the six partitions", |owned, _| {
+            split_among(owned, 2, &partitions)
+        })
+        .await;
+        produce(&client, &topic, 300).await;
+        wait_for(&watch, "600 records read", |_, read| read >= 600).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+
+        watch.stop.store(true, Ordering::Relaxed);
+        let (mut first, mut second) = (first.await.unwrap(), second.await.unwrap());
+        let owned = watch.owned.lock().unwrap().clone();
+        assert!(split_among(&owned, 2, &partitions), "{owned:?}");
+        let read = watch.read.lock().unwrap().clone();
+        let distinct: BTreeSet<&(TopicPartition, i64)> = read.iter().collect();
+        assert_eq!(distinct.len(), 600, "every record read");
+        assert_eq!(read.len(), 600, "no record read twice: the handover went through the revoked commits");
+        for c in [&first, &second] {
+            let state = c.member_state().unwrap();
+            assert_eq!((state.protocol, state.phase), (protocol, MemberPhase::Stable), "{state:?}");
+        }
+        first.close().await.unwrap();
+        second.close().await.unwrap();
+        // Both left and committed what they read: nothing is lagging.
+        let committed = client.committed_offsets(&group, Some(&[topic.clone()]), TIMEOUT).await.unwrap();
+        let total: i64 = committed.offsets.values().map(|c| c.offset).sum();
+        assert_eq!(total, 600, "{:?}", committed.offsets);
+        let description = client.describe_group(&group, TIMEOUT).await.unwrap();
+        assert!(description.members.is_empty(), "both left at close: {description:?}");
+    });
+}
+
+#[test]
+fn two_classic_cooperative_members_split_a_group_and_hand_over_without_loss_or_duplicates() {
+    two_members_split_the_group_and_hand_over_through_commits(GroupProtocol::Classic);
+}
+
+#[test]
+fn two_kip_848_members_split_a_group_and_hand_over_without_loss_or_duplicates() {
+    two_members_split_the_group_and_hand_over_through_commits(GroupProtocol::Consumer);
+}
+
+/// `partition -> consumer id` from kafka-consumer-groups --describe.
+fn owners_per_java(cluster: &support::Cluster, group: &str, topic: &str) -> BTreeMap<i32, String> {
+    let out = support::kafka_tool(
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        &["--bootstrap-server", &cluster.bootstrap, "--describe", "--group", group],
+    );
+    support::stdout(&out)
+        .lines()
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            if cols.len() < 7 || cols[1] != topic || cols[6] == "-" {
+                return None;
+            }
+            Some((cols[2].parse().ok()?, cols[6].to_owned()))
+        })
+        .collect()
+}
+
+fn a_kwire_member_and_a_java_consumer_share_a_group(protocol: GroupProtocol) {
+    let Some(cluster) = support::cluster() else { return };
+    support::multi_thread_runtime().block_on(async {
+        let client = connect(&cluster).await;
+        let topic = support::new_topic_with_leaders(&client, "group-java", 4).await;
+        let group = support::unique("group-java-group");
+        let java = support::ConsoleConsumer::start(&cluster, &topic, &group, protocol.as_str());
+        let config = ConsumerConfig {
+            assignment_strategy: vec!["range".to_owned(), "cooperative-sticky".to_owned()],
+            ..member(&group, protocol)
+        };
+        let mut kwire = Consumer::new(Arc::clone(&client), config);
+        kwire.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
+        let watch = Arc::new(Watch::default());
+        let kwire = tokio::spawn(run_member("kwire", kwire, Arc::clone(&watch)));
+        let started = Instant::now();
+        let (owners, mine) = loop {
+            assert!(started.elapsed() < TIMEOUT, "no stable split between kwire and Java");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let owners = owners_per_java(&cluster, &group, &topic);
+            let mine: Vec<TopicPartition> =
+                watch.owned.lock().unwrap().get("kwire").cloned().unwrap_or_default();
+            let ids: BTreeSet<&String> = owners.values().collect();
+            if owners.len() == 4 && ids.len() == 2 && !mine.is_empty() && mine.len() < 4 {
+                // kafka-consumer-groups agrees with kwire's own view of what it owns.
+                let kwire_rows: Vec<i32> = mine.iter().map(|tp| tp.partition).collect();
+                let kwire_id = &owners[&kwire_rows[0]];
+                let theirs: Vec<i32> =
+                    owners.iter().filter(|(_, id)| *id == kwire_id).map(|(p, _)| *p).collect();
+                if theirs == kwire_rows {
+                    break (owners, mine);
+                }
+            }
+        };
+        watch.stop.store(true, Ordering::Relaxed);
+        let mut kwire = kwire.await.unwrap();
+        assert_eq!(kwire.member_state().unwrap().protocol, protocol);
+        kwire.close().await.unwrap();
+        java.stop();
+        assert_eq!(owners.len(), 4, "{owners:?} / kwire owns {mine:?}");
+    });
+}
+
+#[test]
+fn a_kwire_member_and_a_java_consumer_share_a_classic_group() {
+    a_kwire_member_and_a_java_consumer_share_a_group(GroupProtocol::Classic);
+}
+
+#[test]
+fn a_kwire_member_and_a_java_consumer_share_a_kip_848_group() {
+    a_kwire_member_and_a_java_consumer_share_a_group(GroupProtocol::Consumer);
+}
+
+/// Seed 003: a batch that takes three session timeouts does not cost the member its
+/// partitions (the heartbeats are the member task's), and its commit succeeds; an application
+/// that stops asking for records for longer than max.poll.interval.ms is told so by its next
+/// poll, and its commits for the partitions it had are refused before anything is sent.
+#[test]
+fn a_batch_longer_than_the_session_keeps_the_member_and_a_stalled_application_is_told_it_left() {
+    let Some(cluster) = support::cluster() else { return };
+    support::multi_thread_runtime().block_on(async {
+        let client = connect(&cluster).await;
+        let topic = support::new_topic_with_leaders(&client, "group-liveness", 2).await;
+        let group = support::unique("group-liveness-group");
+        produce(&client, &topic, 20).await;
+        let config = ConsumerConfig {
+            session_timeout: Duration::from_secs(6),
+            max_poll_interval: Duration::from_secs(60),
+            enable_auto_commit: false,
+            ..member(&group, GroupProtocol::Classic)
+        };
+        let mut consumer = Consumer::new(Arc::clone(&client), config);
+        consumer.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
+        let started = Instant::now();
+        let mut read = 0;
+        while read < 20 {
+            assert!(started.elapsed() < TIMEOUT, "read {read} of 20");
+            if let Some(chunk) = consumer.poll(Duration::from_millis(300)).await.unwrap() {
+                read += chunk.records.len();
+            }
+        }
+        let before = consumer.member_state().unwrap();
+        // The "batch": 18 s without a poll, three times session.timeout.ms.
+        tokio::time::sleep(Duration::from_secs(18)).await;
+        let results = consumer.commit_positions().await.unwrap();
+        assert!(results.values().all(Result::is_ok), "{results:?}");
+        let after = consumer.member_state().unwrap();
+        assert_eq!(
+            (after.generation_or_epoch, &after.member_id, after.owned.len()),
+            (before.generation_or_epoch, &before.member_id, 2),
+            "the member kept its generation and partitions"
+        );
+        consumer.close().await.unwrap();
+
+        // The same member with max.poll.interval.ms = 4 s, whose application stops asking.
+        let config = ConsumerConfig {
+            session_timeout: Duration::from_secs(6),
+            max_poll_interval: Duration::from_secs(4),
+            enable_auto_commit: false,
+            ..member(&group, GroupProtocol::Classic)
+        };
+        let mut stalled = Consumer::new(Arc::clone(&client), config);
+        stalled.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
+        let started = Instant::now();
+        while stalled.assignment().len() < 2 {
+            assert!(started.elapsed() < TIMEOUT, "no assignment");
+            stalled.poll(Duration::from_millis(300)).await.unwrap();
+        }
+        let had = stalled.assignment();
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        let told = stalled.poll(Duration::from_millis(300)).await;
+        let Err(ConsumerError::PollIntervalExceeded { elapsed, limit }) = &told else { panic!("{told:?}") };
+        assert!(*elapsed >= *limit && *limit == Duration::from_secs(4), "{told:?}");
+        let refused = stalled.commit(&[(had[0].clone(), 1)]).await.unwrap_err();
+        assert!(
+            matches!(refused, ConsumerError::NotOwned { reason: NotOwnedReason::Lost, .. }),
+            "a commit after leaving is refused before it is sent: {refused}"
+        );
+        // The next polls join again.
+        let started = Instant::now();
+        while stalled.assignment().len() < 2 {
+            assert!(started.elapsed() < TIMEOUT, "did not rejoin");
+            let _ = stalled.poll(Duration::from_millis(300)).await;
+        }
+        stalled.close().await.unwrap();
+    });
+}
+
+#[derive(Default, Clone)]
+struct Starts(Arc<Mutex<Vec<StartPosition>>>);
+
+impl RebalanceListener for Starts {
+    fn on_assigned(&mut self, started: &[StartPosition]) {
+        self.0.lock().unwrap().extend_from_slice(started);
+    }
+}
+
+fn a_group_members_start_follows_the_engine(protocol: GroupProtocol) {
+    let Some(cluster) = support::cluster() else { return };
+    support::multi_thread_runtime().block_on(async {
+        let client = connect(&cluster).await;
+        let topic = support::new_topic_with_leaders(&client, "group-start", 1).await;
+        let tp = TopicPartition::new(topic.as_str(), 0);
+        let group = support::unique("group-start-group");
+        produce(&client, &topic, 40).await;
+        let commit = OffsetToCommit { tp: tp.clone(), offset: 5, leader_epoch: None, metadata: None };
+        client.commit_offsets(&group, &[commit], TIMEOUT).await.unwrap()[&tp].as_ref().unwrap();
+        client.delete_records(&[(tp.clone(), 20)], TIMEOUT).await[&tp].as_ref().unwrap();
+
+        // The default policy refuses: the next poll names the anomaly, nothing is read.
+        let mut refusing = Consumer::new(Arc::clone(&client), member(&group, protocol));
+        refusing.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
+        let started = Instant::now();
+        let refusal = loop {
+            assert!(started.elapsed() < TIMEOUT, "no refusal");
+            match refusing.poll(Duration::from_millis(300)).await {
+                Err(ConsumerError::StartRefused { refusal, .. }) => break refusal,
+                Ok(None) => {}
+                other => panic!("{other:?}"),
+            }
+        };
+        let StartRefusal::Policy(Anomaly::DataLoss { stored, log_start, lost, .. }) = *refusal else {
+            panic!("{refusal:?}")
+        };
+        assert_eq!((stored.0, log_start.0, lost), (5, 20, 15));
+        refusing.close().await.unwrap();
+
+        // clamp starts at the log start, and the listener gets the anomaly's numbers.
+        let starts = Starts::default();
+        let config = ConsumerConfig { out_of_range: OutOfRangePolicy::Clamp, ..member(&group, protocol) };
+        let mut clamped = Consumer::new(Arc::clone(&client), config);
+        clamped.set_listener(starts.clone());
+        clamped.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
+        let started = Instant::now();
+        let first = loop {
+            assert!(started.elapsed() < TIMEOUT, "nothing read after clamp");
+            if let Some(chunk) = clamped.poll(Duration::from_millis(300)).await.unwrap() {
+                break chunk.records[0].offset;
+            }
+        };
+        assert_eq!(first, 20);
+        let seen = starts.0.lock().unwrap().clone();
+        assert!(matches!(seen[0].anomaly, Some(Anomaly::DataLoss { lost: 15, .. })), "{seen:?}");
+        clamped.close().await.unwrap();
+    });
+}
+
+#[test]
+fn a_classic_members_start_below_the_log_start_is_refused_or_clamped_with_its_numbers() {
+    a_group_members_start_follows_the_engine(GroupProtocol::Classic);
+}
+
+#[test]
+fn a_kip_848_members_start_below_the_log_start_is_refused_or_clamped_with_its_numbers() {
+    a_group_members_start_follows_the_engine(GroupProtocol::Consumer);
+}
