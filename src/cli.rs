@@ -209,13 +209,23 @@ pub enum TopicCommand {
 
 #[derive(Debug, Args)]
 pub struct ConsumeArgs {
-    pub topic: String,
+    /// The topics to read (one without --group, one or more with it).
+    #[arg(required = true, num_args = 1..)]
+    pub topics: Vec<String>,
+    /// Read as a member of this consumer group (like `kcat -G`): the group assigns the
+    /// partitions, each starts at the group's commit as offset-engine checks it, and what is
+    /// printed is committed. Follows until Ctrl-C / SIGTERM or --count. `-X group.protocol=consumer`
+    /// joins with KIP-848 (Kafka 4.0+); `-X kwire.offset.out.of.range=clamp|earliest|latest`
+    /// moves a commit the log cannot honour (default: fail, exit 3).
+    #[arg(long, short = 'G', value_name = "GROUP")]
+    pub group: Option<String>,
     /// Only this partition.
     #[arg(long)]
     pub partition: Option<i32>,
-    /// earliest | latest | OFFSET | @MILLIS (or @RFC3339).
-    #[arg(long, value_parser = parse_from, default_value = "earliest")]
-    pub from: ConsumeFrom,
+    /// earliest | latest | OFFSET | @MILLIS (or @RFC3339); default earliest. With --group, only
+    /// earliest or latest: where a partition without a commit starts.
+    #[arg(long, value_parser = parse_from)]
+    pub from: Option<ConsumeFrom>,
     /// Stop after this many records in all.
     #[arg(long)]
     pub count: Option<u64>,

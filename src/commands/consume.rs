@@ -29,6 +29,15 @@ use crate::output::{acts_on_terminal, emit, escape, is_printable_ascii, json_saf
 const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
+    if let Some(group) = &args.group {
+        return super::consume_group::run(ctx, args, group).await;
+    }
+    if args.topics.len() > 1 {
+        return Err(Failure::new(
+            Exit::USAGE,
+            "several topics are read with --group; without one, consume reads one topic",
+        ));
+    }
     if !args.follow {
         return consume(ctx, args).await;
     }
@@ -41,16 +50,17 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
 async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
     let client = ctx.client().await?;
     let timeout = ctx.global.timeout;
-    let mut partitions = ctx.partitions_of(&client, std::slice::from_ref(&args.topic)).await?;
+    let mut partitions = ctx.partitions_of(&client, &args.topics).await?;
     if let Some(p) = args.partition {
         partitions.retain(|tp| tp.partition == p);
         if partitions.is_empty() {
-            return Err(Failure::new(Exit::NOT_FOUND, format!("unknown partition {}-{p}", args.topic)));
+            return Err(Failure::new(Exit::NOT_FOUND, format!("unknown partition {}-{p}", args.topics[0])));
         }
     }
     let isolation = args.isolation;
     let ends = client.list_offsets(&partitions, OffsetQuery::Latest, isolation, timeout).await;
-    let starts = match args.from {
+    let from = args.from.unwrap_or(ConsumeFrom::Earliest);
+    let starts = match from {
         ConsumeFrom::Earliest => {
             client.list_offsets(&partitions, OffsetQuery::Earliest, isolation, timeout).await
         }
@@ -75,7 +85,7 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::client(&tp, &e))?
             .offset
             .unwrap_or(0);
-        let from = match args.from {
+        let from = match from {
             ConsumeFrom::Offset(o) => o,
             _ => starts
                 .get(&tp)
@@ -154,7 +164,7 @@ async fn print_ranges(
     let mut text = String::new();
     while let Some((tp, chunk)) = fetcher.next().await {
         let chunk = chunk.map_err(|e| Failure::client(&tp, &e))?;
-        remaining = print_batch(&mut text, &tp, &chunk.fetched.records, remaining, format);
+        remaining = print_records(&mut text, &tp, &chunk.fetched.records, remaining, format);
         positions.insert(tp, chunk.fetched.next_offset);
         report(remaining);
         if remaining == 0 {
@@ -166,7 +176,7 @@ async fn print_ranges(
 
 /// Prints up to `remaining` of `records` in one write, rendered into `text` (cleared first,
 /// its capacity kept for the next chunk); returns how many may still be printed.
-fn print_batch(
+pub(super) fn print_records(
     text: &mut String,
     tp: &TopicPartition,
     records: &[FetchedRecord],

@@ -4,6 +4,7 @@
 mod api_versions;
 mod check;
 mod consume;
+mod consume_group;
 pub(crate) mod decode;
 mod decode_pcap;
 mod docs;
@@ -311,7 +312,10 @@ pub(crate) fn check_names(command: &Command) -> Result<(), Failure> {
         Command::Topic(TopicCommand::Delete { topics: names }) => {
             topics.extend(names.iter().map(String::as_str));
         }
-        Command::Consume(a) => topics.push(&a.topic),
+        Command::Consume(a) => {
+            topics.extend(a.topics.iter().map(String::as_str));
+            groups.extend(a.group.as_deref());
+        }
         Command::Produce(a) => topics.push(&a.topic),
     }
     let invalid = |e: kafka_wire::protocol::names::InvalidName| Failure::new(Exit::USAGE, e.to_string());

@@ -149,7 +149,8 @@ fn two_members_split_the_group_and_hand_over_through_commits(protocol: GroupProt
         first.close().await.unwrap();
         second.close().await.unwrap();
         // Both left and committed what they read: nothing is lagging.
-        let committed = client.committed_offsets(&group, Some(&[topic.clone()]), TIMEOUT).await.unwrap();
+        let committed =
+            client.committed_offsets(&group, Some(std::slice::from_ref(&topic)), TIMEOUT).await.unwrap();
         let total: i64 = committed.offsets.values().map(|c| c.offset).sum();
         assert_eq!(total, 600, "{:?}", committed.offsets);
         let description = client.describe_group(&group, TIMEOUT).await.unwrap();

@@ -9,6 +9,7 @@ mod support;
 
 mod broker_matrix;
 mod cli_basics;
+mod cli_consume_group;
 mod cli_decode;
 mod cli_exporter;
 mod cli_file_store;
