@@ -458,6 +458,19 @@ fn run_generation(generation: &Generation, addr: &str) {
     assert_eq!(values, expected, "consumed values");
     b.gated(READ_COMMITTED, &["consume", &topic, "--count", "1", "--isolation", "read-committed"]);
 
+    // The same as a classic group member (every generation): every record once, and what was
+    // printed committed under the member's generation, as ConsumerGroupCommand reads it.
+    let member_group = format!("{topic}-member");
+    let out = b.kwire(&["consume", &topic, "--group", &member_group, "--count", &RECORDS.to_string()]);
+    assert!(out.status.success(), "consume --group: {}", support::stderr(&out));
+    let mut values: Vec<String> =
+        support::stdout(&out).lines().map(|l| l.rsplit('\t').next().unwrap_or("").to_owned()).collect();
+    values.sort();
+    assert_eq!(values, expected, "values consumed as a group member");
+    let by_tool = b.group_command(&member_group, &topic);
+    let committed: BTreeMap<i64, i64> = by_tool.iter().map(|(p, (offset, _))| (*p, *offset)).collect();
+    assert_eq!(committed, ends, "the member committed what it printed: {by_tool:?}");
+
     // The direct stream reads it all from the log start and commits the ends.
     direct_stream(&b, &topic, &ends);
 
