@@ -187,9 +187,11 @@ fn main() {
     let client = "127.0.0.1:50000".parse().expect("address");
     let broker = "127.0.0.1:9092".parse().expect("address");
     let mut pcap = kwire_capture::PcapngWriter::new(Vec::new()).expect("writes");
-    let metadata = encode_request(&MetadataRequest::for_topics(&["t".to_owned()]), 12, 2, Some("seed")).expect("encodes");
+    let metadata = encode_request(&MetadataRequest::for_topics(&["t".to_owned()]), 12, 2, Some("seed"))
+        .expect("encodes");
     pcap.data(client, broker, kwire_capture::Direction::ToBroker, &metadata, 1_000).expect("writes");
-    pcap.data(client, broker, kwire_capture::Direction::ToClient, &[0, 0, 0, 6, 0, 0, 0, 2, 0, 0], 2_000).expect("writes");
+    pcap.data(client, broker, kwire_capture::Direction::ToClient, &[0, 0, 0, 6, 0, 0, 0, 2, 0, 0], 2_000)
+        .expect("writes");
     pcap.close(client, broker, 3_000).expect("writes");
     let capture = pcap.into_inner().expect("writes");
     write(&corpus, "capture", "pcapng-metadata", &prefixed(&[0xc0], &capture));

@@ -12,8 +12,16 @@ use kwire_capture::link;
 use kwire_capture::{CaptureDecoder, CaptureReader, DecoderOptions, Event, Packet};
 use libfuzzer_sys::fuzz_target;
 
-const LINK_TYPES: [u32; 8] =
-    [link::ETHERNET, link::LINUX_SLL, link::LINUX_SLL2, link::NULL, link::LOOP, link::RAW, link::IPV4, link::IPV6];
+const LINK_TYPES: [u32; 8] = [
+    link::ETHERNET,
+    link::LINUX_SLL,
+    link::LINUX_SLL2,
+    link::NULL,
+    link::LOOP,
+    link::RAW,
+    link::IPV4,
+    link::IPV6,
+];
 
 fn drain(decoder: &mut CaptureDecoder, max_frame: usize) {
     while let Some(event) = decoder.poll_event() {

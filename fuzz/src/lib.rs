@@ -246,7 +246,9 @@ pub fn consumer_groups_csv(data: &[u8]) {
 /// No panic, and what parses keeps the parsers' promises: the combined nonce extends the
 /// client's, the iteration count is within the caps, the salt and signature are not empty.
 pub fn scram_server_message(data: &[u8]) {
-    use kafka_wire::protocol::scram::{parse_server_final, parse_server_first, MAX_ITERATIONS, MIN_ITERATIONS};
+    use kafka_wire::protocol::scram::{
+        parse_server_final, parse_server_first, MAX_ITERATIONS, MIN_ITERATIONS,
+    };
     let [nonce_len, rest @ ..] = data else { return };
     let (nonce, message) = rest.split_at(usize::from(*nonce_len).min(rest.len()));
     let Ok(nonce) = std::str::from_utf8(nonce) else { return };
@@ -325,7 +327,9 @@ mod tests {
     fn the_rfc_7677_server_first_message_passes_the_scram_property() {
         let mut data = vec![20];
         data.extend_from_slice(b"rOprNGfwEbeRWgbNEkqO");
-        data.extend_from_slice(b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
+        data.extend_from_slice(
+            b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096",
+        );
         scram_server_message(&data);
         scram_server_message(&[]);
         scram_server_message(&[255, b'v', b'=']);
@@ -382,29 +386,43 @@ pub fn schema(spec: ApiSpec, kind: Kind, version: i16, rest: &Bytes) {
     use kafka_wire::protocol::schema::{decode, encode};
     let name = spec.name;
     if let Ok(json) = decode::body_to_json(spec.key, kind, version, rest.clone(), false) {
-        let bytes = encode::json_to_body(spec.key, kind, version, &json)
-            .unwrap_or_else(|e| panic!("{name} {kind:?} v{version}: decoded but does not encode: {e}\n{json}"));
+        let bytes = encode::json_to_body(spec.key, kind, version, &json).unwrap_or_else(|e| {
+            panic!("{name} {kind:?} v{version}: decoded but does not encode: {e}\n{json}")
+        });
         let again = decode::body_to_json(spec.key, kind, version, Bytes::from(bytes.clone()), false)
-            .unwrap_or_else(|e| panic!("{name} {kind:?} v{version}: re-encoded bytes do not decode: {e}\n{json}"));
+            .unwrap_or_else(|e| {
+                panic!("{name} {kind:?} v{version}: re-encoded bytes do not decode: {e}\n{json}")
+            });
         assert_eq!(again, json, "{name} {kind:?} v{version}: decode(encode(x)) != x");
-        let twice = encode::json_to_body(spec.key, kind, version, &again).expect("encodes once, encodes twice");
+        let twice =
+            encode::json_to_body(spec.key, kind, version, &again).expect("encodes once, encodes twice");
         assert_eq!(twice, bytes, "{name} {kind:?} v{version}: encoding is not a fixpoint");
         let _ = decode::body_to_json(spec.key, kind, version, rest.clone(), true);
     }
     let (frame, response) = match kind {
         Kind::Request => (decode::request_frame_to_json(rest.clone(), false), None),
-        Kind::Response => {
-            (decode::response_frame_to_json(spec.key, version, rest.clone(), false), Some((spec.key, version)))
-        }
+        Kind::Response => (
+            decode::response_frame_to_json(spec.key, version, rest.clone(), false),
+            Some((spec.key, version)),
+        ),
     };
     if let Ok(frame) = frame {
-        let bytes = encode::json_to_frame(&frame.json, response)
-            .unwrap_or_else(|e| panic!("{name} {kind:?} frame: decoded but does not encode: {e}\n{}", frame.json));
+        let bytes = encode::json_to_frame(&frame.json, response).unwrap_or_else(|e| {
+            panic!("{name} {kind:?} frame: decoded but does not encode: {e}\n{}", frame.json)
+        });
         let again = match kind {
             Kind::Request => decode::request_frame_to_json(Bytes::from(bytes), false),
             Kind::Response => decode::response_frame_to_json(spec.key, version, Bytes::from(bytes), false),
         }
-        .unwrap_or_else(|e| panic!("{name} {kind:?} frame: re-encoded bytes do not decode: {e}\n{}", frame.json));
+        .unwrap_or_else(|e| {
+            panic!("{name} {kind:?} frame: re-encoded bytes do not decode: {e}\n{}", frame.json)
+        });
         assert_eq!(again, frame, "{name} {kind:?} frame: decode(encode(x)) != x");
     }
+}
+
+/// The consumer-group member's machines driven by `data` as answers from a coordinator
+/// (`kafka_client::fuzzing::member_answers`): no panic.
+pub fn member_answers(data: &[u8]) {
+    kafka_client::fuzzing::member_answers(data);
 }

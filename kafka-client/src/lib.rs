@@ -21,6 +21,8 @@ mod consumer;
 mod deadline;
 mod error;
 mod fetch;
+#[doc(hidden)]
+pub mod fuzzing;
 mod groups;
 mod kafka_release;
 mod net;

@@ -32,6 +32,10 @@ use tokio::sync::{mpsc, Notify};
 use crate::cluster::client::Client;
 use crate::cluster::router::TopicPartition;
 use crate::consumer::config::{ConsumerConfig, GroupProtocol, Subscription};
+use crate::consumer::member_wire::{
+    by_topic, consumer_heartbeat_answer, encode_subscription, join_answer, leave_answer, sync_answer,
+    ASSIGNMENT_VERSION,
+};
 use crate::error::{BrokerRef, ClientError};
 use crate::groups::assignors::{assignor_by_name, AssignmentInput, MemberSubscription};
 use crate::groups::member::broker_assigned::{
@@ -42,26 +46,17 @@ use crate::groups::member::classic::{
     ClassicConfig, ClassicMember, ClassicRequest, JoinGroupAnswer, JoinGroupCall, LeaveGroupCall,
     SyncGroupAnswer, SyncGroupCall,
 };
-use crate::groups::member::model::{
-    CloseMode, GroupMemberSubscription, MemberEvent, Subscription as MemberTopics,
-};
+use crate::groups::member::model::{CloseMode, GroupMemberSubscription, MemberEvent};
 use crate::groups::member::Member;
 use crate::sync::lock;
 use kafka_vocab::Uuid;
-use kafka_wire::protocol::consumer_protocol::{
-    ConsumerAssignment, ConsumerSubscription, ConsumerTopicPartitions, PROTOCOL_TYPE,
-};
+use kafka_wire::protocol::consumer_protocol::{ConsumerAssignment, PROTOCOL_TYPE};
 use kafka_wire::protocol::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatTopicPartitions, HeartbeatRequest, JoinGroupRequest,
     JoinGroupRequestProtocol, LeaveGroupMemberIdentity, LeaveGroupRequest, SyncGroupRequest,
     SyncGroupRequestAssignment,
 };
 use kafka_wire::protocol::{ErrorCode, TaggedFields};
-
-/// The ConsumerProtocol versions kwire writes: the subscription at v3 (owned partitions,
-/// generation, rack), the assignment at v1 (the same fields at every version).
-const SUBSCRIPTION_VERSION: i16 = 3;
-const ASSIGNMENT_VERSION: i16 = 1;
 
 /// The application's handle on its member task.
 #[derive(Debug)]
@@ -602,56 +597,6 @@ fn no_coordinator() -> ClientError {
     ClientError::InvalidArgument { message: "no group coordinator known yet".to_owned() }
 }
 
-/// Partitions grouped by topic, as ConsumerProtocol carries them.
-fn by_topic(partitions: &[TopicPartition]) -> Vec<ConsumerTopicPartitions> {
-    let mut grouped: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
-    for tp in partitions {
-        grouped.entry(&tp.topic).or_default().push(tp.partition);
-    }
-    grouped
-        .into_iter()
-        .map(|(topic, mut partitions)| {
-            partitions.sort_unstable();
-            partitions.dedup();
-            ConsumerTopicPartitions { topic: topic.to_owned(), partitions }
-        })
-        .collect()
-}
-
-fn flatten(topics: Vec<ConsumerTopicPartitions>) -> Vec<TopicPartition> {
-    topics
-        .into_iter()
-        .flat_map(|t| {
-            let topic: Arc<str> = Arc::from(t.topic.as_str());
-            t.partitions.into_iter().map(move |p| TopicPartition { topic: Arc::clone(&topic), partition: p })
-        })
-        .collect()
-}
-
-fn encode_subscription(s: &MemberTopics) -> Result<Bytes, ClientError> {
-    let subscription = ConsumerSubscription {
-        topics: s.topics.clone(),
-        user_data: None,
-        owned_partitions: Some(by_topic(&s.owned_partitions)),
-        generation_id: Some(s.generation),
-        rack_id: s.rack.clone(),
-    };
-    subscription.encode(SUBSCRIPTION_VERSION).map(Bytes::from).map_err(|e| ClientError::InvalidArgument {
-        message: format!("the group subscription cannot be encoded: {e}"),
-    })
-}
-
-fn decode_subscription(bytes: Bytes) -> Result<MemberTopics, String> {
-    let decoded = ConsumerSubscription::decode(bytes).map_err(|e| e.to_string())?;
-    let s = decoded.value;
-    Ok(MemberTopics {
-        topics: s.topics,
-        owned_partitions: flatten(s.owned_partitions.unwrap_or_default()),
-        generation: s.generation_id.unwrap_or(-1),
-        rack: s.rack_id,
-    })
-}
-
 async fn join(
     client: &Client,
     socket: u64,
@@ -681,23 +626,7 @@ async fn join(
             tagged_fields: TaggedFields::default(),
         })
         .await?;
-    Ok(JoinGroupAnswer {
-        error: response.error_code,
-        generation: response.generation_id,
-        protocol_name: response.protocol_name,
-        leader: response.leader,
-        member_id: response.member_id,
-        skip_assignment: response.skip_assignment.unwrap_or(false),
-        members: response
-            .members
-            .into_iter()
-            .map(|m| GroupMemberSubscription {
-                member_id: m.member_id,
-                instance_id: m.group_instance_id,
-                subscription: decode_subscription(m.metadata),
-            })
-            .collect(),
-    })
+    Ok(join_answer(response))
 }
 
 async fn sync(
@@ -732,15 +661,7 @@ async fn sync(
             tagged_fields: TaggedFields::default(),
         })
         .await?;
-    // An error answer, or a member the leader gave nothing, carries no assignment bytes.
-    let assignment = if !response.error_code.is_ok() || response.assignment.is_empty() {
-        Ok(Vec::new())
-    } else {
-        ConsumerAssignment::decode(response.assignment)
-            .map(|d| flatten(d.value.assigned_partitions))
-            .map_err(|e| e.to_string())
-    };
-    Ok(SyncGroupAnswer { error: response.error_code, protocol_name: response.protocol_name, assignment })
+    Ok(sync_answer(response))
 }
 
 async fn leave(
@@ -766,12 +687,7 @@ async fn leave(
             tagged_fields: TaggedFields::default(),
         })
         .await?;
-    let member_error = response.members.iter().flatten().map(|m| m.error_code).find(|c| !c.is_ok());
-    Ok(if response.error_code.is_ok() {
-        member_error.unwrap_or(ErrorCode::NONE)
-    } else {
-        response.error_code
-    })
+    Ok(leave_answer(&response))
 }
 
 async fn consumer_heartbeat(
@@ -806,15 +722,7 @@ async fn consumer_heartbeat(
             tagged_fields: TaggedFields::default(),
         })
         .await?;
-    Ok(ConsumerHeartbeatAnswer {
-        error: response.error_code,
-        member_id: response.member_id,
-        member_epoch: response.member_epoch,
-        heartbeat_interval: Duration::from_millis(u64::try_from(response.heartbeat_interval_ms).unwrap_or(0)),
-        assignment: response
-            .assignment
-            .map(|a| a.topic_partitions.into_iter().map(|t| (t.topic_id, t.partitions)).collect()),
-    })
+    Ok(consumer_heartbeat_answer(response))
 }
 
 fn millis(d: Duration) -> i32 {

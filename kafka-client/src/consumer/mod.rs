@@ -16,5 +16,6 @@ pub(crate) mod config;
 pub(crate) mod consumer;
 pub(crate) mod error;
 pub(crate) mod listener;
+pub(crate) mod member_wire;
 pub(crate) mod membership;
 pub(crate) mod start_positions;
