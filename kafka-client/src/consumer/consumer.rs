@@ -214,7 +214,7 @@ impl Consumer {
     }
 
     /// Reads exactly `partitions` (in place of what was assigned before), without joining a
-    /// group. Each starts where [`start_positions`](crate::consumer) decides: the group's
+    /// group. Each starts where its [`StartPosition`] says: the group's
     /// commit checked against the log (with `group.id`), else `auto.offset.reset`. Returns the
     /// starts; a partition the policy refuses is in the result as its refusal and is not read
     /// until [`seek`](Self::seek).
