@@ -382,3 +382,99 @@ fn a_classic_members_start_below_the_log_start_is_refused_or_clamped_with_its_nu
 fn a_kip_848_members_start_below_the_log_start_is_refused_or_clamped_with_its_numbers() {
     a_group_members_start_follows_the_engine(GroupProtocol::Consumer);
 }
+
+/// Item 6: read-process-write exactly once. A transactional producer commits the member's
+/// offsets with its group metadata (KIP-447): the copy equals the input, the group's commits
+/// are the input's ends, and a member's metadata from before a rebalance is fenced.
+#[test]
+fn a_read_process_write_copy_through_a_group_member_is_exact_and_a_stale_member_is_fenced() {
+    let Some(cluster) = support::cluster() else { return };
+    support::multi_thread_runtime().block_on(async {
+        let client = connect(&cluster).await;
+        let input = support::new_topic_with_leaders(&client, "eos-in", 2).await;
+        let output = support::new_topic_with_leaders(&client, "eos-out", 2).await;
+        let group = support::unique("eos-group");
+        produce(&client, &input, 100).await;
+        let config = ConsumerConfig { enable_auto_commit: false, ..member(&group, GroupProtocol::Classic) };
+        let mut consumer = Consumer::new(Arc::clone(&client), config);
+        consumer.subscribe(Subscription::Topics(vec![input.clone()])).unwrap();
+        let producer_config = kafka_client::ProducerConfig {
+            transactional_id: Some(support::unique("eos-txn")),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::new(Arc::clone(&client), producer_config).unwrap();
+        producer.init_transactions().await.unwrap();
+        let started = Instant::now();
+        let mut copied = 0;
+        let mut stale = None;
+        while copied < 100 {
+            assert!(started.elapsed() < TIMEOUT, "copied {copied} of 100");
+            let Some(chunk) = consumer.poll(Duration::from_millis(300)).await.unwrap() else { continue };
+            producer.begin_transaction().await.unwrap();
+            for r in &chunk.records {
+                producer.send(&output, ProduceRecord::new(r.key.clone(), r.value.clone())).await.unwrap();
+            }
+            let next = chunk.records.last().unwrap().offset + 1;
+            let offsets = [OffsetToCommit {
+                tp: chunk.partition.clone(),
+                offset: next,
+                leader_epoch: None,
+                metadata: None,
+            }];
+            let metadata = consumer.group_metadata().unwrap();
+            assert!(metadata.is_member() && metadata.generation_id > 0, "{metadata:?}");
+            stale.get_or_insert_with(|| metadata.clone());
+            producer.send_offsets_to_transaction_of(&offsets, &metadata).await.unwrap();
+            producer.commit_transaction().await.unwrap();
+            copied += chunk.records.len();
+        }
+
+        // Another member joins: the first's generation moves on, and its old metadata is fenced.
+        let mut other = Consumer::new(Arc::clone(&client), member(&group, GroupProtocol::Classic));
+        other.subscribe(Subscription::Topics(vec![input.clone()])).unwrap();
+        let stale = stale.unwrap();
+        let started = Instant::now();
+        while consumer.group_metadata().unwrap().generation_id == stale.generation_id
+            || other.assignment().is_empty()
+        {
+            assert!(started.elapsed() < TIMEOUT, "no rebalance");
+            let _ = tokio::join!(
+                consumer.poll(Duration::from_millis(100)),
+                other.poll(Duration::from_millis(100))
+            );
+        }
+        producer.begin_transaction().await.unwrap();
+        let tp = TopicPartition::new(input.as_str(), 0);
+        let zombie = [OffsetToCommit { tp, offset: 1, leader_epoch: None, metadata: None }];
+        let fenced = producer.send_offsets_to_transaction_of(&zombie, &stale).await;
+        assert!(fenced.is_err(), "a commit under an old generation went through");
+        let _ = producer.abort_transaction().await;
+
+        // read_committed sees the copy exactly once.
+        let reader_config = ConsumerConfig {
+            isolation: kafka_client::Isolation::ReadCommitted,
+            start: StartPolicy::Earliest,
+            ..ConsumerConfig::default()
+        };
+        let mut reader = Consumer::new(Arc::clone(&client), reader_config);
+        let parts: Vec<TopicPartition> = (0..2).map(|p| TopicPartition::new(output.as_str(), p)).collect();
+        reader.assign(&parts).await.unwrap();
+        let mut values = Vec::new();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(5) || values.len() < 100 {
+            assert!(started.elapsed() < TIMEOUT, "read {} of 100 copies", values.len());
+            if let Some(chunk) = reader.poll(Duration::from_millis(300)).await.unwrap() {
+                values.extend(chunk.records.iter().map(|r| r.value.clone().unwrap()));
+            }
+        }
+        values.sort();
+        let mut expected: Vec<Bytes> = (0..100).map(|i| Bytes::from(format!("{i}"))).collect();
+        expected.sort();
+        assert_eq!(values, expected, "the copy is the input, once");
+        let committed =
+            client.committed_offsets(&group, Some(std::slice::from_ref(&input)), TIMEOUT).await.unwrap();
+        assert_eq!(committed.offsets.values().map(|c| c.offset).sum::<i64>(), 100);
+        consumer.close().await.unwrap();
+        other.close().await.unwrap();
+    });
+}
