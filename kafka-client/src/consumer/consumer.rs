@@ -14,7 +14,7 @@ use crate::consumer::membership::Membership;
 use crate::consumer::start_positions::{start_positions, StartPosition, StartRules};
 use crate::error::ClientError;
 use crate::fetch::fetcher::Fetcher;
-use crate::fetch::ranges::{FetchRange, FetchedRecord};
+use crate::fetch::ranges::FetchedRecord;
 use crate::groups::commit_metadata::topic_id_metadata;
 use crate::groups::group_metadata::ConsumerGroupMetadata;
 use crate::groups::member::model::{CloseMode, CommitIdentity, MemberEvent, MemberPhase};
@@ -287,7 +287,7 @@ impl Consumer {
         if a.paused {
             self.fetcher.remove(partition);
         } else {
-            self.fetcher.add(&FetchRange::following(partition.clone(), offset));
+            self.fetcher.follow(partition, offset);
         }
         Ok(())
     }
@@ -310,7 +310,7 @@ impl Consumer {
                 if a.paused {
                     a.paused = false;
                     if let Some(position) = a.position {
-                        self.fetcher.add(&FetchRange::following(tp.clone(), position));
+                        self.fetcher.follow(tp, position);
                     }
                 }
             }
@@ -402,7 +402,7 @@ impl Consumer {
             return started.into_iter().find_map(Result::err);
         }
         if !a.paused {
-            self.fetcher.add(&FetchRange::following(tp.clone(), position));
+            self.fetcher.follow(tp, position);
         }
         Some(ConsumerError::Partition { partition: tp.clone(), source: Box::new(e) })
     }
@@ -432,7 +432,7 @@ impl Consumer {
                     let mut state = Assigned::starting(&start);
                     state.paused = paused;
                     if !paused {
-                        self.fetcher.add(&FetchRange::following(tp.clone(), start.offset));
+                        self.fetcher.follow(&tp, start.offset);
                     }
                     self.assigned.insert(tp, state);
                     started.push(start.clone());

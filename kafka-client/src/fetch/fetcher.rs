@@ -153,14 +153,14 @@ impl Fetcher {
                 fetcher.queue(tp.clone(), Err(ClientError::InvalidArgument { message }), None);
                 continue;
             }
-            fetcher.start(range);
+            fetcher.start(range, false);
         }
         fetcher
     }
 
     /// A fetcher with nothing to read yet, for partitions [`add`](Self::add)ed and
     /// [`remove`](Self::remove)d as they come and go (a consumer's assignment, paused
-    /// partitions, seeks); ranges made with [`FetchRange::following`] are read until removed.
+    /// partitions, seeks); partitions given to [`follow`](Self::follow) are read until removed.
     pub fn empty(client: Arc<Client>, options: FetchOptions) -> Self {
         Self::new(client, &[], options)
     }
@@ -171,7 +171,17 @@ impl Fetcher {
     /// [`ClientError::InvalidArgument`].
     pub fn add(&mut self, range: &FetchRange) {
         self.remove(&range.partition);
-        self.start(range);
+        self.start(range, false);
+    }
+
+    /// Reads `partition` from `from` on, past the end of its log (each Fetch waits up to
+    /// [`FetchOptions::max_wait`](crate::FetchOptions) at the broker for new records), until it
+    /// is [`remove`](Self::remove)d; in place of any range of it being read, as
+    /// [`add`](Self::add) does. A negative `from` is the partition's next item,
+    /// [`ClientError::InvalidArgument`].
+    pub fn follow(&mut self, partition: &TopicPartition, from: i64) {
+        self.remove(partition);
+        self.start(&FetchRange::new(partition.clone(), from, i64::MAX), true);
     }
 
     /// Stops reading `partition`: its queued chunks are dropped and an answer already on the
@@ -201,14 +211,15 @@ impl Fetcher {
         self.reading.keys()
     }
 
-    fn start(&mut self, range: &FetchRange) {
+    fn start(&mut self, range: &FetchRange, follows: bool) {
         let tp = &range.partition;
         if range.from < 0 || range.until < range.from {
             let message = format!("[{}, {}) is not a range of offsets of {tp}", range.from, range.until);
             self.queue(tp.clone(), Err(ClientError::InvalidArgument { message }), None);
             return;
         }
-        let progress = Progress::new(range, self.options.partition_max_bytes.max(1));
+        let mut progress = Progress::new(range, self.options.partition_max_bytes.max(1));
+        progress.follows = follows;
         if progress.position >= progress.until {
             let fetched = progress.fetched;
             self.queue(tp.clone(), Ok(FetchedChunk { fetched, complete: true }), None);

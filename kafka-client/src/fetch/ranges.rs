@@ -48,25 +48,9 @@ pub struct FetchRange {
 }
 
 impl FetchRange {
-    /// The `until` of a range without an end: [`FetchRange::following`].
-    pub const OPEN_END: i64 = i64::MAX;
-
     /// The range `[from, until)` of `partition`; checked when fetched, not here.
     pub fn new(partition: TopicPartition, from: i64, until: i64) -> Self {
         Self { partition, from, until }
-    }
-
-    /// Every offset of `partition` from `from` on, `[from, ∞)`: the log's end does not complete
-    /// it, so a [`Fetcher`](crate::Fetcher) keeps asking (each Fetch waits up to
-    /// [`FetchOptions::max_wait`] at the broker for new records) until the partition is
-    /// removed. `fetch_range` has no use for it: such a range ends only at its deadline.
-    pub fn following(partition: TopicPartition, from: i64) -> Self {
-        Self { partition, from, until: Self::OPEN_END }
-    }
-
-    /// Whether this range has no end ([`FetchRange::following`]).
-    pub fn is_open(&self) -> bool {
-        self.until == Self::OPEN_END
     }
 }
 
@@ -184,6 +168,8 @@ pub(super) struct Progress {
     /// [`Progress::at_replica_end`].
     pub(super) bounds_from: Option<i32>,
     pub(super) fetched: FetchedPartition,
+    /// Reading goes on past the log's end (a consumer's partition): only `until` completes it.
+    pub(super) follows: bool,
 }
 
 impl Progress {
@@ -195,6 +181,7 @@ impl Progress {
             max_bytes,
             stalls: 0,
             bounds_from: None,
+            follows: false,
             fetched: FetchedPartition {
                 records: Vec::new(),
                 next_offset: range.from,
@@ -205,13 +192,11 @@ impl Progress {
         }
     }
 
-    /// The range is complete: `until` reached, or the end of the log as its leader reported it
-    /// (never for an open range, [`FetchRange::following`]).
+    /// The range is complete: `until` reached, or — unless it follows the log
+    /// ([`Fetcher::follow`](crate::Fetcher::follow)) — the end of the log as its leader reported it.
     pub(super) fn done(&self, isolation: Isolation) -> bool {
         self.position >= self.until
-            || (self.until != FetchRange::OPEN_END
-                && self.bounds_from.is_none()
-                && self.at_log_end(isolation))
+            || (!self.follows && self.bounds_from.is_none() && self.at_log_end(isolation))
     }
 
     /// The preferred read replica that reported the position at its end of the log, short of
@@ -886,6 +871,24 @@ mod tests {
         assert_eq!(offsets(&p), vec![0, 1, 2, 6, 7, 9, 10, 11]);
         assert_eq!(p.position, 13);
         assert!(p.done(Isolation::ReadCommitted));
+    }
+
+    /// `fetch_range` with `until = i64::MAX` ("up to whatever is there") once never completed:
+    /// that value also meant "follow the log". Only a followed partition reads past the end.
+    #[test]
+    fn a_range_to_i64_max_ends_at_the_log_end_and_only_a_followed_one_goes_on() {
+        let mut read = progress(0, i64::MAX);
+        apply_response(&mut read, &mixed_log(), Isolation::ReadUncommitted, &DecodeOptions::default())
+            .unwrap();
+        assert_eq!(read.position, 13);
+        assert!(read.done(Isolation::ReadUncommitted));
+
+        let mut followed = progress(0, i64::MAX);
+        followed.follows = true;
+        apply_response(&mut followed, &mixed_log(), Isolation::ReadUncommitted, &DecodeOptions::default())
+            .unwrap();
+        assert_eq!(followed.position, 13);
+        assert!(!followed.done(Isolation::ReadUncommitted));
     }
 
     #[test]
