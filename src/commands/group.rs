@@ -387,7 +387,11 @@ pub(crate) async fn describe(ctx: &Context, args: &GroupDescribeArgs) -> Result<
             }
             if let Some(d) = &description {
                 for m in &d.members {
-                    let consumer = m.consumer.as_ref().map_or_else(String::new, |c| {
+                    let classic = m
+                        .classic_assignment
+                        .as_deref()
+                        .map_or_else(String::new, |a| format!("  assigned {}", partition_list(a)));
+                    let consumer = m.consumer.as_ref().map_or_else(|| classic.clone(), |c| {
                         let target = match &c.target_assignment {
                             Some(target) if *target != c.assignment => {
                                 format!("  target {}", partition_list(target))
@@ -527,7 +531,7 @@ fn member_json(m: &GroupMember) -> Value {
         "rack_id": c.and_then(|c| c.rack_id.clone()),
         "subscribed_topics": c.map(|c| c.subscribed_topics.clone()),
         "subscribed_topic_regex": c.and_then(|c| c.subscribed_topic_regex.clone()),
-        "assignment": c.map(|c| partitions(&c.assignment)),
+        "assignment": m.assignment().map(partitions),
         "target_assignment": c.and_then(|c| c.target_assignment.as_deref()).map(partitions),
     })
 }

@@ -6,6 +6,7 @@
 
 use crate::cluster::router::TopicPartition;
 use crate::error::BrokerRef;
+use kafka_wire::protocol::consumer_protocol;
 use kafka_wire::protocol::messages::ConsumerGroupAssignment;
 
 /// A member of a group.
@@ -22,6 +23,40 @@ pub struct GroupMember {
     pub client_host: String,
     /// What only a consumer-protocol group reports; `None` for a classic group's member.
     pub consumer: Option<ConsumerMemberState>,
+    /// A classic consumer group's member: the partitions its last SyncGroup gave it, sorted
+    /// (DescribeGroups' member assignment read as a `ConsumerProtocolAssignment`, which is what
+    /// `kafka-consumer-groups --describe --members --verbose` shows). `None` for a member of
+    /// another kind of group, while the group rebalances (no assignment yet), or when the bytes
+    /// are not a consumer assignment; a consumer-protocol member's is in [`consumer`](Self::consumer).
+    pub classic_assignment: Option<Vec<TopicPartition>>,
+}
+
+impl GroupMember {
+    /// The partitions the member owns now, whichever protocol it speaks; `None` when the
+    /// description does not say.
+    pub fn assignment(&self) -> Option<&[TopicPartition]> {
+        match &self.consumer {
+            Some(c) => Some(&c.assignment),
+            None => self.classic_assignment.as_deref(),
+        }
+    }
+}
+
+/// A classic member's assignment bytes (DescribeGroups' `member_assignment`) as partitions,
+/// sorted: `None` when the group's protocol type is not `consumer`, the bytes are empty (the
+/// group is rebalancing) or they do not decode.
+pub(crate) fn classic_assignment_of(protocol_type: &str, bytes: bytes::Bytes) -> Option<Vec<TopicPartition>> {
+    if protocol_type != consumer_protocol::PROTOCOL_TYPE || bytes.is_empty() {
+        return None;
+    }
+    let decoded = consumer_protocol::ConsumerAssignment::decode(bytes).ok()?.value;
+    let mut partitions: Vec<TopicPartition> = decoded
+        .assigned_partitions
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| TopicPartition::new(t.topic.as_str(), *p)))
+        .collect();
+    partitions.sort();
+    Some(partitions)
 }
 
 /// A consumer-protocol or share group member's epoch, subscription and assignments
@@ -123,4 +158,37 @@ pub(super) fn partitions_of(assignment: ConsumerGroupAssignment) -> Vec<TopicPar
         .collect();
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use consumer_protocol::{ConsumerAssignment, ConsumerTopicPartitions};
+
+    fn assignment_bytes() -> bytes::Bytes {
+        let assignment = ConsumerAssignment {
+            assigned_partitions: vec![
+                ConsumerTopicPartitions { topic: "b".into(), partitions: vec![1, 0] },
+                ConsumerTopicPartitions { topic: "a".into(), partitions: vec![2] },
+            ],
+            user_data: None,
+        };
+        bytes::Bytes::from(assignment.encode(3).unwrap())
+    }
+
+    #[test]
+    fn a_classic_consumer_members_assignment_is_read_sorted() {
+        let got = classic_assignment_of("consumer", assignment_bytes()).unwrap();
+        let want: Vec<TopicPartition> =
+            [("a", 2), ("b", 0), ("b", 1)].iter().map(|(t, p)| TopicPartition::new(*t, *p)).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn another_protocol_type_a_rebalance_or_foreign_bytes_give_no_assignment() {
+        assert_eq!(classic_assignment_of("connect", assignment_bytes()), None);
+        assert_eq!(classic_assignment_of("consumer", bytes::Bytes::new()), None);
+        assert_eq!(classic_assignment_of("consumer", bytes::Bytes::from_static(&[0, 0, 0, 0, 0, 9])), None);
+        assert_eq!(classic_assignment_of("consumer", bytes::Bytes::from_static(&[0xff])), None);
+    }
 }

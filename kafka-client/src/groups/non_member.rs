@@ -13,7 +13,8 @@ use crate::cluster::router::{PartitionResults, TopicPartition};
 use crate::error::{BrokerRef, ClientError};
 use crate::groups::committed_offsets::{committed_of, CommittedOffsets};
 use crate::groups::description::{
-    partitions_of, ConsumerGroupEpochs, ConsumerMemberState, GroupDescription, GroupMember, GroupType,
+    classic_assignment_of, partitions_of, ConsumerGroupEpochs, ConsumerMemberState, GroupDescription,
+    GroupMember, GroupType,
 };
 use crate::groups::group_metadata::ConsumerGroupMetadata;
 use kafka_wire::protocol::messages::{
@@ -520,6 +521,18 @@ impl Client {
             }
             let state =
                 if g.error_code == ErrorCode::GROUP_ID_NOT_FOUND { "Dead".to_owned() } else { g.group_state };
+            let members = g
+                .members
+                .into_iter()
+                .map(|m| GroupMember {
+                    member_id: m.member_id,
+                    group_instance_id: m.group_instance_id,
+                    client_id: m.client_id,
+                    client_host: m.client_host,
+                    consumer: None,
+                    classic_assignment: classic_assignment_of(&g.protocol_type, m.member_assignment),
+                })
+                .collect();
             Ok(GroupDescription {
                 group_id: g.group_id,
                 group_type: GroupType::Classic,
@@ -527,17 +540,7 @@ impl Client {
                 protocol_type: g.protocol_type,
                 protocol: g.protocol_data,
                 epochs: None,
-                members: g
-                    .members
-                    .into_iter()
-                    .map(|m| GroupMember {
-                        member_id: m.member_id,
-                        group_instance_id: m.group_instance_id,
-                        client_id: m.client_id,
-                        client_host: m.client_host,
-                        consumer: None,
-                    })
-                    .collect(),
+                members,
                 coordinator: broker,
             })
         })
@@ -583,6 +586,7 @@ impl Client {
                         assignment: partitions_of(m.assignment),
                         target_assignment: Some(partitions_of(m.target_assignment)),
                     }),
+                    classic_assignment: None,
                 })
                 .collect(),
             coordinator,

@@ -68,6 +68,7 @@ impl Client {
                         assignment: partitions_of(m.assignment),
                         target_assignment: None,
                     }),
+                    classic_assignment: None,
                 })
                 .collect(),
             coordinator,
