@@ -10,13 +10,18 @@
 //! test function takes one lock, stops one broker (~16 s, controlled shutdown) and starts it
 //! again (~11 s); the broker is restarted by a guard even when the test fails. This file's
 //! test reads offsets; `exporter_stale`'s scrapes `kwire exporter`; `recreated_without_ids`'s
-//! gives a stored position a real leader epoch ≥ 1 before its topic is recreated (issue 33).
+//! gives a stored position a real leader epoch ≥ 1 before its topic is recreated (issue 33);
+//! `group_churn`'s runs six `kwire consume --group` members through kills, joins and the
+//! coordinator's restart (issue 35).
 
 #[path = "it/support/mod.rs"]
 mod support;
 
 #[path = "failover/exporter_stale.rs"]
 mod exporter_stale;
+
+#[path = "failover/group_churn.rs"]
+mod group_churn;
 
 #[path = "failover/recreated_without_ids.rs"]
 mod recreated_without_ids;

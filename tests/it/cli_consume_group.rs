@@ -2,6 +2,7 @@
 //! what was printed committed — never more —, so the next member of the group goes on where
 //! the printing stopped; Ctrl-C / SIGTERM commits what was printed, leaves the group, exit 0.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -111,4 +112,175 @@ fn group_flags_that_cannot_apply_are_usage_errors() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", support::stderr(&out));
         assert!(support::stderr(&out).contains(says), "{args:?}: {}", support::stderr(&out));
     }
+}
+
+/// A member process whose stdout lines are collected until it exits.
+struct Running {
+    child: std::process::Child,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Running {
+    fn spawn(command: &mut Command) -> Self {
+        let mut child =
+            command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = std::sync::Arc::clone(&lines);
+        let reader = std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Self { child, lines, reader }
+    }
+
+    /// SIGTERM (both kcat and kwire leave the group on it), then the exit.
+    fn stop(mut self) {
+        Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().unwrap();
+        let started = Instant::now();
+        while self.child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(30) {
+                self.child.kill().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        self.reader.join().unwrap();
+    }
+}
+
+/// `(partition, consumer id)` rows of kafka-consumer-groups --describe for `topic`.
+fn owners_per_java(cluster: &Cluster, group: &str, topic: &str) -> BTreeMap<i64, String> {
+    let out = support::kafka_tool(
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        &["--bootstrap-server", &cluster.bootstrap, "--describe", "--group", group],
+    );
+    stdout(&out)
+        .lines()
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            (cols.len() >= 7 && cols[1] == topic && cols[6] != "-")
+                .then(|| Some((cols[2].parse().ok()?, cols[6].to_owned())))
+                .flatten()
+        })
+        .collect()
+}
+
+/// Issue 35's interop with librdkafka: two `kcat -G` members and a `kwire consume --group`
+/// member in one classic group. Once stable, every partition is owned by exactly one of the
+/// three; `kwire group describe` names the kwire member by its client id with the partitions it
+/// was given (read from the member's assignment, as Java's tool reads it), and
+/// kafka-consumer-groups --describe gives the same owner for every partition; every record is
+/// printed by some member.
+#[test]
+fn kwire_and_kcat_g_members_split_a_classic_group_and_kafkas_tool_agrees() {
+    const PARTITIONS: i64 = 6;
+    let Some(cluster) = support::cluster() else { return };
+    let topic = support::unique("cg-kcat");
+    let created =
+        kwire(&cluster, &["topic", "create", &topic, "--partitions", "6", "--replication-factor", "1"]);
+    assert!(created.status.success(), "{}", support::stderr(&created));
+    let lines: String = (0..60).map(|i| format!("k{i}:v{i}")).collect::<Vec<_>>().join("\n");
+    let mut produce = Command::new(env!("CARGO_BIN_EXE_kwire"));
+    produce.args(["produce", &topic, "--key-separator", ":"]).env("KWIRE_BOOTSTRAP", &cluster.bootstrap);
+    let out = support::output_with_stdin(&mut produce, Some(&lines));
+    assert!(out.status.success(), "{}", support::stderr(&out));
+
+    let group = support::unique("cg-kcat-group");
+    let kwire_client = support::unique("kwire-member");
+    let kcat = std::env::var("KWIRE_KCAT").unwrap_or_else(|_| "kcat".to_owned());
+    let mut members = Vec::new();
+    for name in ["kcat-a", "kcat-b"] {
+        members.push(Running::spawn(Command::new(&kcat).args([
+            "-b",
+            &cluster.bootstrap,
+            "-G",
+            &group,
+            &topic,
+            "-q",
+            "-f",
+            "%p %o\\n",
+            "-X",
+            "auto.offset.reset=earliest",
+            "-X",
+            &format!("client.id={name}"),
+        ])));
+    }
+    members.push(Running::spawn(
+        Command::new(env!("CARGO_BIN_EXE_kwire"))
+            .args(["--format", "json", "consume", &topic, "--group", &group, "-X"])
+            .arg(format!("client.id={kwire_client}"))
+            .env("KWIRE_BOOTSTRAP", &cluster.bootstrap),
+    ));
+
+    let started = Instant::now();
+    let (kwire_owns, owners) = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "no stable split of the group among kcat and kwire"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+        let described = kwire(&cluster, &["--format", "json", "group", "describe", &group]);
+        if !described.status.success() {
+            continue;
+        }
+        let doc = support::json(&described);
+        let described_members = doc["members"].as_array().cloned().unwrap_or_default();
+        let mut owner: BTreeMap<i64, String> = BTreeMap::new();
+        let mut disjoint = true;
+        for m in &described_members {
+            for tp in m["assignment"].as_array().into_iter().flatten() {
+                let p = tp["partition"].as_i64().unwrap();
+                disjoint &= owner.insert(p, m["member_id"].as_str().unwrap().to_owned()).is_none();
+            }
+        }
+        let kwire_member = described_members.iter().find(|m| m["client_id"] == kwire_client.as_str());
+        if described_members.len() != 3 || !disjoint || owner.len() != PARTITIONS as usize {
+            continue;
+        }
+        let Some(kwire_member) = kwire_member else { continue };
+        let kwire_owns: Vec<i64> = kwire_member["assignment"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tp| tp["partition"].as_i64().unwrap())
+            .collect();
+        assert!(
+            kwire_member["client_host"].as_str().is_some_and(|h| !h.is_empty()),
+            "the kwire member's host: {kwire_member}"
+        );
+        let java = owners_per_java(&cluster, &group, &topic);
+        if java == owner && !kwire_owns.is_empty() {
+            break (kwire_owns, owner);
+        }
+    };
+    let kcat_owned = owners.len() - kwire_owns.len();
+    assert!(kcat_owned > 0, "kcat owns nothing: {owners:?}");
+
+    // Every record printed by some member (kcat: "partition offset", kwire: JSON).
+    let mut seen = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while seen.len() < 60 && Instant::now() < deadline {
+        seen.clear();
+        for m in &members {
+            for line in m.lines.lock().unwrap().iter() {
+                let key = match serde_json::from_str::<serde_json::Value>(line) {
+                    Ok(doc) => (doc["partition"].as_i64(), doc["offset"].as_i64()),
+                    Err(_) => {
+                        let mut cols = line.split(' ').map(|c| c.parse::<i64>().ok());
+                        (cols.next().flatten(), cols.next().flatten())
+                    }
+                };
+                if let (Some(p), Some(o)) = key {
+                    seen.insert((p, o));
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    for m in members {
+        m.stop();
+    }
+    assert_eq!(seen.len(), 60, "records printed by the three members: {seen:?}");
 }

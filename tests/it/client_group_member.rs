@@ -478,3 +478,83 @@ fn a_read_process_write_copy_through_a_group_member_is_exact_and_a_stale_member_
         other.close().await.unwrap();
     });
 }
+
+/// A group's commit above the end of a topic deleted and recreated, stored with the old topic's
+/// id (the commit a member makes as it runs through the recreation: Kafka drops the group's
+/// offsets with the topic, the member's next commit puts its old position back). The default
+/// policy refuses with `topic_recreated` and its numbers; clamp starts at the new log's start,
+/// the listener told the same — no silent reset to latest, as `auto.offset.reset` would do.
+fn a_group_members_start_on_a_recreated_topic_follows_the_engine(protocol: GroupProtocol) {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = support::unique("group-recreated");
+    support::create_topic_retrying(&cluster, &topic, 1);
+    let tp = TopicPartition::new(topic.as_str(), 0);
+    let group = support::unique("group-recreated-group");
+    let old_id = support::multi_thread_runtime().block_on(async {
+        let client = connect(&cluster).await;
+        produce(&client, &topic, 40).await;
+        let metadata = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
+        metadata.topic(&topic).unwrap().topic_id.expect("Kafka 4.1 names its topics' ids")
+    });
+    support::delete_topic_and_wait(&cluster, &topic);
+    support::create_topic_retrying(&cluster, &topic, 1);
+    support::multi_thread_runtime().block_on(async {
+        let client = connect(&cluster).await;
+        produce(&client, &topic, 10).await;
+        let commit = OffsetToCommit {
+            tp: tp.clone(),
+            offset: 30,
+            leader_epoch: None,
+            metadata: kafka_client::topic_id_metadata(Some(old_id)),
+        };
+        client.commit_offsets(&group, &[commit], TIMEOUT).await.unwrap()[&tp].as_ref().unwrap();
+
+        let mut refusing = Consumer::new(Arc::clone(&client), member(&group, protocol));
+        refusing.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
+        let started = Instant::now();
+        let refusal = loop {
+            assert!(started.elapsed() < TIMEOUT, "no refusal");
+            match refusing.poll(Duration::from_millis(300)).await {
+                Err(ConsumerError::StartRefused { refusal, .. }) => break refusal,
+                Ok(None) => {}
+                other => panic!("{other:?}"),
+            }
+        };
+        let StartRefusal::Policy(Anomaly::TopicRecreated { stored, end, stored_topic_id, topic_id, .. }) =
+            *refusal
+        else {
+            panic!("{refusal:?}")
+        };
+        assert_eq!((stored.0, end.0), (30, 10));
+        assert_ne!(stored_topic_id, topic_id);
+        refusing.close().await.unwrap();
+
+        let starts = Starts::default();
+        let config = ConsumerConfig { out_of_range: OutOfRangePolicy::Clamp, ..member(&group, protocol) };
+        let mut clamped = Consumer::new(Arc::clone(&client), config);
+        clamped.set_listener(starts.clone());
+        clamped.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
+        let started = Instant::now();
+        let mut read = Vec::new();
+        while read.len() < 10 {
+            assert!(started.elapsed() < TIMEOUT, "read {read:?} after clamp");
+            if let Some(chunk) = clamped.poll(Duration::from_millis(300)).await.unwrap() {
+                read.extend(chunk.records.iter().map(|r| r.offset));
+            }
+        }
+        assert_eq!(read, (0..10).collect::<Vec<i64>>(), "the whole new log, from its start");
+        let seen = starts.0.lock().unwrap().clone();
+        assert!(matches!(seen[0].anomaly, Some(Anomaly::TopicRecreated { .. })), "{seen:?}");
+        clamped.close().await.unwrap();
+    });
+}
+
+#[test]
+fn a_classic_members_start_on_a_recreated_topic_is_refused_or_clamped_with_its_numbers() {
+    a_group_members_start_on_a_recreated_topic_follows_the_engine(GroupProtocol::Classic);
+}
+
+#[test]
+fn a_kip_848_members_start_on_a_recreated_topic_is_refused_or_clamped_with_its_numbers() {
+    a_group_members_start_on_a_recreated_topic_follows_the_engine(GroupProtocol::Consumer);
+}
