@@ -7,8 +7,6 @@
 //! `auto.commit.interval.ms`, before a partition is revoked, and when it stops — after which it
 //! leaves the group and exits 0.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kafka_client::{
@@ -23,14 +21,12 @@ use super::Context;
 use crate::cli::{ConsumeArgs, ConsumeFrom};
 use crate::command_config;
 use crate::exit::{Exit, Failure};
+use crate::handed_out::HandedOut;
 use crate::output::escape;
-
-/// Printed positions: the next offset of each partition after its last printed record.
-type Printed = Arc<Mutex<BTreeMap<TopicPartition, i64>>>;
 
 /// Tells stderr about partition changes, and commits what was printed of revoked partitions.
 struct Reporter {
-    printed: Printed,
+    printed: HandedOut,
 }
 
 impl RebalanceListener for Reporter {
@@ -49,16 +45,14 @@ impl RebalanceListener for Reporter {
     }
 
     fn on_revoked(&mut self, partitions: &[TopicPartition], commits: &mut RevokeCommits) {
-        let printed = self.printed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.printed.commit_revoked(partitions, commits);
         for tp in partitions {
-            if let Some(offset) = printed.get(tp) {
-                commits.commit(tp.clone(), *offset);
-            }
             eprintln!("kwire: revoked {tp}");
         }
     }
 
     fn on_lost(&mut self, partitions: &[TopicPartition]) {
+        self.printed.forget(partitions);
         for tp in partitions {
             eprintln!("kwire: lost {tp} (fenced or the session expired): nothing more is committed for it");
         }
@@ -110,9 +104,9 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs, group: &str) -> Result<(), F
     let config = consumer_config(ctx, args, group)?;
     let commit_every = config.auto_commit_interval;
     let client = ctx.client().await?;
-    let printed: Printed = Arc::default();
+    let printed = HandedOut::default();
     let mut consumer = Consumer::new(client, config);
-    consumer.set_listener(Reporter { printed: Arc::clone(&printed) });
+    consumer.set_listener(Reporter { printed: printed.clone() });
     consumer.subscribe(Subscription::Topics(args.topics.clone())).map_err(failure)?;
 
     let stop = wait_for_stop();
@@ -134,7 +128,7 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs, group: &str) -> Result<(), F
                 // `--count` may stop inside the chunk: what was printed is what is committed.
                 let shown = usize::try_from(before - remaining).unwrap_or(usize::MAX);
                 if let Some(last) = chunk.records.get(..shown).and_then(<[_]>::last) {
-                    lock(&printed).insert(chunk.partition.clone(), last.offset + 1);
+                    printed.handed(&chunk.partition, last.offset);
                 }
             }
             Ok(None) => {}
@@ -163,27 +157,10 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs, group: &str) -> Result<(), F
 }
 
 /// Commits the printed positions of the partitions still owned; a refusal is reported.
-async fn commit_printed(consumer: &mut Consumer, printed: &Printed) {
-    let owned = consumer.assignment();
-    let offsets: Vec<(TopicPartition, i64)> =
-        lock(printed).iter().filter(|(tp, _)| owned.contains(tp)).map(|(tp, o)| (tp.clone(), *o)).collect();
-    if offsets.is_empty() {
-        return;
+async fn commit_printed(consumer: &mut Consumer, printed: &HandedOut) {
+    for line in printed.commit(consumer).await {
+        eprintln!("kwire: {}", escape(&line));
     }
-    match consumer.commit(&offsets).await {
-        Ok(results) => {
-            for (tp, result) in results {
-                if let Err(e) = result {
-                    eprintln!("kwire: commit of {tp} failed: {}", escape(&e.to_string()));
-                }
-            }
-        }
-        Err(e) => eprintln!("kwire: commit failed: {}", escape(&e.to_string())),
-    }
-}
-
-fn lock(printed: &Printed) -> std::sync::MutexGuard<'_, BTreeMap<TopicPartition, i64>> {
-    printed.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn failure(e: ConsumerError) -> Failure {
