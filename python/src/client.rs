@@ -28,7 +28,7 @@ fn call<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Failure> + Sen
 }
 
 /// A config value as the properties file would spell it: `True` is `true`.
-fn property_value(value: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn property_value(value: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(b) = value.cast::<PyBool>() {
         return Ok(if b.is_true() { "true" } else { "false" }.to_owned());
     }

@@ -14,6 +14,9 @@ use crate::cli::{Command, FormatArg, Global, GroupCommand};
 use crate::commands::{self, Context};
 use crate::exit::{Exit, Failure};
 
+mod consumer;
+pub use consumer::{ConsumedRecord, GroupConsumer};
+
 /// A file sink's `retention` option ([`Settings::spark_sink_retention`]), parsed from Spark's
 /// time string with `str::parse`.
 pub use kwire_stores::spark::sink::Retention as SparkSinkRetention;
@@ -82,30 +85,7 @@ impl Session {
     /// connection is made by the first call. Returns the warnings the CLI prints on stderr
     /// (unknown property keys, host name checks turned off).
     pub fn open(settings: Settings) -> Result<(Session, Vec<String>), Failure> {
-        if settings.timeout > crate::cli::MAX_TIMEOUT || settings.timeout.is_zero() {
-            return Err(Failure::new(Exit::USAGE, "timeout: between 1 ms and the maximum of 24h"));
-        }
-        let global = Global {
-            bootstrap: Some(settings.bootstrap),
-            zookeeper: settings.zookeeper,
-            zookeeper_auth: None,
-            zookeeper_tls_ca: None,
-            zookeeper_tls_cert: None,
-            zookeeper_tls_key: None,
-            spark_sink: settings.spark_sink,
-            spark_sink_compact_interval: settings.spark_sink_compact_interval,
-            spark_sink_retention: settings.spark_sink_retention,
-            zookeeper_acl: "inherit"
-                .parse()
-                .map_err(|e: kwire_stores::UnknownAclPolicy| Failure::new(Exit::USAGE, e.to_string()))?,
-            format: FormatArg::Json,
-            timeout: settings.timeout,
-            trace: false,
-            command_config: None,
-            property: settings.properties,
-        };
-        let ctx = Context::capturing(global);
-        let (_, warnings) = ctx.client_config()?;
+        let (ctx, warnings) = context_of(settings)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -212,6 +192,36 @@ impl Session {
             Err(f) => Err(Failure { document, ..self.ctx.explain(f) }),
         }
     }
+}
+
+/// The command-line context `settings` describe, checked without connecting, and the warnings
+/// the CLI prints for them (unknown property keys, host name checks turned off).
+fn context_of(settings: Settings) -> Result<(Context, Vec<String>), Failure> {
+    if settings.timeout > crate::cli::MAX_TIMEOUT || settings.timeout.is_zero() {
+        return Err(Failure::new(Exit::USAGE, "timeout: between 1 ms and the maximum of 24h"));
+    }
+    let global = Global {
+        bootstrap: Some(settings.bootstrap),
+        zookeeper: settings.zookeeper,
+        zookeeper_auth: None,
+        zookeeper_tls_ca: None,
+        zookeeper_tls_cert: None,
+        zookeeper_tls_key: None,
+        spark_sink: settings.spark_sink,
+        spark_sink_compact_interval: settings.spark_sink_compact_interval,
+        spark_sink_retention: settings.spark_sink_retention,
+        zookeeper_acl: "inherit"
+            .parse()
+            .map_err(|e: kwire_stores::UnknownAclPolicy| Failure::new(Exit::USAGE, e.to_string()))?,
+        format: FormatArg::Json,
+        timeout: settings.timeout,
+        trace: false,
+        command_config: None,
+        property: settings.properties,
+    };
+    let ctx = Context::capturing(global);
+    let (_, warnings) = ctx.client_config()?;
+    Ok((ctx, warnings))
 }
 
 /// `kwire decode --api API --version V [--response] [--frame] HEX`: one request or response,
