@@ -236,7 +236,16 @@ fn kwire_and_kcat_g_members_split_a_classic_group_and_kafkas_tool_agrees() {
             }
         }
         let kwire_member = described_members.iter().find(|m| m["client_id"] == kwire_client.as_str());
-        if described_members.len() != 3 || !disjoint || owner.len() != PARTITIONS as usize {
+        // Stable: every member has taken its share (mid-rebalance, the last generation's
+        // assignments are still what the coordinator describes).
+        let all_assigned =
+            described_members.iter().all(|m| m["assignment"].as_array().is_some_and(|a| !a.is_empty()));
+        if doc["state"] != "Stable"
+            || described_members.len() != 3
+            || !all_assigned
+            || !disjoint
+            || owner.len() != PARTITIONS as usize
+        {
             continue;
         }
         let Some(kwire_member) = kwire_member else { continue };

@@ -480,7 +480,7 @@ impl ClassicMember {
     /// (members left out get nothing). Returns whether it was taken (it is not when the
     /// machine has moved on, e.g. the generation was lost meanwhile).
     pub(crate) fn leader_assignment(&mut self, assignments: BTreeMap<String, Vec<TopicPartition>>) -> bool {
-        if self.phase != Phase::Assigning || self.closing.is_some() {
+        if self.phase != Phase::Assigning {
             return false;
         }
         self.phase = Phase::Syncing(assignments.into_iter().collect());
@@ -512,9 +512,19 @@ impl ClassicMember {
             return;
         }
         self.closing = Some(mode);
+        if self.finishes_round_before_closing() {
+            // A cooperative member holding partitions: the coordinator counts its JoinGroup
+            // whatever the member does, and moves the group to the next generation once every
+            // member has joined; a commit with the generation held before would then be
+            // refused (ILLEGAL_GENERATION, or REBALANCE_IN_PROGRESS until the SyncGroup). The
+            // round is finished first (see `advance`), then everything is revoked and
+            // committed with the new generation, then the member leaves.
+            self.advance();
+            return;
+        }
         if self.in_flight.is_some_and(|f| f.kind == Kind::Join) {
-            // The coordinator holds the join; the LeaveGroup takes the member out of it. The
-            // generation held before (cooperative) keeps heartbeating while revoking.
+            // Nothing owned: the coordinator holds the join; the LeaveGroup takes the member
+            // out of it.
             self.in_flight = None;
             self.join_abandoned = true;
             self.phase = if self.in_generation() { Phase::Stable } else { Phase::Unjoined };
@@ -670,6 +680,15 @@ impl ClassicMember {
 
     fn in_generation(&self) -> bool {
         self.generation >= 0
+    }
+
+    /// Closing in the middle of a round (a JoinGroup in flight, or the assignment not synced
+    /// yet) while owning partitions: the round is finished before they are revoked, so that
+    /// their commits carry the generation the coordinator has moved to.
+    fn finishes_round_before_closing(&self) -> bool {
+        let round = self.in_flight.is_some_and(|f| f.kind == Kind::Join)
+            || matches!(self.phase, Phase::Joining | Phase::Assigning | Phase::Syncing(_));
+        round && !self.owned.partitions().is_empty()
     }
 
     /// The session clock runs while the member holds a generation and is not waiting on a
@@ -872,6 +891,12 @@ impl ClassicMember {
                 return;
             }
         };
+        let mut assigned = assigned;
+        if self.closing.is_some() {
+            // The round finished before closing: nothing new is taken on, only what stays is
+            // revoked and committed with this generation.
+            assigned.retain(|tp| self.owned.partitions().contains(tp));
+        }
         self.phase = Phase::Stable;
         self.contact(now);
         self.next_heartbeat = after(now, self.config.heartbeat_interval);
@@ -910,6 +935,8 @@ impl ClassicMember {
         if let Some(mode) = self.closing {
             match self.phase {
                 Phase::Left | Phase::Failed => {}
+                Phase::Joining | Phase::Assigning | Phase::Syncing(_)
+                    if self.finishes_round_before_closing() => {}
                 Phase::WaitingForPoll => self.end(),
                 Phase::Leaving { ref mut then, .. } => *then = AfterLeave::Left,
                 _ => {
@@ -958,7 +985,8 @@ impl ClassicMember {
         }
         match self.phase {
             Phase::Leaving { .. } => Some((ready, Kind::Leave)),
-            Phase::Syncing(_) if self.closing.is_none() => Some((ready, Kind::Sync)),
+            // While closing, only a round finished before the revocations syncs (`close`).
+            Phase::Syncing(_) => Some((ready, Kind::Sync)),
             Phase::Unjoined if self.closing.is_none() => Some((ready, Kind::Join)),
             Phase::Stable if self.rejoin.is_some() && self.closing.is_none() && !self.join_blocked() => {
                 Some((ready, Kind::Join))
@@ -1384,19 +1412,35 @@ mod tests {
     }
 
     #[test]
-    fn closing_during_a_cooperative_rejoin_keeps_heartbeating_while_revoking_then_leaves() {
+    fn closing_during_a_cooperative_rejoin_finishes_the_round_then_revokes_with_its_generation_and_leaves() {
         let mut r = Run::new(ClassicConfig::new(vec!["range".into()], RebalanceProtocol::Cooperative));
         r.find_coordinator();
-        r.join("m-1", 1, vec![tp("t", 0)]);
+        r.join("m-1", 1, vec![tp("t", 0), tp("t", 1)]);
         r.events();
         r.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS);
         let _ = r.expect_join();
         r.m.close(r.now, CloseMode::Default);
-        assert_eq!(r.events(), [MemberEvent::Revoking(vec![tp("t", 0)])]);
-        // The JoinGroup is abandoned; generation 1 still holds t-0 and heartbeats.
-        assert_eq!(r.m.poll_timeout(), Some(r.now + Duration::from_secs(3)));
-        assert_eq!(r.heartbeat(ErrorCode::REBALANCE_IN_PROGRESS).generation, 1);
-        r.m.revocation_done(&[tp("t", 0)]);
+        // The coordinator counts the JoinGroup and moves to generation 2 once everyone joined:
+        // nothing is revoked (and committed) with generation 1 meanwhile.
+        assert_eq!(r.events(), []);
+        assert_eq!(r.request(), None, "the JoinGroup's answer is awaited");
+        r.m.handle_join(r.now, join_ok("m-1", "leader-0", 2));
+        let sync = r.expect_sync();
+        assert_eq!(sync.generation, 2);
+        // t-1 moved away, t-2 is new: the closing member takes nothing on.
+        r.m.handle_sync(r.now, sync_ok(vec![tp("t", 0), tp("t", 2)]));
+        let events = r.events();
+        assert_eq!(
+            events,
+            [MemberEvent::Revoking(vec![tp("t", 1)]), MemberEvent::Revoking(vec![tp("t", 0)])]
+        );
+        assert_eq!(
+            r.m.identity().generation_or_epoch,
+            2,
+            "revocations are committed with the new generation"
+        );
+        assert!(r.m.commit_allowed(&tp("t", 0)).is_ok(), "a revoking partition may still be committed");
+        r.m.revocation_done(&[tp("t", 0), tp("t", 1)]);
         match r.request() {
             Some(ClassicRequest::LeaveGroup(l)) => assert_eq!(l.member_id, "m-1"),
             other => panic!("expected a LeaveGroup, got {other:?}"),

@@ -505,6 +505,9 @@ impl ClassicRun {
             }
             let done = self.check.revocation_done(0xff);
             self.m.revocation_done(&done);
+            // A leader finishing its round before it revokes (a cooperative member closing
+            // mid-rebalance) is owed its assignment, as the member task gives it.
+            self.m.leader_assignment(BTreeMap::new());
             self.settle();
             self.drive();
             if self.out.is_some() {
