@@ -22,7 +22,7 @@ use crate::errors::to_py_err;
 const TIMESTAMP_NOT_AVAILABLE: i32 = 0;
 const TIMESTAMP_CREATE_TIME: i32 = 1;
 const TIMESTAMP_LOG_APPEND_TIME: i32 = 2;
-/// `timeout=-1` (wait for ever) as a bound the clock can add.
+/// `timeout=None` or negative (wait for ever) as a bound the clock can add.
 const FOR_EVER: Duration = Duration::from_secs(365 * 24 * 3600);
 
 #[pyclass(module = "kwire", frozen)]
@@ -97,10 +97,8 @@ fn closed() -> Failure {
     Failure::new(Exit::USAGE, "the consumer is closed")
 }
 
-fn seconds(timeout: f64) -> Result<Duration, Failure> {
-    if timeout < 0.0 {
-        return Ok(FOR_EVER);
-    }
+fn seconds(timeout: Option<f64>) -> Result<Duration, Failure> {
+    let Some(timeout) = timeout.filter(|t| *t >= 0.0) else { return Ok(FOR_EVER) };
     Duration::try_from_secs_f64(timeout)
         .map(|d| d.min(FOR_EVER))
         .map_err(|_| Failure::new(Exit::USAGE, format!("timeout: {timeout} is not a number of seconds")))
@@ -155,7 +153,7 @@ impl Consumer {
         let Some(bootstrap) = bootstrap else {
             return Err(to_py_err(py, &Failure::new(Exit::USAGE, "bootstrap.servers is required")));
         };
-        let timeout = seconds(timeout).map_err(|f| to_py_err(py, &f))?;
+        let timeout = seconds(Some(timeout)).map_err(|f| to_py_err(py, &f))?;
         let settings = Settings {
             bootstrap,
             properties,
@@ -177,9 +175,10 @@ impl Consumer {
         self.with(py, |m| m.subscribe(&topics))
     }
 
-    /// The next message, waiting up to `timeout` seconds (`-1`: for ever); `None` if none came.
-    #[pyo3(signature = (timeout = -1.0))]
-    fn poll(&self, py: Python<'_>, timeout: f64) -> PyResult<Option<Message>> {
+    /// The next message, waiting up to `timeout` seconds (`None` or negative, as
+    /// confluent-kafka's `-1`: for ever); `None` if none came.
+    #[pyo3(signature = (timeout = None))]
+    fn poll(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<Message>> {
         let timeout = seconds(timeout).map_err(|f| to_py_err(py, &f))?;
         let (record, notices) = self.with(py, |m| m.poll(timeout))?;
         warn_all(py, notices)?;
@@ -187,8 +186,8 @@ impl Consumer {
     }
 
     /// Up to `num_messages` messages, waiting up to `timeout` seconds for the first.
-    #[pyo3(signature = (num_messages = 1, timeout = -1.0))]
-    fn consume(&self, py: Python<'_>, num_messages: usize, timeout: f64) -> PyResult<Vec<Message>> {
+    #[pyo3(signature = (num_messages = 1, timeout = None))]
+    fn consume(&self, py: Python<'_>, num_messages: usize, timeout: Option<f64>) -> PyResult<Vec<Message>> {
         let timeout = seconds(timeout).map_err(|f| to_py_err(py, &f))?;
         let (records, notices) = self.with(py, |m| m.consume(num_messages.max(1), timeout))?;
         warn_all(py, notices)?;

@@ -15,7 +15,7 @@ use kafka_client::{
     apply_consumer_properties, Consumer, ConsumerConfig, ConsumerError, FetchedRecord, RebalanceListener,
     RevokeCommits, StartPosition, Subscription, TopicPartition,
 };
-use offset_engine::StartPolicy;
+use offset_engine::{Anomaly, StartPolicy};
 
 use super::{context_of, Settings};
 use crate::exit::{Exit, Failure};
@@ -43,7 +43,8 @@ pub struct ConsumedRecord {
 #[derive(Debug, Default)]
 struct Buffer {
     records: VecDeque<(TopicPartition, FetchedRecord)>,
-    /// One line per partition that started on an anomaly (its numbers), or was lost.
+    /// One line per partition that started on an anomaly (its numbers; a new group's start at
+    /// the log start is none), or was lost, or whose commit failed.
     notices: Vec<String>,
 }
 
@@ -69,7 +70,10 @@ impl RebalanceListener for Listener {
     fn on_assigned(&mut self, started: &[StartPosition]) {
         let mut buffer = lock(&self.buffer);
         for s in started {
-            if let Some(anomaly) = &s.anomaly {
+            // A partition with nothing committed that starts at its log start is a new group's
+            // ordinary start, not worth a warning; one that skips records (`latest`) is.
+            let worth_telling = |a: &&Anomaly| !matches!(a, Anomaly::NewPartition { .. }) || a.skipped() > 0;
+            if let Some(anomaly) = s.anomaly.as_ref().filter(worth_telling) {
                 buffer.notices.push(format!("{} starts at offset {}: {anomaly}", s.partition, s.offset));
             }
         }
@@ -137,6 +141,8 @@ impl GroupConsumer {
         let client = runtime.block_on(ctx.client())?;
         let handed = HandedOut::default();
         let buffer = SharedBuffer::default();
+        // The consumer and its member task are spawned on this runtime.
+        let _inside = runtime.enter();
         let mut consumer = Consumer::new(client, config);
         consumer.set_listener(Listener { handed: handed.clone(), buffer: Arc::clone(&buffer) });
         let consumer = Self { runtime, consumer, handed, buffer, auto_commit, last_commit: Instant::now() };
@@ -156,6 +162,7 @@ impl GroupConsumer {
             }
             _ => Subscription::Topics(topics.to_vec()),
         };
+        let _inside = self.runtime.enter();
         self.consumer.subscribe(subscription).map_err(failure)
     }
 
