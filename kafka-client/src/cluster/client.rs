@@ -78,6 +78,12 @@ fn member_socket_key(addr: &str, member: u64) -> String {
 pub(crate) enum Socket {
     /// The one every request shares.
     Shared,
+    /// The one a group member's offset commits go on: a broker answers a connection's
+    /// requests one at a time in order, so on the shared one a commit would wait behind a
+    /// Fetch the broker holds for `fetch.max.wait.ms` (a consumer at the end of its partitions:
+    /// every commit, and the one at close, took up to that much longer). Not the member's own
+    /// connection either, where a JoinGroup the coordinator holds would hold it up.
+    Commits,
     /// A group member's own, to its coordinator, as the Java consumer keeps one: a broker
     /// answers a connection's requests one at a time in order, so a JoinGroup the coordinator
     /// holds until the rebalance completes would otherwise hold up fetches and commits to that
@@ -298,6 +304,7 @@ impl Client {
     ) -> Result<Arc<BrokerConnection>, ClientError> {
         let key = match socket {
             Socket::Shared => broker.addr.clone(),
+            Socket::Commits => format!("{} (commits)", broker.addr),
             Socket::GroupMember(member) => member_socket_key(&broker.addr, member),
         };
         let slot = Arc::clone(lock(&self.connections).entry(key).or_default());
@@ -628,7 +635,20 @@ impl Client {
     where
         R::Response: std::fmt::Debug,
     {
-        let conn = self.connection(broker).await?;
+        self.send_built_on(broker, Socket::Shared, build).await
+    }
+
+    /// [`send_built`](Self::send_built) on the connection of kind `socket` (see [`Socket`]).
+    pub(crate) async fn send_built_on<R: Request + std::fmt::Debug>(
+        &self,
+        broker: &BrokerRef,
+        socket: Socket,
+        build: impl FnOnce(i16) -> R,
+    ) -> Result<(i16, R::Response), ClientError>
+    where
+        R::Response: std::fmt::Debug,
+    {
+        let conn = self.connection_on(broker, socket).await?;
         let version = conn.versions.choose(&R::SPEC, broker)?;
         let request = build(version);
         let response = self.round_trip(&conn.connection, &request, version).await;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 
-use crate::cluster::client::Client;
+use crate::cluster::client::{Client, Socket};
 use crate::cluster::router::{PartitionResults, TopicPartition};
 use crate::error::{BrokerRef, ClientError};
 use crate::groups::committed_offsets::{committed_of, CommittedOffsets};
@@ -353,11 +353,14 @@ impl Client {
         for o in offsets {
             by_topic.entry(&*o.tp.topic).or_default().push(o);
         }
+        // A member's commits go on a connection no Fetch holds up (see `Socket::Commits`); a
+        // non-member's (kwire commit, an application's own) on the shared one.
+        let socket = if member.is_member() { Socket::Commits } else { Socket::Shared };
         self.with_coordinator(group, timeout, |broker| {
             let by_topic = &by_topic;
             async move {
                 let (_, response) = self
-                    .send_built(&broker, |version| OffsetCommitRequest {
+                    .send_built_on(&broker, socket, |version| OffsetCommitRequest {
                         group_id: group.to_owned(),
                         generation_id_or_member_epoch: (version >= 1).then_some(member.generation_id),
                         member_id: (version >= 1).then(|| member.member_id.clone()),
