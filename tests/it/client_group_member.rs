@@ -314,6 +314,31 @@ fn a_batch_longer_than_the_session_keeps_the_member_and_a_stalled_application_is
     });
 }
 
+/// Seed 003's control, on the same broker: the Java consumer whose batch takes longer than
+/// max.poll.interval.ms (6 s here, the batch 12 s) has left the group when it commits, and
+/// commitSync fails with CommitFailedException — the failure the kwire member above does not
+/// have (its heartbeats are its own task's), or, given the same interval, reports as
+/// `PollIntervalExceeded` on its next poll before any commit is attempted.
+#[test]
+fn seed_003_control_the_java_consumer_whose_batch_passes_max_poll_interval_fails_its_commit() {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = support::multi_thread_runtime().block_on(async {
+        let client = connect(&cluster).await;
+        let topic = support::new_topic_with_leaders(&client, "group-java-slow", 2).await;
+        produce(&client, &topic, 20).await;
+        topic
+    });
+    let group = support::unique("group-java-slow-group");
+    let args: Vec<String> = [cluster.bootstrap.as_str(), &topic, &group, "6000", "12000"]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    let out = support::java::run("SlowBatch.java", &args);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.first().is_some_and(|l| l.starts_with("polled ") && *l != "polled 0"), "{out}");
+    assert!(lines.get(1).is_some_and(|l| l.starts_with("CommitFailedException")), "{out}");
+}
+
 #[derive(Default, Clone)]
 struct Starts(Arc<Mutex<Vec<StartPosition>>>);
 
