@@ -138,6 +138,34 @@ pub enum Event {
         /// The `until` the batch ends at instead.
         until: i64,
     },
+    /// Member mode: the group gave this member these partitions; from this batch on they are
+    /// read from the group's committed offsets (checked by the engine like any stored offset).
+    Assigned {
+        /// The partitions.
+        partitions: Vec<TopicPartition>,
+    },
+    /// Member mode: the group took these partitions away, after the previous batch was
+    /// committed (or given up: then their next owner reads it again). Not read any more.
+    Revoked {
+        /// The partitions.
+        partitions: Vec<TopicPartition>,
+    },
+    /// Member mode: these were lost at once (the member was fenced, its session expired, or it
+    /// left after `max.poll.interval.ms`): nothing more is committed for them, and their next
+    /// owner reads again what this member had not committed.
+    Lost {
+        /// The partitions.
+        partitions: Vec<TopicPartition>,
+    },
+    /// Member mode: the application did not ask for a batch for longer than
+    /// `max.poll.interval.ms`, so the member left the group (its partitions were lost; an
+    /// [`Event::Lost`] names them) and joins again now.
+    PollIntervalExceeded {
+        /// Time since the previous batch was asked for, in milliseconds.
+        elapsed_ms: u64,
+        /// `max.poll.interval.ms`.
+        limit_ms: u64,
+    },
 }
 
 impl fmt::Display for Event {
@@ -166,8 +194,24 @@ impl fmt::Display for Event {
             Self::RangeShortened { tp, planned_until, until } => {
                 write!(f, "{tp}: fetch stopped at {until}, before the planned {planned_until}")
             }
+            Self::Assigned { partitions } => write!(f, "assigned {}", list(partitions)),
+            Self::Revoked { partitions } => write!(f, "revoked {}", list(partitions)),
+            Self::Lost { partitions } => write!(f, "lost {} (nothing more committed for them)", list(partitions)),
+            Self::PollIntervalExceeded { elapsed_ms, limit_ms } => write!(
+                f,
+                "no batch asked for in {elapsed_ms} ms, over max.poll.interval.ms {limit_ms}: the member left \
+                 the group and joins again"
+            ),
         }
     }
+}
+
+/// `t-0, t-1, u-3`, or `nothing`.
+fn list(partitions: &[TopicPartition]) -> String {
+    if partitions.is_empty() {
+        return "nothing".to_owned();
+    }
+    partitions.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// One batch: exact offset ranges with their records. Commit it (or return `Ok` from the

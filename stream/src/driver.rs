@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use kafka_vocab::now_ms;
 
-use kafka_client::{Client, FetchRange, FetchedPartition, Fetcher, OffsetQuery};
+use kafka_client::{Client, FetchRange, FetchedPartition, Fetcher, NotOwnedReason, OffsetQuery};
 use offset_engine::{
     merge_commits, plan, plan_into, Anomaly, Commit, CommitDecision, CommitRejection, FromReason,
     LeaderEpoch, LogState, LogView, Offset, OutOfRangePolicy, Outcome, PartitionInput, Plan, PlanEntry,
@@ -21,6 +21,7 @@ use offset_store::{BoxError, OffsetStore};
 use crate::batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
 use crate::config::StreamConfig;
 use crate::error::StreamError;
+use crate::member::StreamMember;
 use crate::read_ahead::ReadAhead;
 
 /// What the application's closure tells [`DirectStream::run`] after a batch.
@@ -42,10 +43,14 @@ pub struct CommitReport {
     /// Proposals refused because they would move a stored offset backwards (or onto another
     /// topic id) without being a policy reset — a stale batch committed after a newer one.
     pub rejected: Vec<(TopicPartition, CommitRejection)>,
+    /// Member mode: partitions left uncommitted because the group took them from this member
+    /// while the batch was processed; their next owner reads those records again.
+    pub not_owned: Vec<(TopicPartition, NotOwnedReason)>,
 }
 
-/// A direct stream: exact offset ranges per batch, no group membership, commits to any
-/// [`OffsetStore`] after the application is done. See the crate docs for the guarantees.
+/// A direct stream: exact offset ranges per batch, commits to any [`OffsetStore`] after the
+/// application is done. See the crate docs for the guarantees. It takes no group membership
+/// unless made with [`DirectStream::join`] (see `member` for that mode).
 #[derive(Debug)]
 pub struct DirectStream<S> {
     store: S,
@@ -56,6 +61,8 @@ pub struct DirectStream<S> {
     planner: Planner,
     /// The batch after the last one handed out, being read from the positions that one commits.
     ahead: Option<ReadAhead>,
+    /// The group membership, in member mode: batches cover what the group gives this stream.
+    member: Option<StreamMember>,
 }
 
 /// What planning and fetching a batch needs besides the stored positions. Owned, so that the
@@ -70,6 +77,9 @@ pub(crate) struct Planner {
     next_id: u64,
     /// The application's processing rate, records per second, smoothed over batches.
     measured_rate: Option<f64>,
+    /// Member mode: the partitions batches are planned over (`None`: every partition of the
+    /// configured topics, and every stored one).
+    owned: Option<BTreeSet<TopicPartition>>,
 }
 
 impl<S: OffsetStore> DirectStream<S> {
@@ -86,9 +96,29 @@ impl<S: OffsetStore> DirectStream<S> {
                 previous: HashMap::new(),
                 next_id: 1,
                 measured_rate: None,
+                owned: None,
             },
             ahead: None,
+            member: None,
         })
+    }
+
+    /// The member's state in its group (member mode only): protocol, phase, member id,
+    /// generation or epoch, and the partitions it owns.
+    pub fn member_state(&self) -> Option<kafka_client::GroupMemberState> {
+        self.member.as_ref().map(|m| m.membership().state())
+    }
+
+    /// Member mode: leaves the group at once, so that its partitions go to the other members
+    /// without waiting for the session to time out. Commit the last batch first: nothing is
+    /// committed here. The stream reads nothing more after it.
+    pub async fn leave(&mut self) -> Result<(), StreamError> {
+        self.ahead = None;
+        self.planner.owned = Some(BTreeSet::new());
+        match self.member.take() {
+            Some(member) => member.leave().await,
+            None => Ok(()),
+        }
     }
 
     /// The Kafka client.
@@ -185,6 +215,23 @@ impl<S: OffsetStore> DirectStream<S> {
     /// moved them — and otherwise throws it away and plans from the store. Nothing read ahead
     /// is ever committed before it was handed out and committed itself.
     pub async fn next_batch(&mut self) -> Result<Batch, StreamError> {
+        let mut membership_events = Vec::new();
+        if let Some(member) = &mut self.member {
+            let changes = member.before_batch(self.planner.config.poll_interval).await?;
+            if !changes.events.is_empty() {
+                // Planned over other partitions than those owned now.
+                self.ahead = None;
+                self.planner.owned = Some(member.owned().clone());
+            }
+            if changes.assigned {
+                // Where the new partitions are is what their previous owners committed.
+                self.stored = None;
+            }
+            membership_events = changes.events;
+            if member.owned().is_empty() {
+                return Ok(self.planner.without_partitions(membership_events));
+            }
+        }
         // Taken first: an error, or this call being dropped, throws it away.
         let ahead = self.ahead.take();
         let known = self.stored.is_some();
@@ -194,13 +241,14 @@ impl<S: OffsetStore> DirectStream<S> {
             Some(ahead) if known => ahead.take(&stored).await,
             _ => None,
         };
-        let batch = match read {
+        let mut batch = match read {
             Some((batch, after)) => {
                 self.planner.adopt(after);
                 batch
             }
             None => self.planner.read_batch(&stored).await?,
         };
+        batch.events.splice(0..0, membership_events);
         if self.planner.config.prefetch && batch.record_count() > 0 {
             let (assumed, _) = merge_commits(&stored, &batch.commits, now_ms());
             self.ahead = Some(ReadAhead::start(self.planner.clone(), assumed));
@@ -213,6 +261,13 @@ impl Planner {
     /// The caps the next batch is planned with.
     fn effective_limits(&self) -> offset_engine::Limits {
         budget_limits(self.config.limits, self.config.processing_budget, self.measured_rate)
+    }
+
+    /// A batch of nothing but `events` (a member that owns no partition).
+    fn without_partitions(&mut self, events: Vec<Event>) -> Batch {
+        let id = self.next_id;
+        self.next_id += 1;
+        Batch { id, partitions: Vec::new(), events, commits: Vec::new() }
     }
 
     /// Takes the state a batch read ahead left (its rate carry, `until`s and id), when that
@@ -444,6 +499,9 @@ impl Planner {
                 }
             }
         }
+        if let Some(owned) = &self.owned {
+            partitions.retain(|(t, p)| owned.contains(&TopicPartition::new(t.as_str(), *p)));
+        }
         let in_metadata = |topic: &str, partition: i32| {
             metadata
                 .topic(topic)
@@ -588,16 +646,35 @@ impl<S: OffsetStore> DirectStream<S> {
                 CommitDecision::Rejected(r) => report.rejected.push((c.tp.clone(), r)),
             }
         }
-        if !writes.is_empty() {
-            if let Err(e) = self.store.save(&self.planner.config.group, &writes).await {
-                self.ahead = None;
-                if e.needs_reload() {
+        if writes.is_empty() {
+            return Ok(report);
+        }
+        if let Some(member) = &self.member {
+            match member.commit(&writes).await {
+                Ok(not_owned) if not_owned.is_empty() => self.stored = Some(next),
+                Ok(not_owned) => {
+                    // What is stored for a partition this member gave up is its next owner's.
+                    report.written.retain(|(tp, _)| !not_owned.iter().any(|(gone, _)| gone == tp));
+                    report.not_owned = not_owned;
+                    self.ahead = None;
                     self.stored = None;
                 }
-                return Err(e.into());
+                Err(e) => {
+                    self.ahead = None;
+                    self.stored = None;
+                    return Err(e);
+                }
             }
-            self.stored = Some(next);
+            return Ok(report);
         }
+        if let Err(e) = self.store.save(&self.planner.config.group, &writes).await {
+            self.ahead = None;
+            if e.needs_reload() {
+                self.stored = None;
+            }
+            return Err(e.into());
+        }
+        self.stored = Some(next);
         Ok(report)
     }
 
@@ -651,6 +728,19 @@ impl<S: OffsetStore> DirectStream<S> {
 }
 
 impl<S> DirectStream<S> {
+    /// Makes the stream a group member: from the next batch on, it plans over what `member`
+    /// owns.
+    pub(crate) fn set_member(&mut self, member: StreamMember) {
+        self.ahead = None;
+        self.planner.owned = Some(member.owned().clone());
+        self.member = Some(member);
+    }
+
+    /// The group membership, in member mode.
+    pub(crate) fn member(&self) -> Option<&StreamMember> {
+        self.member.as_ref()
+    }
+
     /// Takes `stored` as what the store holds now (written by someone else, e.g. a
     /// transaction), or `None` to load it again before the next batch.
     /// `None` also throws away the batch being read ahead.

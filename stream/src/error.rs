@@ -3,7 +3,7 @@
 use std::error::Error;
 use std::fmt;
 
-use kafka_client::{ClientError, TopicPartition};
+use kafka_client::{ClientError, ConsumerError, NotOwnedReason, TopicPartition};
 use offset_store::{BoxError, StoreError};
 
 use crate::batch::Event;
@@ -35,6 +35,18 @@ pub enum StreamError {
     },
     /// The application's closure failed; the batch was not committed and will be read again.
     Application(BoxError),
+    /// Member mode: the group membership failed for good (a fatal error from the coordinator,
+    /// a refused group id...), or could not start. Join again with a new stream.
+    Membership(Box<ConsumerError>),
+    /// Member mode: a partition of the batch is not this member's any more (revoked or lost
+    /// while the batch was processed), so nothing of the batch was committed. Its next owner
+    /// reads it again from the group's last commit; ask for the next batch.
+    NotOwned {
+        /// The partition.
+        tp: TopicPartition,
+        /// Why it is not owned.
+        reason: NotOwnedReason,
+    },
 }
 
 impl StreamError {
@@ -62,6 +74,10 @@ impl fmt::Display for StreamError {
                 Ok(())
             }
             Self::Application(e) => write!(f, "the application failed the batch: {e}"),
+            Self::Membership(e) => write!(f, "group membership: {e}"),
+            Self::NotOwned { tp, reason } => {
+                write!(f, "{tp} is not this member's any more ({reason}): the batch was not committed")
+            }
         }
     }
 }
@@ -72,6 +88,7 @@ impl Error for StreamError {
             Self::Cluster(e) | Self::Fetch { source: e, .. } => Some(e.as_ref()),
             Self::Store(e) => Some(e.as_ref()),
             Self::Application(e) => Some(e.as_ref()),
+            Self::Membership(e) => Some(e.as_ref()),
             _ => None,
         }
     }

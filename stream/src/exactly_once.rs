@@ -11,9 +11,14 @@
 //! Call `init_transactions` before the stream loads its offsets (before the first
 //! `next_batch`): it aborts the transaction a crashed predecessor with the same transactional
 //! id left open — its offsets included — so the positions loaded next are the committed ones.
-//! The store must be the group's committed offsets in Kafka ([`KafkaGroupStore`]).
+//! The store must be the group's committed offsets in Kafka ([`KafkaGroupStore`]). A member
+//! stream ([`DirectStream::join`]) sends them as the member (KIP-447), so that a zombie
+//! member's transaction is fenced by the group's coordinator.
 
-use kafka_client::{ClientError, OffsetToCommit, Producer, TopicPartition as ClientTopicPartition};
+use kafka_client::{
+    ClientError, ConsumerError, ConsumerGroupMetadata, OffsetToCommit, Producer,
+    TopicPartition as ClientTopicPartition,
+};
 use kwire_stores::kafka::topic_id_metadata;
 use kwire_stores::KafkaGroupStore;
 use offset_engine::{merge_commits, CommitDecision};
@@ -56,10 +61,27 @@ impl DirectStream<KafkaGroupStore> {
                 CommitDecision::Rejected(r) => report.rejected.push((c.tp.clone(), r)),
             }
         }
-        let group = self.config().group.clone();
+        // Member mode: the offsets go as this member's (KIP-447), so that the coordinator
+        // fences a zombie's transaction; a partition no longer owned aborts the whole
+        // transaction — its output would be written again by the partition's next owner.
+        let group =
+            match self.member().map(|m| m.membership().group_metadata_for(offsets.iter().map(|o| &o.tp))) {
+                None => ConsumerGroupMetadata::non_member(&self.config().group),
+                Some(Ok(member)) => member,
+                Some(Err(refused)) => {
+                    let _ = producer.abort_transaction().await;
+                    self.set_stored(None);
+                    return Err(match refused {
+                        ConsumerError::NotOwned { partition, reason } => {
+                            StreamError::NotOwned { tp: partition, reason }
+                        }
+                        other => StreamError::Membership(Box::new(other)),
+                    });
+                }
+            };
         let committed = async {
             if !offsets.is_empty() {
-                producer.send_offsets_to_transaction(&offsets, &group).await?;
+                producer.send_offsets_to_transaction_of(&offsets, &group).await?;
             }
             producer.commit_transaction().await
         }

@@ -6,6 +6,7 @@ pub mod config;
 pub mod driver;
 pub mod error;
 pub mod exactly_once;
+pub mod member;
 mod read_ahead;
 
 pub use batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
@@ -15,7 +16,8 @@ pub use error::StreamError;
 
 // The vocabulary an embedding application needs, so it can depend on this crate alone.
 pub use kafka_client::{
-    Client, ClientConfig, FetchedRecord, ProduceRecord, Producer, ProducerConfig, TransactionError,
+    Client, ClientConfig, ConsumerConfig, FetchedRecord, GroupProtocol, NotOwnedReason, ProduceRecord,
+    Producer, ProducerConfig, TransactionError,
 };
 pub use kwire_stores::{open as open_store, FileStore, KafkaGroupStore, OpenOptions, ZkStore};
 pub use offset_engine::{Anomaly, AnomalyKind, Isolation, Limits, OutOfRangePolicy, StartPolicy};

@@ -39,6 +39,23 @@ pub enum Subscription {
     Pattern(String),
 }
 
+impl Subscription {
+    /// Refuses a topic name Kafka would refuse, or a pattern that is not a regular expression,
+    /// naming it.
+    pub(crate) fn validate(&self) -> Result<(), crate::consumer::error::ConsumerError> {
+        use crate::consumer::error::ConsumerError;
+        match self {
+            Subscription::Topics(topics) => {
+                kafka_wire::protocol::names::validate_topics(topics.iter().map(String::as_str))
+                    .map_err(|e| ConsumerError::InvalidArgument(e.to_string()))
+            }
+            Subscription::Pattern(pattern) => regex::Regex::new(pattern).map(drop).map_err(|e| {
+                ConsumerError::InvalidArgument(format!("`{pattern}` is not a regular expression: {e}"))
+            }),
+        }
+    }
+}
+
 /// A consumer's settings. The defaults are the Java consumer's, except that offsets are not
 /// committed automatically unless `enable_auto_commit` is set, and a committed offset that is
 /// out of range fails the partition instead of silently resetting (`out_of_range`).

@@ -10,17 +10,15 @@ use crate::cluster::router::{PartitionResults, TopicPartition};
 use crate::consumer::config::{ConsumerConfig, GroupProtocol, Subscription};
 use crate::consumer::error::{ConsumerError, NotOwnedReason};
 use crate::consumer::listener::{RebalanceListener, RevokeCommits};
-use crate::consumer::membership::Membership;
+use crate::consumer::membership::{GroupMemberState, Membership};
 use crate::consumer::start_positions::{start_positions, StartPosition, StartRules};
 use crate::error::ClientError;
 use crate::fetch::fetcher::Fetcher;
 use crate::fetch::ranges::FetchedRecord;
 use crate::groups::commit_metadata::topic_id_metadata;
 use crate::groups::group_metadata::ConsumerGroupMetadata;
-use crate::groups::member::model::{CloseMode, CommitIdentity, MemberEvent, MemberPhase};
-use crate::groups::member::Member;
+use crate::groups::member::model::{CloseMode, MemberEvent};
 use crate::groups::non_member::OffsetToCommit;
-use kafka_wire::protocol::ErrorCode;
 use offset_engine::Stored;
 
 /// Records of one partition, in offset order, as one poll returns them.
@@ -33,25 +31,6 @@ pub struct RecordChunk {
     /// The high watermark the response reported (exclusive): `high_watermark − position` is
     /// the partition's lag.
     pub high_watermark: i64,
-}
-
-/// A group member's state, as [`Consumer::member_state`] reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupMemberState {
-    /// The protocol spoken (classic after a fallback from a broker without KIP-848).
-    pub protocol: GroupProtocol,
-    /// Joining, rebalancing, stable, ...
-    pub phase: MemberPhase,
-    /// The id the coordinator knows the member by (empty before the first join answer).
-    pub member_id: String,
-    /// The classic generation or the KIP-848 member epoch (−1 / 0 before joining).
-    pub generation_or_epoch: i32,
-    /// `group.instance.id` of a static member.
-    pub instance_id: Option<String>,
-    /// Classic: whether this member is the group's leader (it runs the assignor).
-    pub leader: bool,
-    /// The partitions the member owns in the group (those being revoked included).
-    pub owned: Vec<TopicPartition>,
 }
 
 /// One assigned partition as the consumer tracks it.
@@ -145,17 +124,7 @@ impl Consumer {
     pub fn subscribe(&mut self, subscription: Subscription) -> Result<(), ConsumerError> {
         self.ensure_open()?;
         let group = self.config.group_id.clone().ok_or(ConsumerError::NoGroup)?;
-        match &subscription {
-            Subscription::Topics(topics) => {
-                kafka_wire::protocol::names::validate_topics(topics.iter().map(String::as_str))
-                    .map_err(|e| ConsumerError::InvalidArgument(e.to_string()))?;
-            }
-            Subscription::Pattern(pattern) => {
-                regex::Regex::new(pattern).map_err(|e| {
-                    ConsumerError::InvalidArgument(format!("`{pattern}` is not a regular expression: {e}"))
-                })?;
-            }
-        }
+        subscription.validate()?;
         if let Some(membership) = &mut self.membership {
             membership.subscribe(subscription);
             return Ok(());
@@ -172,35 +141,13 @@ impl Consumer {
     /// where it is, and the identity its commits carry — what `kafka-consumer-groups --describe`
     /// shows of it.
     pub fn member_state(&self) -> Option<GroupMemberState> {
-        self.membership.as_ref().map(|m| {
-            m.with(|m| {
-                let identity = m.identity();
-                let (protocol, leader) = match m {
-                    Member::Classic(c) => (GroupProtocol::Classic, c.is_leader()),
-                    Member::BrokerAssigned(_) => (GroupProtocol::Consumer, false),
-                };
-                GroupMemberState {
-                    protocol,
-                    phase: m.phase(),
-                    member_id: identity.member_id,
-                    generation_or_epoch: identity.generation_or_epoch,
-                    instance_id: identity.instance_id,
-                    leader,
-                    owned: m.owned().partitions().iter().cloned().collect(),
-                }
-            })
-        })
+        self.membership.as_ref().map(Membership::state)
     }
 
     /// The group protocol the member speaks now (`None` when it is not in a group): the
     /// configured one, or classic after a fallback from a broker without KIP-848.
     pub fn group_protocol(&self) -> Option<GroupProtocol> {
-        self.membership.as_ref().map(|m| {
-            m.with(|m| match m {
-                Member::Classic(_) => GroupProtocol::Classic,
-                Member::BrokerAssigned(_) => GroupProtocol::Consumer,
-            })
-        })
+        self.membership.as_ref().map(Membership::protocol)
     }
 
     /// Calls `listener` on every partition change from now on.
@@ -247,7 +194,7 @@ impl Consumer {
     pub fn group_metadata(&self) -> Option<crate::groups::group_metadata::ConsumerGroupMetadata> {
         let group = self.config.group_id.as_deref()?;
         Some(match &self.membership {
-            Some(m) => metadata_of(group, &m.with(|m| m.identity())),
+            Some(m) => m.metadata(),
             None => ConsumerGroupMetadata::non_member(group),
         })
     }
@@ -483,30 +430,14 @@ impl Consumer {
         if to_commit.is_empty() {
             return Ok(BTreeMap::new());
         }
-        let identity = self.commit_identity(&group, offsets)?;
         let timeout = self.config.request_timeout;
-        let mut results = self.client.commit_offsets_as(&identity, &to_commit, timeout).await?;
-        // KIP-848: a heartbeat answered while the commit was on its way moved the member epoch
-        // on. As the Java consumer does, commit again with the member's epoch of now, while the
-        // partitions are still its own (checked again: a lost one refuses).
-        let deadline = Instant::now() + timeout;
-        loop {
-            let stale: Vec<(TopicPartition, i64)> = results
-                .iter()
-                .filter(|(_, r)| {
-                    matches!(r, Err(ClientError::Kafka { code, .. }) if *code == ErrorCode::STALE_MEMBER_EPOCH)
-                })
-                .filter_map(|(tp, _)| Some((tp.clone(), to_commit.iter().find(|o| &o.tp == tp)?.offset)))
-                .collect();
-            if stale.is_empty() || self.membership.is_none() || Instant::now() >= deadline {
-                break;
+        let results = match &self.membership {
+            Some(membership) => membership.commit(&to_commit, timeout).await?,
+            None => {
+                let identity = ConsumerGroupMetadata::non_member(&group);
+                self.client.commit_offsets_as(&identity, &to_commit, timeout).await?
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            let identity = self.commit_identity(&group, &stale)?;
-            let again: Vec<OffsetToCommit> =
-                to_commit.iter().filter(|o| stale.iter().any(|(tp, _)| *tp == o.tp)).cloned().collect();
-            results.extend(self.client.commit_offsets_as(&identity, &again, timeout).await?);
-        }
+        };
         for (tp, result) in &results {
             if let (Ok(()), Some(a)) = (result, self.assigned.get_mut(tp)) {
                 a.committed = to_commit.iter().find(|o| &o.tp == tp).map(|o| o.offset);
@@ -641,17 +572,10 @@ impl Consumer {
         group: &str,
         offsets: &[(TopicPartition, i64)],
     ) -> Result<ConsumerGroupMetadata, ConsumerError> {
-        let Some(membership) = &self.membership else { return Ok(ConsumerGroupMetadata::non_member(group)) };
-        membership.with(|m| {
-            let mut identity = m.identity();
-            for (tp, _) in offsets {
-                identity = m.commit_allowed(tp).map_err(|refused| ConsumerError::NotOwned {
-                    partition: refused.partition,
-                    reason: NotOwnedReason::from(refused.reason),
-                })?;
-            }
-            Ok(metadata_of(group, &identity))
-        })
+        match &self.membership {
+            Some(membership) => membership.metadata_for(offsets.iter().map(|(tp, _)| tp)),
+            None => Ok(ConsumerGroupMetadata::non_member(group)),
+        }
     }
 
     /// Acts on one event of the member.
@@ -750,14 +674,5 @@ async fn next_event(membership: &mut Option<Membership>) -> Option<MemberEvent> 
     match membership {
         Some(m) => m.next_event().await,
         None => std::future::pending().await,
-    }
-}
-
-fn metadata_of(group: &str, identity: &CommitIdentity) -> ConsumerGroupMetadata {
-    ConsumerGroupMetadata {
-        group_id: group.to_owned(),
-        generation_id: identity.generation_or_epoch,
-        member_id: identity.member_id.clone(),
-        group_instance_id: identity.instance_id.clone(),
     }
 }

@@ -30,14 +30,16 @@ use bytes::Bytes;
 use tokio::sync::{mpsc, Notify};
 
 use crate::cluster::client::Client;
-use crate::cluster::router::TopicPartition;
+use crate::cluster::router::{PartitionResults, TopicPartition};
 use crate::consumer::config::{ConsumerConfig, GroupProtocol, Subscription};
+use crate::consumer::error::{ConsumerError, NotOwnedReason};
 use crate::consumer::member_wire::{
     by_topic, consumer_heartbeat_answer, encode_subscription, join_answer, leave_answer, sync_answer,
     ASSIGNMENT_VERSION,
 };
 use crate::error::{BrokerRef, ClientError};
 use crate::groups::assignors::{assignor_by_name, AssignmentInput, MemberSubscription};
+use crate::groups::group_metadata::ConsumerGroupMetadata;
 use crate::groups::member::broker_assigned::{
     BrokerAssignedConfig, BrokerAssignedMember, BrokerAssignedRequest, ConsumerHeartbeatAnswer,
     ConsumerHeartbeatCall, TopicSubscription,
@@ -46,8 +48,11 @@ use crate::groups::member::classic::{
     ClassicConfig, ClassicMember, ClassicRequest, JoinGroupAnswer, JoinGroupCall, LeaveGroupCall,
     SyncGroupAnswer, SyncGroupCall,
 };
-use crate::groups::member::model::{CloseMode, GroupMemberSubscription, MemberEvent};
+use crate::groups::member::model::{
+    CloseMode, CommitIdentity, GroupMemberSubscription, MemberEvent, MemberPhase,
+};
 use crate::groups::member::Member;
+use crate::groups::non_member::OffsetToCommit;
 use crate::sync::lock;
 use kafka_vocab::Uuid;
 use kafka_wire::protocol::consumer_protocol::{ConsumerAssignment, PROTOCOL_TYPE};
@@ -57,6 +62,26 @@ use kafka_wire::protocol::messages::{
     SyncGroupRequestAssignment,
 };
 use kafka_wire::protocol::{ErrorCode, TaggedFields};
+
+/// A group member's state, as [`Consumer::member_state`](crate::Consumer::member_state) and
+/// [`GroupMembership::state`](crate::GroupMembership::state) read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMemberState {
+    /// The protocol spoken (classic after a fallback from a broker without KIP-848).
+    pub protocol: GroupProtocol,
+    /// Joining, rebalancing, stable, ...
+    pub phase: MemberPhase,
+    /// The id the coordinator knows the member by (empty before the first join answer).
+    pub member_id: String,
+    /// The classic generation or the KIP-848 member epoch (−1 / 0 before joining).
+    pub generation_or_epoch: i32,
+    /// `group.instance.id` of a static member.
+    pub instance_id: Option<String>,
+    /// Classic: whether this member is the group's leader (it runs the assignor).
+    pub leader: bool,
+    /// The partitions the member owns in the group (those being revoked included).
+    pub owned: Vec<TopicPartition>,
+}
 
 /// The application's handle on its member task.
 #[derive(Debug)]
@@ -159,6 +184,98 @@ impl Membership {
     /// be finished as any other), leaves, and ends with `Left`.
     pub(crate) fn begin_close(&self, mode: CloseMode) {
         self.with(|m| m.close(Instant::now(), mode));
+    }
+
+    /// The member's state: protocol, phase, identity and what it owns.
+    pub(crate) fn state(&self) -> GroupMemberState {
+        self.with(|m| {
+            let identity = m.identity();
+            let (protocol, leader) = match m {
+                Member::Classic(c) => (GroupProtocol::Classic, c.is_leader()),
+                Member::BrokerAssigned(_) => (GroupProtocol::Consumer, false),
+            };
+            GroupMemberState {
+                protocol,
+                phase: m.phase(),
+                member_id: identity.member_id,
+                generation_or_epoch: identity.generation_or_epoch,
+                instance_id: identity.instance_id,
+                leader,
+                owned: m.owned().partitions().iter().cloned().collect(),
+            }
+        })
+    }
+
+    /// The protocol spoken now: the configured one, or classic after a fallback.
+    pub(crate) fn protocol(&self) -> GroupProtocol {
+        self.with(|m| match m {
+            Member::Classic(_) => GroupProtocol::Classic,
+            Member::BrokerAssigned(_) => GroupProtocol::Consumer,
+        })
+    }
+
+    /// The identity the member's commits carry now, whatever it owns.
+    pub(crate) fn metadata(&self) -> ConsumerGroupMetadata {
+        metadata_of(&self.group, &self.with(|m| m.identity()))
+    }
+
+    /// The identity to commit `partitions` with, once each one's owner is checked with the
+    /// member: a revoked, lost or never assigned one refuses, naming it, before anything is sent.
+    pub(crate) fn metadata_for<'a>(
+        &self,
+        partitions: impl IntoIterator<Item = &'a TopicPartition>,
+    ) -> Result<ConsumerGroupMetadata, ConsumerError> {
+        self.with(|m| {
+            let mut identity = m.identity();
+            for tp in partitions {
+                identity = m.commit_allowed(tp).map_err(|refused| ConsumerError::NotOwned {
+                    partition: refused.partition,
+                    reason: NotOwnedReason::from(refused.reason),
+                })?;
+            }
+            Ok(metadata_of(&self.group, &identity))
+        })
+    }
+
+    /// Commits `offsets` as this member, fenced by the coordinator, after the ownership check of
+    /// [`metadata_for`](Self::metadata_for). KIP-848: a heartbeat answered while the commit was
+    /// on its way moves the member epoch on; as the Java consumer does, the partitions answered
+    /// STALE_MEMBER_EPOCH are committed again with the epoch of now (checked again: a lost one
+    /// refuses), until `timeout` has passed.
+    pub(crate) async fn commit(
+        &self,
+        offsets: &[OffsetToCommit],
+        timeout: Duration,
+    ) -> Result<PartitionResults<()>, ConsumerError> {
+        let identity = self.metadata_for(offsets.iter().map(|o| &o.tp))?;
+        let mut results = self.client.commit_offsets_as(&identity, offsets, timeout).await?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let stale: Vec<OffsetToCommit> = offsets
+                .iter()
+                .filter(|o| {
+                    matches!(results.get(&o.tp),
+                        Some(Err(ClientError::Kafka { code, .. })) if *code == ErrorCode::STALE_MEMBER_EPOCH)
+                })
+                .cloned()
+                .collect();
+            if stale.is_empty() || Instant::now() >= deadline {
+                return Ok(results);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let identity = self.metadata_for(stale.iter().map(|o| &o.tp))?;
+            results.extend(self.client.commit_offsets_as(&identity, &stale, timeout).await?);
+        }
+    }
+}
+
+/// The group metadata a commit of `group` carries for `identity`.
+pub(crate) fn metadata_of(group: &str, identity: &CommitIdentity) -> ConsumerGroupMetadata {
+    ConsumerGroupMetadata {
+        group_id: group.to_owned(),
+        generation_id: identity.generation_or_epoch,
+        member_id: identity.member_id.clone(),
+        group_instance_id: identity.instance_id.clone(),
     }
 }
 

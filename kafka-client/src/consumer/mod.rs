@@ -1,6 +1,7 @@
 //! The consumer: [`Consumer`](crate::Consumer) reads assigned partitions (by hand, or as a
 //! group member) from positions offset-engine vouches for, hands out their records chunk by
-//! chunk, and commits what was handed out.
+//! chunk, and commits what was handed out; [`GroupMembership`](crate::GroupMembership) is the
+//! membership alone, for a reader that fetches by itself (kwire-stream's member mode).
 //!
 //! Owns: the consumer's configuration (`config`, the property names in
 //! `config/consumer_properties.rs`), where each partition starts (`start_positions`: the
@@ -15,6 +16,7 @@ pub(crate) mod config;
 #[allow(clippy::module_inception)] // the Consumer type's own file, as producer/ has handle.rs
 pub(crate) mod consumer;
 pub(crate) mod error;
+pub(crate) mod group_membership;
 pub(crate) mod listener;
 pub(crate) mod member_wire;
 pub(crate) mod membership;

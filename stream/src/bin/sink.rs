@@ -5,12 +5,18 @@
 //! ```text
 //! kwire-stream-sink --bootstrap HOST:PORT[,..] --group G --topic T [--topic T2..]
 //!                   --store kafka|zk:HOST:PORT[/chroot]|file:PATH --log PATH
-//!                   [--max-per-partition N] [--out-of-range fail|earliest|latest|clamp]
+//!                   [--member] [--max-per-partition N] [--out-of-range fail|earliest|latest|clamp]
 //!                   [--exit-when-idle] [--no-prefetch] [--trace] [-X KEY=VALUE ...]
 //! ```
 //!
 //! `-X` takes Kafka client properties (`security.protocol`, `sasl.*`, `ssl.*`), as `kwire -X`
-//! does, for a secured cluster.
+//! does, for a secured cluster, and with `--member` the group's (`group.protocol`,
+//! `partition.assignment.strategy`, `session.timeout.ms`, `max.poll.interval.ms`, ...).
+//!
+//! `--member`: the stream joins the group (`DirectStream::join`) and reads only the partitions
+//! the group gives it, so several sinks share the topics; offsets are the group's own
+//! (`--store kafka`, the default with `--member`). SIGTERM or Ctrl-C stops it after the batch
+//! in hand is logged and committed, and it leaves the group before exiting 0.
 //!
 //! Log lines (space separated; a value is printed lossily as UTF-8 with spaces and newlines
 //! escaped):
@@ -31,7 +37,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kwire_stream::{
-    Client, ClientConfig, DirectStream, Limits, OffsetStore, OutOfRangePolicy, StoreSpec, StreamConfig,
+    Client, ClientConfig, ConsumerConfig, DirectStream, KafkaGroupStore, Limits, OffsetStore,
+    OutOfRangePolicy, StoreSpec, StreamConfig,
 };
 
 struct Args {
@@ -47,13 +54,27 @@ struct Args {
     trace: bool,
     /// `-X KEY=VALUE` client properties, in order.
     properties: Vec<(String, String)>,
+    /// `--member`: join the group.
+    member: bool,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut store, mut log) = (None, None);
     let mut out_of_range = OutOfRangePolicy::Fail;
     let mut properties = Vec::new();
-    let mut flags = flags::parse(args, |flag, value| {
+    let mut member = false;
+    // `--member` takes no value; the shared parser reads every other flag as a pair.
+    let args: Vec<String> = args
+        .filter(|a| {
+            if a == "--member" {
+                member = true;
+                false
+            } else {
+                true
+            }
+        })
+        .collect();
+    let mut flags = flags::parse(args.into_iter(), |flag, value| {
         match flag {
             "--store" => store = Some(value.parse::<StoreSpec>()?),
             "--log" => log = Some(PathBuf::from(value)),
@@ -81,7 +102,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         bootstrap: flags.bootstrap()?,
         group: flags.group()?,
         topics: flags.topics,
-        store: store.ok_or("--store is required")?,
+        store: match (store, member) {
+            (Some(spec @ StoreSpec::Kafka), _) | (Some(spec), false) => spec,
+            (None, true) => StoreSpec::Kafka,
+            (None, false) => return Err("--store is required".to_owned()),
+            (Some(_), true) => {
+                return Err("--member keeps its offsets in the group: --store kafka".to_owned())
+            }
+        },
         log: log.ok_or("--log is required")?,
         max_per_partition: flags.max_per_partition,
         out_of_range,
@@ -89,6 +117,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         prefetch: flags.prefetch,
         trace: flags.trace,
         properties,
+        member,
     })
 }
 
@@ -124,29 +153,54 @@ async fn sink(args: Args) -> Result<(), String> {
         flags::print_requests(&mut config);
     }
     let client = Arc::new(Client::connect(config).await.map_err(|e| e.to_string())?);
+    let stream_config = StreamConfig::new(args.group.clone(), args.topics.clone())
+        .out_of_range(args.out_of_range)
+        .limits(Limits { max_per_partition: args.max_per_partition, ..Limits::default() })
+        .poll_interval(Duration::from_millis(100))
+        .prefetch(args.prefetch);
+    if args.member {
+        let mut member = ConsumerConfig::default();
+        kafka_client::apply_consumer_properties(&mut member, args.properties.iter().map(|(k, v)| (k, v)))
+            .map_err(|e| e.to_string())?;
+        let store = KafkaGroupStore::new(client, Duration::from_secs(10));
+        let stream = DirectStream::join(store, stream_config, member).map_err(|e| e.to_string())?;
+        return process(stream, &mut log, &args).await;
+    }
     let options = kwire_stream::OpenOptions {
         zookeeper_retry_budget: Duration::from_secs(60),
         ..kwire_stream::OpenOptions::new(Arc::clone(&client), Duration::from_secs(10))
     };
     let store: Box<dyn OffsetStore> =
         kwire_stream::open_store(&args.store, &options).await.map_err(|e| e.to_string())?;
-    let stream_config = StreamConfig::new(args.group.clone(), args.topics.clone())
-        .out_of_range(args.out_of_range)
-        .limits(Limits { max_per_partition: args.max_per_partition, ..Limits::default() })
-        .poll_interval(Duration::from_millis(100))
-        .prefetch(args.prefetch);
-    let mut stream = DirectStream::new(client, store, stream_config).map_err(|e| e.to_string())?;
+    let stream = DirectStream::new(client, store, stream_config).map_err(|e| e.to_string())?;
+    process(stream, &mut log, &args).await
+}
 
-    stream.reload().await.map_err(|e| e.to_string())?;
-    let mut text = String::new();
-    let mut stored: Vec<_> = stream.stored().into_iter().flatten().collect();
-    stored.sort_by(|a, b| a.0.cmp(b.0));
-    for (tp, s) in stored {
-        let _ = writeln!(text, "L {} {} {}", tp.topic, tp.partition, s.offset);
+/// The loop: every batch's records appended to the log (fsynced), then committed. A member
+/// stops on SIGTERM or Ctrl-C between two batches and leaves its group.
+async fn process<S: OffsetStore>(
+    mut stream: DirectStream<S>,
+    log: &mut File,
+    args: &Args,
+) -> Result<(), String> {
+    let stop = stop_requested(args.member);
+    if !args.member {
+        // A member's positions are known once the group assigns it partitions.
+        stream.reload().await.map_err(|e| e.to_string())?;
+        let mut text = String::new();
+        let mut stored: Vec<_> = stream.stored().into_iter().flatten().collect();
+        stored.sort_by(|a, b| a.0.cmp(b.0));
+        for (tp, s) in stored {
+            let _ = writeln!(text, "L {} {} {}", tp.topic, tp.partition, s.offset);
+        }
+        append(log, &text)?;
     }
-    append(&mut log, &text)?;
 
     loop {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            stream.leave().await.map_err(|e| e.to_string())?;
+            return Ok(());
+        }
         let batch = stream.next_batch().await.map_err(|e| e.to_string())?;
         for event in batch.events() {
             eprintln!("batch {}: {event}", batch.id());
@@ -157,7 +211,7 @@ async fn sink(args: Args) -> Result<(), String> {
                 writeln!(text, "R {topic} {partition} {} {}", record.offset, escape(record.value.as_deref()));
         }
         // Processed means durable in the log, before the offsets move.
-        append(&mut log, &text)?;
+        append(log, &text)?;
         let report = stream.commit(&batch).await.map_err(|e| e.to_string())?;
         let mut text = String::new();
         for (tp, s) in &report.written {
@@ -166,14 +220,38 @@ async fn sink(args: Args) -> Result<(), String> {
         for (tp, rejection) in &report.rejected {
             eprintln!("commit of {tp} refused: {rejection}");
         }
-        append(&mut log, &text)?;
+        for (tp, reason) in &report.not_owned {
+            eprintln!("commit of {tp} left out: {reason}");
+        }
+        append(log, &text)?;
         if batch.record_count() == 0 {
             if args.exit_when_idle && batch.is_idle() {
+                stream.leave().await.map_err(|e| e.to_string())?;
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+/// Set once SIGTERM or Ctrl-C arrives (a member only: the others are stopped by being killed).
+fn stop_requested(member: bool) -> Arc<std::sync::atomic::AtomicBool> {
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if member {
+        let flag = Arc::clone(&stop);
+        tokio::spawn(async move {
+            let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+    }
+    stop
 }
 
 #[tokio::main(flavor = "current_thread")]
