@@ -165,6 +165,23 @@ impl From<kafka_client::ClientError> for Failure {
     }
 }
 
+/// A consumer's error: a client error as above, a start the out-of-range policy refused as
+/// [`Exit::ANOMALY`], a call the consumer refused (a bad argument, no group, a partition not
+/// owned) as [`Exit::USAGE`], anything else from the group as [`Exit::CLUSTER`].
+impl From<kafka_client::ConsumerError> for Failure {
+    fn from(e: kafka_client::ConsumerError) -> Self {
+        use kafka_client::ConsumerError;
+        match e {
+            ConsumerError::Client(e) => Failure::from(*e),
+            e @ ConsumerError::StartRefused { .. } => Failure::new(Exit::ANOMALY, e.to_string()),
+            e @ (ConsumerError::InvalidArgument(_)
+            | ConsumerError::NoGroup
+            | ConsumerError::NotOwned { .. }) => Failure::new(Exit::USAGE, e.to_string()),
+            e => Failure::new(Exit::CLUSTER, e.to_string()),
+        }
+    }
+}
+
 /// The exit code of a client error met while talking to the cluster.
 pub fn exit_for(e: &kafka_client::ClientError) -> Exit {
     if e.is_unsupported() {

@@ -163,7 +163,7 @@ impl GroupConsumer {
             _ => Subscription::Topics(topics.to_vec()),
         };
         let _inside = self.runtime.enter();
-        self.consumer.subscribe(subscription).map_err(failure)
+        self.consumer.subscribe(subscription).map_err(Failure::from)
     }
 
     /// The next record, waiting up to `timeout` for one; `None` when none came. Also returns
@@ -202,7 +202,7 @@ impl GroupConsumer {
                 Err(e @ (ConsumerError::Partition { .. } | ConsumerError::PollIntervalExceeded { .. })) => {
                     lock(&self.buffer).notices.push(e.to_string());
                 }
-                Err(e) => return Err(failure(e)),
+                Err(e) => return Err(Failure::from(e)),
             }
             self.auto_commit_due();
             if Instant::now() >= deadline && lock(&self.buffer).records.is_empty() {
@@ -257,7 +257,7 @@ impl GroupConsumer {
             Some(offsets) => {
                 let offsets: Vec<(TopicPartition, i64)> =
                     offsets.iter().map(|(t, p, o)| (TopicPartition::new(t.as_str(), *p), *o)).collect();
-                let results = self.runtime.block_on(self.consumer.commit(&offsets)).map_err(failure)?;
+                let results = self.runtime.block_on(self.consumer.commit(&offsets)).map_err(Failure::from)?;
                 results
                     .into_iter()
                     .filter_map(|(tp, r)| r.err().map(|e| format!("commit of {tp} failed: {e}")))
@@ -284,17 +284,6 @@ impl GroupConsumer {
             lock(&self.buffer).notices.extend(failed);
         }
         lock(&self.buffer).records.clear();
-        self.runtime.block_on(self.consumer.close()).map_err(failure)
-    }
-}
-
-fn failure(e: ConsumerError) -> Failure {
-    match e {
-        ConsumerError::Client(e) => Failure::from(*e),
-        e @ ConsumerError::StartRefused { .. } => Failure::new(Exit::ANOMALY, e.to_string()),
-        e @ (ConsumerError::InvalidArgument(_) | ConsumerError::NoGroup | ConsumerError::NotOwned { .. }) => {
-            Failure::new(Exit::USAGE, e.to_string())
-        }
-        e => Failure::new(Exit::CLUSTER, e.to_string()),
+        self.runtime.block_on(self.consumer.close()).map_err(Failure::from)
     }
 }

@@ -107,7 +107,7 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs, group: &str) -> Result<(), F
     let printed = HandedOut::default();
     let mut consumer = Consumer::new(client, config);
     consumer.set_listener(Reporter { printed: printed.clone() });
-    consumer.subscribe(Subscription::Topics(args.topics.clone())).map_err(failure)?;
+    consumer.subscribe(Subscription::Topics(args.topics.clone())).map_err(Failure::from)?;
 
     let stop = wait_for_stop();
     tokio::pin!(stop);
@@ -142,7 +142,7 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs, group: &str) -> Result<(), F
                 break;
             }
             Err(e) => {
-                outcome = Err(failure(e));
+                outcome = Err(Failure::from(e));
                 break;
             }
         }
@@ -152,7 +152,7 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs, group: &str) -> Result<(), F
         }
     }
     commit_printed(&mut consumer, &printed).await;
-    consumer.close().await.map_err(failure)?;
+    consumer.close().await.map_err(Failure::from)?;
     outcome
 }
 
@@ -160,13 +160,5 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs, group: &str) -> Result<(), F
 async fn commit_printed(consumer: &mut Consumer, printed: &HandedOut) {
     for line in printed.commit(consumer).await {
         eprintln!("kwire: {}", escape(&line));
-    }
-}
-
-fn failure(e: ConsumerError) -> Failure {
-    match e {
-        ConsumerError::Client(e) => Failure::from(*e),
-        e @ ConsumerError::StartRefused { .. } => Failure::new(Exit::ANOMALY, e.to_string()),
-        e => Failure::new(Exit::CLUSTER, e.to_string()),
     }
 }

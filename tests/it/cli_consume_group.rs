@@ -150,23 +150,6 @@ impl Running {
     }
 }
 
-/// `(partition, consumer id)` rows of kafka-consumer-groups --describe for `topic`.
-fn owners_per_java(cluster: &Cluster, group: &str, topic: &str) -> BTreeMap<i64, String> {
-    let out = support::kafka_tool(
-        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-        &["--bootstrap-server", &cluster.bootstrap, "--describe", "--group", group],
-    );
-    stdout(&out)
-        .lines()
-        .filter_map(|line| {
-            let cols: Vec<&str> = line.split_whitespace().collect();
-            (cols.len() >= 7 && cols[1] == topic && cols[6] != "-")
-                .then(|| Some((cols[2].parse().ok()?, cols[6].to_owned())))
-                .flatten()
-        })
-        .collect()
-}
-
 /// Issue 35's interop with librdkafka: two `kcat -G` members and a `kwire consume --group`
 /// member in one classic group. Once stable, every partition is owned by exactly one of the
 /// three; `kwire group describe` names the kwire member by its client id with the partitions it
@@ -259,7 +242,10 @@ fn kwire_and_kcat_g_members_split_a_classic_group_and_kafkas_tool_agrees() {
             kwire_member["client_host"].as_str().is_some_and(|h| !h.is_empty()),
             "the kwire member's host: {kwire_member}"
         );
-        let java = owners_per_java(&cluster, &group, &topic);
+        let java: BTreeMap<i64, String> = support::group_owners(&cluster, &group, &topic)
+            .into_iter()
+            .map(|(p, id)| (i64::from(p), id))
+            .collect();
         if java == owner && !kwire_owns.is_empty() {
             break (kwire_owns, owner);
         }

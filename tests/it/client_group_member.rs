@@ -168,24 +168,6 @@ fn two_kip_848_members_split_a_group_and_hand_over_without_loss_or_duplicates() 
     two_members_split_the_group_and_hand_over_through_commits(GroupProtocol::Consumer);
 }
 
-/// `partition -> consumer id` from kafka-consumer-groups --describe.
-fn owners_per_java(cluster: &support::Cluster, group: &str, topic: &str) -> BTreeMap<i32, String> {
-    let out = support::kafka_tool(
-        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-        &["--bootstrap-server", &cluster.bootstrap, "--describe", "--group", group],
-    );
-    support::stdout(&out)
-        .lines()
-        .filter_map(|line| {
-            let cols: Vec<&str> = line.split_whitespace().collect();
-            if cols.len() < 7 || cols[1] != topic || cols[6] == "-" {
-                return None;
-            }
-            Some((cols[2].parse().ok()?, cols[6].to_owned()))
-        })
-        .collect()
-}
-
 fn a_kwire_member_and_a_java_consumer_share_a_group(protocol: GroupProtocol) {
     let Some(cluster) = support::cluster() else { return };
     support::multi_thread_runtime().block_on(async {
@@ -205,7 +187,7 @@ fn a_kwire_member_and_a_java_consumer_share_a_group(protocol: GroupProtocol) {
         let (owners, mine) = loop {
             assert!(started.elapsed() < TIMEOUT, "no stable split between kwire and Java");
             tokio::time::sleep(Duration::from_secs(1)).await;
-            let owners = owners_per_java(&cluster, &group, &topic);
+            let owners = support::group_owners(&cluster, &group, &topic);
             let mine: Vec<TopicPartition> =
                 watch.owned.lock().unwrap().get("kwire").cloned().unwrap_or_default();
             let ids: BTreeSet<&String> = owners.values().collect();
@@ -361,41 +343,61 @@ fn a_group_members_start_follows_the_engine(protocol: GroupProtocol) {
         client.delete_records(&[(tp.clone(), 20)], TIMEOUT).await[&tp].as_ref().unwrap();
 
         // The default policy refuses: the next poll names the anomaly, nothing is read.
-        let mut refusing = Consumer::new(Arc::clone(&client), member(&group, protocol));
-        refusing.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
-        let started = Instant::now();
-        let refusal = loop {
-            assert!(started.elapsed() < TIMEOUT, "no refusal");
-            match refusing.poll(Duration::from_millis(300)).await {
-                Err(ConsumerError::StartRefused { refusal, .. }) => break refusal,
-                Ok(None) => {}
-                other => panic!("{other:?}"),
-            }
-        };
-        let StartRefusal::Policy(Anomaly::DataLoss { stored, log_start, lost, .. }) = *refusal else {
+        let refusal = first_refusal(&client, member(&group, protocol), &topic).await;
+        let StartRefusal::Policy(Anomaly::DataLoss { stored, log_start, lost, .. }) = refusal else {
             panic!("{refusal:?}")
         };
         assert_eq!((stored.0, log_start.0, lost), (5, 20, 15));
-        refusing.close().await.unwrap();
 
         // clamp starts at the log start, and the listener gets the anomaly's numbers.
-        let starts = Starts::default();
-        let config = ConsumerConfig { out_of_range: OutOfRangePolicy::Clamp, ..member(&group, protocol) };
-        let mut clamped = Consumer::new(Arc::clone(&client), config);
-        clamped.set_listener(starts.clone());
-        clamped.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
-        let started = Instant::now();
-        let first = loop {
-            assert!(started.elapsed() < TIMEOUT, "nothing read after clamp");
-            if let Some(chunk) = clamped.poll(Duration::from_millis(300)).await.unwrap() {
-                break chunk.records[0].offset;
-            }
-        };
-        assert_eq!(first, 20);
-        let seen = starts.0.lock().unwrap().clone();
-        assert!(matches!(seen[0].anomaly, Some(Anomaly::DataLoss { lost: 15, .. })), "{seen:?}");
-        clamped.close().await.unwrap();
+        let (read, anomaly) = read_clamped(&client, member(&group, protocol), &topic, 20).await;
+        assert_eq!(read, (20..40).collect::<Vec<i64>>());
+        assert!(matches!(anomaly, Some(Anomaly::DataLoss { lost: 15, .. })), "{anomaly:?}");
     });
+}
+
+/// What a member of `config`'s group (default out-of-range policy: fail) is told when it
+/// subscribes to `topic`: the refusal its first poll returns. Nothing is read.
+async fn first_refusal(client: &Arc<Client>, config: ConsumerConfig, topic: &str) -> StartRefusal {
+    let mut refusing = Consumer::new(Arc::clone(client), config);
+    refusing.subscribe(Subscription::Topics(vec![topic.to_owned()])).unwrap();
+    let started = Instant::now();
+    let refusal = loop {
+        assert!(started.elapsed() < TIMEOUT, "no refusal");
+        match refusing.poll(Duration::from_millis(300)).await {
+            Err(ConsumerError::StartRefused { refusal, .. }) => break refusal,
+            Ok(None) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    refusing.close().await.unwrap();
+    *refusal
+}
+
+/// The offsets a member of `config`'s group reads of `topic` under the `clamp` policy, until
+/// it has `count`, and the anomaly its listener was told of at the start.
+async fn read_clamped(
+    client: &Arc<Client>,
+    config: ConsumerConfig,
+    topic: &str,
+    count: usize,
+) -> (Vec<i64>, Option<Anomaly>) {
+    let starts = Starts::default();
+    let config = ConsumerConfig { out_of_range: OutOfRangePolicy::Clamp, ..config };
+    let mut clamped = Consumer::new(Arc::clone(client), config);
+    clamped.set_listener(starts.clone());
+    clamped.subscribe(Subscription::Topics(vec![topic.to_owned()])).unwrap();
+    let started = Instant::now();
+    let mut read = Vec::new();
+    while read.len() < count {
+        assert!(started.elapsed() < TIMEOUT, "read {read:?} after clamp");
+        if let Some(chunk) = clamped.poll(Duration::from_millis(300)).await.unwrap() {
+            read.extend(chunk.records.iter().map(|r| r.offset));
+        }
+    }
+    clamped.close().await.unwrap();
+    let anomaly = starts.0.lock().unwrap().first().and_then(|s| s.anomaly);
+    (read, anomaly)
 }
 
 #[test]
@@ -534,43 +536,18 @@ fn a_group_members_start_on_a_recreated_topic_follows_the_engine(protocol: Group
         };
         client.commit_offsets(&group, &[commit], TIMEOUT).await.unwrap()[&tp].as_ref().unwrap();
 
-        let mut refusing = Consumer::new(Arc::clone(&client), member(&group, protocol));
-        refusing.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
-        let started = Instant::now();
-        let refusal = loop {
-            assert!(started.elapsed() < TIMEOUT, "no refusal");
-            match refusing.poll(Duration::from_millis(300)).await {
-                Err(ConsumerError::StartRefused { refusal, .. }) => break refusal,
-                Ok(None) => {}
-                other => panic!("{other:?}"),
-            }
-        };
+        let refusal = first_refusal(&client, member(&group, protocol), &topic).await;
         let StartRefusal::Policy(Anomaly::TopicRecreated { stored, end, stored_topic_id, topic_id, .. }) =
-            *refusal
+            refusal
         else {
             panic!("{refusal:?}")
         };
         assert_eq!((stored.0, end.0), (30, 10));
         assert_ne!(stored_topic_id, topic_id);
-        refusing.close().await.unwrap();
 
-        let starts = Starts::default();
-        let config = ConsumerConfig { out_of_range: OutOfRangePolicy::Clamp, ..member(&group, protocol) };
-        let mut clamped = Consumer::new(Arc::clone(&client), config);
-        clamped.set_listener(starts.clone());
-        clamped.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
-        let started = Instant::now();
-        let mut read = Vec::new();
-        while read.len() < 10 {
-            assert!(started.elapsed() < TIMEOUT, "read {read:?} after clamp");
-            if let Some(chunk) = clamped.poll(Duration::from_millis(300)).await.unwrap() {
-                read.extend(chunk.records.iter().map(|r| r.offset));
-            }
-        }
+        let (read, anomaly) = read_clamped(&client, member(&group, protocol), &topic, 10).await;
         assert_eq!(read, (0..10).collect::<Vec<i64>>(), "the whole new log, from its start");
-        let seen = starts.0.lock().unwrap().clone();
-        assert!(matches!(seen[0].anomaly, Some(Anomaly::TopicRecreated { .. })), "{seen:?}");
-        clamped.close().await.unwrap();
+        assert!(matches!(anomaly, Some(Anomaly::TopicRecreated { .. })), "{anomaly:?}");
     });
 }
 

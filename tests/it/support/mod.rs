@@ -354,12 +354,13 @@ pub fn create_topic_retrying(cluster: &Cluster, topic: &str, partitions: u32) {
     }
 }
 
-/// `partition -> (CURRENT-OFFSET, LOG-END-OFFSET)` from kafka-consumer-groups --describe.
-pub fn consumer_groups_describe(
+/// kafka-consumer-groups --describe's rows for `topic`: partition → the columns after it
+/// (CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST, CLIENT-ID; `-` where there is none).
+fn consumer_groups_rows(
     cluster: &Cluster,
     group: &str,
     topic: &str,
-) -> std::collections::BTreeMap<i32, (i64, i64)> {
+) -> std::collections::BTreeMap<i32, Vec<String>> {
     let out = kafka_tool(
         "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
         &["--bootstrap-server", &cluster.bootstrap, "--describe", "--group", group],
@@ -371,8 +372,29 @@ pub fn consumer_groups_describe(
             if cols.len() < 6 || cols[1] != topic {
                 return None;
             }
-            Some((cols[2].parse().ok()?, (cols[3].parse().ok()?, cols[4].parse().ok()?)))
+            Some((cols[2].parse().ok()?, cols[3..].iter().map(|c| (*c).to_owned()).collect()))
         })
+        .collect()
+}
+
+/// `partition -> (CURRENT-OFFSET, LOG-END-OFFSET)` from kafka-consumer-groups --describe.
+pub fn consumer_groups_describe(
+    cluster: &Cluster,
+    group: &str,
+    topic: &str,
+) -> std::collections::BTreeMap<i32, (i64, i64)> {
+    consumer_groups_rows(cluster, group, topic)
+        .into_iter()
+        .filter_map(|(partition, cols)| Some((partition, (cols[0].parse().ok()?, cols[1].parse().ok()?))))
+        .collect()
+}
+
+/// `partition -> CONSUMER-ID` from kafka-consumer-groups --describe: the owner of each owned
+/// partition of `topic`.
+pub fn group_owners(cluster: &Cluster, group: &str, topic: &str) -> std::collections::BTreeMap<i32, String> {
+    consumer_groups_rows(cluster, group, topic)
+        .into_iter()
+        .filter_map(|(partition, cols)| Some((partition, cols.get(3).filter(|id| *id != "-")?.clone())))
         .collect()
 }
 
