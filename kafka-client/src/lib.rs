@@ -11,6 +11,25 @@
 //! [`ClientConfig`] and [`Client::connect`]. Offsets are Kafka's: a range `[from, until)` includes
 //! `from` and excludes `until`, and a partition's high watermark is the offset one past its last
 //! committed record. Times are milliseconds since the Unix epoch unless a type says otherwise.
+//!
+//! # What a `Client` can do
+//!
+//! Its methods live beside the concern they serve (`admin.rs`, `fetch/`, `groups/`, ...); this
+//! is their index, one line per method (`tests/client_index.rs` fails when a public method is
+//! missing here or a listed one is gone). The long-lived handles are types of their own:
+//! [`Producer`], [`Consumer`], [`Fetcher`], [`GroupMembership`].
+//!
+//! | concern | methods |
+//! |---|---|
+//! | connect, the cluster | [`Client::connect`], [`Client::config`], [`Client::cached_metadata`], [`Client::refresh_metadata`], [`Client::topic_authorized_operations`], [`Client::broker_versions`] |
+//! | read | [`Client::fetch_range`], [`Client::list_offsets`], [`Client::list_offsets_on`], [`Client::log_ranges`], [`Client::log_bounds`], [`Client::offset_for_leader_epoch`] |
+//! | write | [`Client::produce`], [`Client::produce_batches`], [`Client::produce_by_key`] |
+//! | group offsets | [`Client::committed_offsets`], [`Client::committed_offsets_of_partitions`], [`Client::committed_offsets_of_groups`], [`Client::commit_offsets`], [`Client::commit_offsets_as`] |
+//! | groups | [`Client::list_groups`], [`Client::describe_group`], [`Client::describe_consumer_group`], [`Client::member_counts`], [`Client::describe_share_group`], [`Client::share_group_start_offsets`] |
+//! | coordinators | [`Client::coordinator`], [`Client::find_coordinators`], [`Client::with_coordinator`], [`Client::forget_coordinator`] |
+//! | topics and records | [`Client::create_topics`], [`Client::delete_topics`], [`Client::create_partitions`], [`Client::delete_records`] |
+//! | any request | [`Client::send`], [`Client::send_built`], [`Client::send_built_without_response`], [`Client::send_any`], [`Client::send_any_built`], [`Client::route_by_leader`] |
+//! | counters | [`Client::throttle_waited_ms`], [`Client::connections_opened`], [`Client::requests_sent_to`], [`Client::reauthentications`], [`Client::reauthentications_abandoned`] |
 
 // Folders by concern, each below the ones that import it (tests/import_circles.rs checks that
 // no file imports from a file that imports from it again); the shared files stay at the top.
