@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
-use kafka_client::{Client, FetchOptions, FetchRange, FetchedRecord, Fetcher, OffsetQuery, TopicPartition};
+use kafka_client::{
+    Client, FetchOptions, FetchRange, FetchedRecord, Fetcher, Isolation, OffsetQuery, TopicPartition,
+};
 use serde_json::json;
 
 use super::stop_signal::wait_for_stop;
@@ -45,6 +47,21 @@ pub async fn run(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
         done = consume(ctx, args) => done,
         () = wait_for_stop() => Ok(()),
     }
+}
+
+/// The fetch settings: `-X` / `--command-config`'s consumer fetch keys (`fetch.max.bytes`,
+/// `max.partition.fetch.bytes`, `fetch.max.wait.ms`, `kwire.fetch.max.decompressed.bytes`...)
+/// over the defaults, with the command's isolation and timeout.
+fn fetch_options(
+    ctx: &Context,
+    isolation: Isolation,
+    timeout: std::time::Duration,
+) -> Result<FetchOptions, Failure> {
+    let mut config = kafka_client::ConsumerConfig::default();
+    let pairs = crate::command_config::pairs(ctx.global.command_config.as_deref(), &ctx.global.property)?;
+    kafka_client::apply_consumer_properties(&mut config, pairs)
+        .map_err(|e| Failure::new(Exit::USAGE, e.to_string()))?;
+    Ok(FetchOptions { isolation, timeout, ..config.fetch })
 }
 
 async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
@@ -103,7 +120,7 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
             ranges.push(FetchRange::new(tp, from, until));
         }
     }
-    let options = FetchOptions { isolation, timeout, ..FetchOptions::default() };
+    let options = fetch_options(ctx, isolation, timeout)?;
     remaining = print_ranges(&client, &ranges, options, remaining, &mut positions, ctx.format(), |left| {
         if let Some(progress) = &progress {
             progress.say(&format!("{} of {total} records", total - left));
@@ -113,7 +130,6 @@ async fn consume(ctx: &Context, args: &ConsumeArgs) -> Result<(), Failure> {
     if !args.follow {
         return Ok(());
     }
-    let options = FetchOptions { isolation, timeout, ..FetchOptions::default() };
     let followed: Vec<TopicPartition> = positions.keys().cloned().collect();
     while remaining > 0 {
         let goal = i64::try_from(remaining).unwrap_or(i64::MAX);

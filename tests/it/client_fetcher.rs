@@ -184,3 +184,61 @@ fn a_leader_moved_under_a_pipelined_fetcher_loses_and_doubles_no_record() {
     assert_ne!(now, old, "metadata still names the old leader");
     assert!(fetches.requests_to(&now) > 0, "no Fetch went to the new leader {now}");
 }
+
+/// Issue 37: compressible records (1 KB values of one repeated byte, lz4: ≈ 200× smaller on
+/// the wire) read through a small decompressed budget — every record once and in order, and no
+/// chunk holding more decompressed bytes than a response's share plus the one batch a response
+/// always yields; without the budget the same read hands out far larger chunks.
+#[test]
+fn a_decompressed_budget_bounds_what_each_chunk_holds_and_every_record_still_comes_once() {
+    const PARTITIONS: i32 = 3;
+    const BATCHES: i64 = 40;
+    const PER_BATCH: i64 = 50;
+    let Some(cluster) = support::cluster() else { return };
+    let runtime = support::multi_thread_runtime();
+    let client = runtime.block_on(async {
+        Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap())
+    });
+    let topic = runtime.block_on(support::new_topic_with_leaders(&client, "fetcher-budget", PARTITIONS));
+    let options = kafka_client::ProduceOptions {
+        compression: kafka_wire::protocol::records::Compression::Lz4,
+        ..kafka_client::ProduceOptions::default()
+    };
+    runtime.block_on(async {
+        for p in 0..PARTITIONS {
+            for _ in 0..BATCHES {
+                let records = (0..PER_BATCH)
+                    .map(|_| {
+                        kafka_client::ProduceRecord::new(None, Some(bytes::Bytes::from(vec![b'k'; 1_000])))
+                    })
+                    .collect();
+                client.produce(&topic, p, records, &options).await.unwrap();
+            }
+        }
+    });
+    let ranges: Vec<FetchRange> = (0..PARTITIONS)
+        .map(|p| FetchRange::new(TopicPartition::new(topic.as_str(), p), 0, BATCHES * PER_BATCH))
+        .collect();
+    let largest_chunk = |budget: usize| {
+        let options =
+            FetchOptions { max_decompressed_bytes: budget, timeout: TIMEOUT, ..FetchOptions::default() };
+        let mut fetcher = Fetcher::new(Arc::clone(&client), &ranges, options);
+        let mut largest = 0;
+        let mut next = BTreeMap::new();
+        let records = runtime.block_on(drain_in_order(&mut fetcher, &mut next, |chunk| {
+            largest = largest.max(value_bytes(chunk));
+        }));
+        assert_eq!(records as i64, i64::from(PARTITIONS) * BATCHES * PER_BATCH, "budget {budget}");
+        largest
+    };
+    // Three lanes at most (one per broker), two responses each: a share of ≥ 100 KB / 6.
+    let budget = 100 * 1024;
+    let batch = (PER_BATCH * 1_000) as usize;
+    let bounded = largest_chunk(budget);
+    assert!(bounded <= budget / 2 + batch, "a chunk of {bounded} bytes under a {budget}-byte budget");
+    let unbounded = largest_chunk(usize::MAX);
+    assert!(
+        unbounded > 4 * bounded,
+        "without a budget the largest chunk is {unbounded} bytes, with one {bounded}"
+    );
+}

@@ -27,6 +27,7 @@ pub(crate) const CONSUMER_KEYS: &[&str] = &[
     "fetch.min.bytes",
     "fetch.max.bytes",
     "max.partition.fetch.bytes",
+    "kwire.fetch.max.decompressed.bytes",
     "metadata.max.age.ms",
 ];
 

@@ -155,6 +155,9 @@ pub fn apply_consumer_properties<K: AsRef<str>, V: AsRef<str>>(
             "fetch.min.bytes" => config.fetch.min_bytes = bytes(key, value)?,
             "fetch.max.bytes" => config.fetch.max_bytes = bytes(key, value)?,
             "max.partition.fetch.bytes" => config.fetch.partition_max_bytes = bytes(key, value)?,
+            "kwire.fetch.max.decompressed.bytes" => {
+                config.fetch.max_decompressed_bytes = usize::try_from(bytes(key, value)?).unwrap_or(0);
+            }
             "metadata.max.age.ms" => config.metadata_max_age = millis(key, value)?,
             _ => {}
         }

@@ -16,7 +16,13 @@
 //! `partition_max_bytes` (`max.partition.fetch.bytes`), except that a broker always sends the
 //! first batch of the first partition with data whole. Records are slices of the response (or
 //! of a batch's decompressed buffer), so a response's memory is freed when its last chunk is
-//! dropped.
+//! dropped. Decompressed, a response holds at most its share of
+//! [`FetchOptions::max_decompressed_bytes`] (the budget over twice the lanes reading) plus one
+//! batch: decoding stops at the compressed batch after the share is spent — after the first
+//! batch, so reading always moves on — and the partitions it stopped ask for about as many
+//! compressed bytes as fitted next round (growing back to `max.partition.fetch.bytes` as
+//! responses fit again). [`read_all`](Fetcher::read_all), which keeps every record anyway, has
+//! no such budget.
 //!
 //! Each round to a broker goes through [`Client::route_by_leader`] with the broker's fetch
 //! session (KIP-227), so a partition whose leader moved is refreshed and re-sent within the
@@ -34,7 +40,7 @@ use crate::cluster::client::Client;
 use crate::cluster::router::{PartitionResults, TopicPartition};
 use crate::error::{BrokerRef, ClientError};
 use crate::fetch::ranges::{
-    apply_answer, stalled, FetchOptions, FetchRange, FetchedPartition, Progress, Want,
+    apply_answer, stalled, FetchOptions, FetchRange, FetchedPartition, Progress, Unpacked, Want,
 };
 use kafka_wire::protocol::ErrorCode;
 
@@ -281,6 +287,8 @@ impl Fetcher {
     /// [`Client::fetch_range`] does: one result per partition, its records concatenated.
     pub async fn read_all(mut self) -> PartitionResults<FetchedPartition> {
         self.deadline = Some(crate::deadline::deadline_after(self.options.timeout));
+        // Every record is kept to the end: a decompressed budget would only add rounds.
+        self.options.max_decompressed_bytes = usize::MAX;
         let mut results: PartitionResults<FetchedPartition> = BTreeMap::new();
         let mut partial: BTreeMap<TopicPartition, FetchedPartition> = BTreeMap::new();
         while let Some((tp, outcome)) = self.next().await {
@@ -407,16 +415,28 @@ impl Fetcher {
     /// is the partition's last item. An offset out of range is reported with the log's bounds.
     fn take_round(&mut self, round: Round) {
         self.finish_lane_round(round.lane);
+        // Each lane holds up to two decoded responses (see the module docs): this one's share
+        // of the decompressed budget.
+        let lanes = self
+            .lanes
+            .iter()
+            .filter(|(lane, s)| s.in_flight || s.undelivered > 0 || **lane == round.lane)
+            .count();
+        let mut unpacked = Unpacked::new(self.options.max_decompressed_bytes / (2 * lanes.max(1)));
         let mut answers = round.answers;
+        // Decoded in the order the request asked for them, stalled partitions first: one the
+        // share left out last round is unpacked first now.
+        let mut asked = round.asked;
+        asked.sort_by_key(|(tp, _)| std::cmp::Reverse(self.reading.get(tp).map_or(0, |r| r.progress.stalls)));
         let mut queued = 0usize;
         let mut out_of_range: Vec<(TopicPartition, i64, (i64, i64))> = Vec::new();
-        for (tp, added) in round.asked {
+        for (tp, added) in asked {
             // Removed, or removed and added again, since the round was sent.
             let Some(r) = self.reading.get_mut(&tp).filter(|r| r.added == added) else { continue };
             r.in_flight = false;
             let Some(answer) = answers.remove(&tp) else { continue };
             let p = &mut r.progress;
-            match answer.and_then(|data| apply_answer(p, data, &self.options)) {
+            match answer.and_then(|data| apply_answer(p, data, &self.options, &mut unpacked)) {
                 Ok(()) => {
                     self.client.leader_confirms_end(&tp, p, self.options.isolation);
                     let complete = p.done(self.options.isolation);

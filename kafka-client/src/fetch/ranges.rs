@@ -74,8 +74,22 @@ pub struct FetchOptions {
     pub isolation: Isolation,
     /// Overall deadline for the call, every round and retry included.
     pub timeout: Duration,
-    /// Limits for decoding the record data.
+    /// The most decompressed record bytes a [`Fetcher`](crate::Fetcher) holds at once, across
+    /// its brokers (`kwire.fetch.max.decompressed.bytes`): the bound on memory that the
+    /// compressed limits above cannot give, since one compressed byte may hold hundreds. Each
+    /// response held decoded gets its share; a response whose batches unpack past it is read up
+    /// to there (the rest comes in the next round, which asks for fewer bytes of those
+    /// partitions), except that a response always yields its first batch. Uncompressed records
+    /// are slices of the response and do not count. Default 24 MiB.
+    pub max_decompressed_bytes: usize,
+    /// Limits for decoding the record data (among them the absolute cap on what one batch may
+    /// decompress to).
     pub decode: DecodeOptions,
+}
+
+impl FetchOptions {
+    /// [`FetchOptions::max_decompressed_bytes`]'s default: 24 MiB.
+    pub const DEFAULT_MAX_DECOMPRESSED_BYTES: usize = 24 * 1024 * 1024;
 }
 
 impl Default for FetchOptions {
@@ -87,6 +101,7 @@ impl Default for FetchOptions {
             partition_max_bytes: 1024 * 1024,
             isolation: Isolation::ReadUncommitted,
             timeout: Duration::from_secs(30),
+            max_decompressed_bytes: FetchOptions::DEFAULT_MAX_DECOMPRESSED_BYTES,
             decode: DecodeOptions::default(),
         }
     }
@@ -170,6 +185,9 @@ pub(super) struct Progress {
     pub(super) fetched: FetchedPartition,
     /// Reading goes on past the log's end (a consumer's partition): only `until` completes it.
     pub(super) follows: bool,
+    /// Set by the last response when its decompressed budget stopped this partition: the
+    /// compressed bytes of it that were read before the stop.
+    pub(super) cut: Option<usize>,
 }
 
 impl Progress {
@@ -182,6 +200,7 @@ impl Progress {
             stalls: 0,
             bounds_from: None,
             follows: false,
+            cut: None,
             fetched: FetchedPartition {
                 records: Vec::new(),
                 next_offset: range.from,
@@ -282,7 +301,9 @@ impl Client {
             let round = self.fetch_round(&partitions, &requested, options, deadline - now).await;
             for (tp, answer) in round {
                 let Some(p) = progress.get_mut(&tp) else { continue };
-                let outcome = answer.and_then(|data| apply_answer(p, data, options));
+                // Every record of the range is kept until the end anyway: no budget.
+                let outcome =
+                    answer.and_then(|data| apply_answer(p, data, options, &mut Unpacked::unbounded()));
                 if outcome.is_ok() {
                     self.leader_confirms_end(&tp, p, options.isolation);
                 }
@@ -482,17 +503,57 @@ impl Client {
 /// past every complete batch read. A partition that made no progress goes first next round,
 /// with double the bytes if what it got was a batch cut short; a record set that does not
 /// decode is the partition's error.
+/// What one response may still decompress, across its partitions: its share of
+/// [`FetchOptions::max_decompressed_bytes`]. Spent, it stops the decoding at the next
+/// compressed batch — once the response has yielded a batch, so that reading always moves on.
+#[derive(Debug)]
+pub(super) struct Unpacked {
+    left: usize,
+    yielded: bool,
+}
+
+impl Unpacked {
+    /// A response's share: `bytes` decompressed bytes.
+    pub(super) fn new(bytes: usize) -> Self {
+        Self { left: bytes, yielded: false }
+    }
+
+    /// No bound but [`DecodeOptions`]' (a caller that keeps every record anyway).
+    pub(super) fn unbounded() -> Self {
+        Self::new(usize::MAX)
+    }
+
+    fn spent(&self) -> bool {
+        self.yielded && self.left == 0
+    }
+}
+
+/// The smallest per-partition request the decompressed budget shrinks a partition to: a
+/// broker sends a first batch whole whatever the limit, so smaller only costs rounds.
+const MIN_PARTITION_BYTES: i32 = 4 * 1024;
+
 pub(super) fn apply_answer(
     p: &mut Progress,
     data: LeaderData,
     options: &FetchOptions,
+    unpacked: &mut Unpacked,
 ) -> Result<(), ClientError> {
     let before = p.position;
     let Some(response) = &data.response else { return Ok(()) };
     p.bounds_from = if data.from_replica { data.broker.node_id } else { None };
-    apply_response(p, response, options.isolation, &options.decode).map_err(|source| {
+    apply_response(p, response, options.isolation, &options.decode, unpacked).map_err(|source| {
         ClientError::Decode { broker: data.broker, api: fetch::SPEC.key, version: data.version, source }
     })?;
+    if let Some(read) = p.cut.take() {
+        // The records unpack to more than the response could hold: ask for about as many
+        // compressed bytes as fitted (nothing fitted: the budget went to the partitions before
+        // it, and it goes first next round with what it asked for).
+        if read > 0 {
+            p.max_bytes = i32::try_from(read).unwrap_or(i32::MAX).max(MIN_PARTITION_BYTES);
+        }
+        p.stalls = if p.position == before { p.stalls + 1 } else { 0 };
+        return Ok(());
+    }
     if p.position == before {
         p.stalls += 1;
         // Only a batch cut short (larger than the limit: brokers before Fetch v3 send a
@@ -503,6 +564,10 @@ pub(super) fn apply_answer(
         }
     } else {
         p.stalls = 0;
+        // Back towards `max.partition.fetch.bytes` after the budget shrank it.
+        if p.max_bytes < options.partition_max_bytes {
+            p.max_bytes = p.max_bytes.saturating_mul(2).min(options.partition_max_bytes);
+        }
     }
     Ok(())
 }
@@ -633,7 +698,9 @@ pub(super) fn apply_response(
     response: &FetchPartitionResponse,
     isolation: Isolation,
     decode: &DecodeOptions,
+    unpacked: &mut Unpacked,
 ) -> Result<(), DecodeError> {
+    p.cut = None;
     p.fetched.high_watermark = response.high_watermark;
     p.fetched.log_start = response.log_start_offset.filter(|o| *o >= 0);
     p.fetched.last_stable = response.last_stable_offset.filter(|o| *o >= 0);
@@ -650,12 +717,19 @@ pub(super) fn apply_response(
         let budget_spent = |e: &DecodeError| {
             after_progress && matches!(e.kind, DecodeErrorKind::DecompressedTooLarge { .. })
         };
+        if unpacked.spent() {
+            p.cut = Some(entry.at);
+            break;
+        }
+        let unpacked_before = budget.spent();
         if entry.magic == 2 {
             let batch = match BatchView::parse_entry(entry.bytes, entry.at, decode, &mut budget) {
                 Ok(batch) => batch,
                 Err(e) if budget_spent(&e) => break,
                 Err(e) => return Err(e),
             };
+            unpacked.left = unpacked.left.saturating_sub(budget.spent() - unpacked_before);
+            unpacked.yielded = true;
             // A batch's offsets are spoken for even when compaction removed its records.
             let next = batch.header.next_offset();
             let dropped = match isolation {
@@ -681,6 +755,8 @@ pub(super) fn apply_response(
             Err(e) if budget_spent(&e) => break,
             Err(e) => return Err(e),
         }
+        unpacked.left = unpacked.left.saturating_sub(budget.spent() - unpacked_before);
+        unpacked.yielded = true;
         for m in messages {
             if m.offset < p.position {
                 continue;
@@ -867,7 +943,14 @@ mod tests {
     #[test]
     fn read_committed_drops_an_aborted_transaction_and_every_marker() {
         let mut p = progress(0, 13);
-        apply_response(&mut p, &mixed_log(), Isolation::ReadCommitted, &DecodeOptions::default()).unwrap();
+        apply_response(
+            &mut p,
+            &mixed_log(),
+            Isolation::ReadCommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         assert_eq!(offsets(&p), vec![0, 1, 2, 6, 7, 9, 10, 11]);
         assert_eq!(p.position, 13);
         assert!(p.done(Isolation::ReadCommitted));
@@ -878,15 +961,27 @@ mod tests {
     #[test]
     fn a_range_to_i64_max_ends_at_the_log_end_and_only_a_followed_one_goes_on() {
         let mut read = progress(0, i64::MAX);
-        apply_response(&mut read, &mixed_log(), Isolation::ReadUncommitted, &DecodeOptions::default())
-            .unwrap();
+        apply_response(
+            &mut read,
+            &mixed_log(),
+            Isolation::ReadUncommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         assert_eq!(read.position, 13);
         assert!(read.done(Isolation::ReadUncommitted));
 
         let mut followed = progress(0, i64::MAX);
         followed.follows = true;
-        apply_response(&mut followed, &mixed_log(), Isolation::ReadUncommitted, &DecodeOptions::default())
-            .unwrap();
+        apply_response(
+            &mut followed,
+            &mixed_log(),
+            Isolation::ReadUncommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         assert_eq!(followed.position, 13);
         assert!(!followed.done(Isolation::ReadUncommitted));
     }
@@ -894,14 +989,28 @@ mod tests {
     #[test]
     fn read_uncommitted_keeps_aborted_records_but_not_markers() {
         let mut p = progress(0, 13);
-        apply_response(&mut p, &mixed_log(), Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        apply_response(
+            &mut p,
+            &mixed_log(),
+            Isolation::ReadUncommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         assert_eq!(offsets(&p), vec![0, 1, 2, 3, 4, 6, 7, 9, 10, 11]);
     }
 
     #[test]
     fn records_outside_the_range_are_never_returned() {
         let mut p = progress(4, 7);
-        apply_response(&mut p, &mixed_log(), Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        apply_response(
+            &mut p,
+            &mixed_log(),
+            Isolation::ReadUncommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         assert_eq!(offsets(&p), vec![4, 6]);
         assert_eq!(p.position, 7);
         assert!(p.done(Isolation::ReadUncommitted));
@@ -911,7 +1020,14 @@ mod tests {
     fn an_abort_marker_before_the_range_still_closes_the_transaction() {
         // Reading from 10: producer 7's aborted transaction ended at 5; its new one counts.
         let mut p = progress(10, 13);
-        apply_response(&mut p, &mixed_log(), Isolation::ReadCommitted, &DecodeOptions::default()).unwrap();
+        apply_response(
+            &mut p,
+            &mixed_log(),
+            Isolation::ReadCommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         assert_eq!(offsets(&p), vec![10, 11]);
     }
 
@@ -923,7 +1039,14 @@ mod tests {
         gappy.last_offset_delta = 5;
         let mut p = progress(0, 10);
         let r = response(&[gappy, data(8, 2, -1, false)], &[], 10);
-        apply_response(&mut p, &r, Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        apply_response(
+            &mut p,
+            &r,
+            Isolation::ReadUncommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         assert_eq!(offsets(&p), vec![0, 3, 8, 9]);
         assert_eq!(p.position, 10);
     }
@@ -935,7 +1058,14 @@ mod tests {
         let records = full.records.clone().unwrap();
         cut.records = Some(records.slice(..records.len() - 3));
         let mut p = progress(0, 4);
-        apply_response(&mut p, &cut, Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        apply_response(
+            &mut p,
+            &cut,
+            Isolation::ReadUncommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         assert_eq!(offsets(&p), vec![0, 1]);
         assert_eq!(p.position, 2);
         assert!(!p.done(Isolation::ReadUncommitted));
@@ -945,7 +1075,14 @@ mod tests {
     fn a_range_past_the_high_watermark_ends_at_the_high_watermark() {
         let mut p = progress(0, 100);
         let r = response(&[data(0, 3, -1, false)], &[], 3);
-        apply_response(&mut p, &r, Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        apply_response(
+            &mut p,
+            &r,
+            Isolation::ReadUncommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         assert!(p.done(Isolation::ReadUncommitted));
         assert_eq!(p.position, 3);
     }
@@ -960,18 +1097,18 @@ mod tests {
             from_replica,
         };
         let mut p = progress(0, 10);
-        apply_answer(&mut p, replica(true), &FetchOptions::default()).unwrap();
+        apply_answer(&mut p, replica(true), &FetchOptions::default(), &mut Unpacked::unbounded()).unwrap();
         assert_eq!(p.position, 3);
         assert!(!p.done(Isolation::ReadUncommitted));
         assert_eq!(p.at_replica_end(Isolation::ReadUncommitted), Some(3));
         // The same bounds from the leader end the range.
         let mut p = progress(0, 10);
-        apply_answer(&mut p, replica(false), &FetchOptions::default()).unwrap();
+        apply_answer(&mut p, replica(false), &FetchOptions::default(), &mut Unpacked::unbounded()).unwrap();
         assert!(p.done(Isolation::ReadUncommitted));
         assert_eq!(p.at_replica_end(Isolation::ReadUncommitted), None);
         // `until` reached through a follower is the end.
         let mut p = progress(0, 3);
-        apply_answer(&mut p, replica(true), &FetchOptions::default()).unwrap();
+        apply_answer(&mut p, replica(true), &FetchOptions::default(), &mut Unpacked::unbounded()).unwrap();
         assert!(p.done(Isolation::ReadUncommitted));
         assert_eq!(p.at_replica_end(Isolation::ReadUncommitted), None);
     }
@@ -981,7 +1118,14 @@ mod tests {
         let mut p = progress(0, 10);
         let mut r = response(&[data(0, 2, -1, false)], &[], 5);
         r.last_stable_offset = Some(2);
-        apply_response(&mut p, &r, Isolation::ReadCommitted, &DecodeOptions::default()).unwrap();
+        apply_response(
+            &mut p,
+            &r,
+            Isolation::ReadCommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         assert!(p.done(Isolation::ReadCommitted));
         assert!(!p.done(Isolation::ReadUncommitted));
         assert_eq!(p.fetched.last_stable, Some(2));
@@ -998,7 +1142,14 @@ mod tests {
         appended.max_timestamp = 9_999;
         let mut p = progress(0, 3);
         let r = response(&[b, appended], &[], 3);
-        apply_response(&mut p, &r, Isolation::ReadUncommitted, &DecodeOptions::default()).unwrap();
+        apply_response(
+            &mut p,
+            &r,
+            Isolation::ReadUncommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded(),
+        )
+        .unwrap();
         let recs = &p.fetched.records;
         assert_eq!(recs[0].key.as_deref(), Some(&b"k"[..]));
         assert_eq!(recs[0].headers.len(), 1);
@@ -1016,7 +1167,14 @@ mod tests {
         bytes[30] ^= 0xff;
         r.records = Some(Bytes::from(bytes));
         let mut p = progress(0, 2);
-        assert!(apply_response(&mut p, &r, Isolation::ReadUncommitted, &DecodeOptions::default()).is_err());
+        assert!(apply_response(
+            &mut p,
+            &r,
+            Isolation::ReadUncommitted,
+            &DecodeOptions::default(),
+            &mut Unpacked::unbounded()
+        )
+        .is_err());
         assert!(p.fetched.records.is_empty());
     }
 
@@ -1039,13 +1197,13 @@ mod tests {
         let r = response(&[compressible(0, 3), compressible(3, 3), compressible(6, 3)], &[], 9);
         let opts = DecodeOptions { max_decompressed_size: 70_000, ..DecodeOptions::default() };
         let mut p = progress(0, 9);
-        apply_response(&mut p, &r, Isolation::ReadUncommitted, &opts).unwrap();
+        apply_response(&mut p, &r, Isolation::ReadUncommitted, &opts, &mut Unpacked::unbounded()).unwrap();
         assert_eq!(offsets(&p), vec![0, 1, 2, 3, 4, 5]);
         assert_eq!(p.position, 6);
         assert!(!p.done(Isolation::ReadUncommitted));
 
         let rest = response(&[compressible(6, 3)], &[], 9);
-        apply_response(&mut p, &rest, Isolation::ReadUncommitted, &opts).unwrap();
+        apply_response(&mut p, &rest, Isolation::ReadUncommitted, &opts, &mut Unpacked::unbounded()).unwrap();
         assert_eq!(p.position, 9);
         assert_eq!(p.fetched.records.len(), 9);
     }
@@ -1056,10 +1214,77 @@ mod tests {
         let r = response(&[compressible(0, 3)], &[], 3);
         let opts = DecodeOptions { max_decompressed_size: 20_000, ..DecodeOptions::default() };
         let mut p = progress(0, 3);
-        let err = apply_response(&mut p, &r, Isolation::ReadUncommitted, &opts).unwrap_err();
+        let err = apply_response(&mut p, &r, Isolation::ReadUncommitted, &opts, &mut Unpacked::unbounded())
+            .unwrap_err();
         assert!(matches!(err.kind, DecodeErrorKind::DecompressedTooLarge { max: 20_000 }), "{err}");
         assert!(p.fetched.records.is_empty());
         assert_eq!(p.position, 0);
+    }
+
+    /// One partition's answer in a leader's response.
+    #[cfg(feature = "lz4")]
+    fn answer(response: FetchPartitionResponse) -> LeaderData {
+        LeaderData {
+            broker: BrokerRef { node_id: Some(1), addr: "b1".to_owned() },
+            version: 12,
+            response: Some(response),
+            from_replica: false,
+        }
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_response_is_unpacked_up_to_its_share_and_the_partition_then_asks_for_what_fitted() {
+        // Four batches of ≈ 30 KB decompressed each (≈ 100 bytes on the wire); the response's
+        // share is 50 KB: two batches are read (the second passes the share), the rest waits.
+        let r = response(
+            &[compressible(0, 3), compressible(3, 3), compressible(6, 3), compressible(9, 3)],
+            &[],
+            12,
+        );
+        let wire_two: usize = {
+            let mut buf = Vec::new();
+            compressible(0, 3).encode(&mut buf).unwrap();
+            compressible(3, 3).encode(&mut buf).unwrap();
+            buf.len()
+        };
+        let options = FetchOptions::default();
+        let mut p = progress(0, 12);
+        let mut share = Unpacked::new(50_000);
+        apply_answer(&mut p, answer(r), &options, &mut share).unwrap();
+        assert_eq!(offsets(&p), vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!((p.position, p.stalls), (6, 0));
+        assert_eq!(
+            p.max_bytes,
+            i32::try_from(wire_two).unwrap().max(MIN_PARTITION_BYTES),
+            "asks for what fitted"
+        );
+
+        // A second partition of the same response gets nothing: no progress, it goes first next
+        // round, and keeps what it asked for (no doubling: nothing was cut short by the broker).
+        let mut q = progress(0, 12);
+        let asked = q.max_bytes;
+        apply_answer(&mut q, answer(response(&[compressible(0, 3)], &[], 12)), &options, &mut share).unwrap();
+        assert!(q.fetched.records.is_empty());
+        assert_eq!((q.position, q.stalls, q.max_bytes), (0, 1, asked));
+
+        // The next response, with a fresh share, reads on; the request grows back towards
+        // max.partition.fetch.bytes once a response fits.
+        let shrunk = p.max_bytes;
+        let rest = response(&[compressible(6, 3), compressible(9, 3)], &[], 12);
+        apply_answer(&mut p, answer(rest), &options, &mut Unpacked::new(1 << 20)).unwrap();
+        assert_eq!(p.position, 12);
+        assert_eq!(p.max_bytes, (shrunk * 2).min(options.partition_max_bytes));
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_response_always_yields_its_first_batch_whatever_its_share() {
+        let r = response(&[compressible(0, 3), compressible(3, 3)], &[], 6);
+        let mut p = progress(0, 6);
+        apply_answer(&mut p, answer(r), &FetchOptions::default(), &mut Unpacked::new(1)).unwrap();
+        assert_eq!(offsets(&p), vec![0, 1, 2], "one batch, ≈ 30 KB over a 1-byte share");
+        assert_eq!(p.stalls, 0);
     }
 
     type Shape<'a> = Vec<(Option<&'a str>, Vec<(i32, i64, i32, Option<i32>)>)>;

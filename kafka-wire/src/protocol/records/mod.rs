@@ -147,6 +147,11 @@ impl Budget {
         Self { left: opts.max_decompressed_size, max: opts.max_decompressed_size }
     }
 
+    /// Bytes decompressed so far under this budget.
+    pub fn spent(&self) -> usize {
+        self.max - self.left
+    }
+
     /// Decompresses `input`, charging its output to the budget; errors name the configured cap.
     pub(crate) fn decompress(
         &mut self,
