@@ -1,6 +1,7 @@
 //! Issue 35's loss test: six `kwire consume --group` processes share a 24-partition topic while
-//! records are being written; members are killed (SIGKILL) and added, and the broker that
-//! coordinates the group (and leads some of the partitions) is stopped and started again.
+//! records are being written; members are killed (SIGKILL) and added, the broker that
+//! coordinates the group (and leads some of the partitions) is stopped and started again, and
+//! then, during the rebalance a new member starts, a broker that only leads partitions.
 //!
 //! - Every record is printed at least once.
 //! - A record printed more than once was printed by a killed member: the duplicates are the
@@ -204,6 +205,17 @@ fn churn(settings: &[&str], prefix: &str) {
     }
     killed.insert(live.remove(&2).unwrap().kill());
     spawn(&mut live);
+    {
+        // While the group rebalances for the member just started: a broker that leads some
+        // partitions but does not coordinate the group stops and comes back, so members fetch
+        // from new leaders in the middle of taking partitions over.
+        let leader = (1..=3).find(|n| *n != coordinator).unwrap();
+        let restart = Restart(leader);
+        let out = cluster_script(&["stop-broker", &leader.to_string()]);
+        assert!(out.status.success(), "stop-broker: {}", support::stderr(&out));
+        std::thread::sleep(Duration::from_secs(2));
+        restart.now();
+    }
     let failed_writes = writer.join().unwrap();
     assert_eq!(failed_writes, 0, "records the producer could not write");
 
