@@ -80,7 +80,7 @@ pub struct FetchOptions {
     /// response held decoded gets its share; a response whose batches unpack past it is read up
     /// to there (the rest comes in the next round, which asks for fewer bytes of those
     /// partitions), except that a response always yields its first batch. Uncompressed records
-    /// are slices of the response and do not count. Default 24 MiB.
+    /// are slices of the response and do not count. Default 16 MiB.
     pub max_decompressed_bytes: usize,
     /// Limits for decoding the record data (among them the absolute cap on what one batch may
     /// decompress to).
@@ -88,8 +88,8 @@ pub struct FetchOptions {
 }
 
 impl FetchOptions {
-    /// [`FetchOptions::max_decompressed_bytes`]'s default: 24 MiB.
-    pub const DEFAULT_MAX_DECOMPRESSED_BYTES: usize = 24 * 1024 * 1024;
+    /// [`FetchOptions::max_decompressed_bytes`]'s default: 16 MiB.
+    pub const DEFAULT_MAX_DECOMPRESSED_BYTES: usize = 16 * 1024 * 1024;
 }
 
 impl Default for FetchOptions {
@@ -913,6 +913,15 @@ mod tests {
         }
     }
 
+    /// `response` applied to `p` with the default decode limits and no decompressed budget.
+    fn read_into(
+        p: &mut Progress,
+        response: &FetchPartitionResponse,
+        isolation: Isolation,
+    ) -> Result<(), DecodeError> {
+        apply_response(p, response, isolation, &DecodeOptions::default(), &mut Unpacked::unbounded())
+    }
+
     fn progress(from: i64, until: i64) -> Progress {
         Progress::new(&FetchRange::new(TopicPartition::new("t", 0), from, until), 1 << 20)
     }
@@ -943,14 +952,7 @@ mod tests {
     #[test]
     fn read_committed_drops_an_aborted_transaction_and_every_marker() {
         let mut p = progress(0, 13);
-        apply_response(
-            &mut p,
-            &mixed_log(),
-            Isolation::ReadCommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut p, &mixed_log(), Isolation::ReadCommitted).unwrap();
         assert_eq!(offsets(&p), vec![0, 1, 2, 6, 7, 9, 10, 11]);
         assert_eq!(p.position, 13);
         assert!(p.done(Isolation::ReadCommitted));
@@ -961,27 +963,13 @@ mod tests {
     #[test]
     fn a_range_to_i64_max_ends_at_the_log_end_and_only_a_followed_one_goes_on() {
         let mut read = progress(0, i64::MAX);
-        apply_response(
-            &mut read,
-            &mixed_log(),
-            Isolation::ReadUncommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut read, &mixed_log(), Isolation::ReadUncommitted).unwrap();
         assert_eq!(read.position, 13);
         assert!(read.done(Isolation::ReadUncommitted));
 
         let mut followed = progress(0, i64::MAX);
         followed.follows = true;
-        apply_response(
-            &mut followed,
-            &mixed_log(),
-            Isolation::ReadUncommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut followed, &mixed_log(), Isolation::ReadUncommitted).unwrap();
         assert_eq!(followed.position, 13);
         assert!(!followed.done(Isolation::ReadUncommitted));
     }
@@ -989,28 +977,14 @@ mod tests {
     #[test]
     fn read_uncommitted_keeps_aborted_records_but_not_markers() {
         let mut p = progress(0, 13);
-        apply_response(
-            &mut p,
-            &mixed_log(),
-            Isolation::ReadUncommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut p, &mixed_log(), Isolation::ReadUncommitted).unwrap();
         assert_eq!(offsets(&p), vec![0, 1, 2, 3, 4, 6, 7, 9, 10, 11]);
     }
 
     #[test]
     fn records_outside_the_range_are_never_returned() {
         let mut p = progress(4, 7);
-        apply_response(
-            &mut p,
-            &mixed_log(),
-            Isolation::ReadUncommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut p, &mixed_log(), Isolation::ReadUncommitted).unwrap();
         assert_eq!(offsets(&p), vec![4, 6]);
         assert_eq!(p.position, 7);
         assert!(p.done(Isolation::ReadUncommitted));
@@ -1020,14 +994,7 @@ mod tests {
     fn an_abort_marker_before_the_range_still_closes_the_transaction() {
         // Reading from 10: producer 7's aborted transaction ended at 5; its new one counts.
         let mut p = progress(10, 13);
-        apply_response(
-            &mut p,
-            &mixed_log(),
-            Isolation::ReadCommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut p, &mixed_log(), Isolation::ReadCommitted).unwrap();
         assert_eq!(offsets(&p), vec![10, 11]);
     }
 
@@ -1039,14 +1006,7 @@ mod tests {
         gappy.last_offset_delta = 5;
         let mut p = progress(0, 10);
         let r = response(&[gappy, data(8, 2, -1, false)], &[], 10);
-        apply_response(
-            &mut p,
-            &r,
-            Isolation::ReadUncommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut p, &r, Isolation::ReadUncommitted).unwrap();
         assert_eq!(offsets(&p), vec![0, 3, 8, 9]);
         assert_eq!(p.position, 10);
     }
@@ -1058,14 +1018,7 @@ mod tests {
         let records = full.records.clone().unwrap();
         cut.records = Some(records.slice(..records.len() - 3));
         let mut p = progress(0, 4);
-        apply_response(
-            &mut p,
-            &cut,
-            Isolation::ReadUncommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut p, &cut, Isolation::ReadUncommitted).unwrap();
         assert_eq!(offsets(&p), vec![0, 1]);
         assert_eq!(p.position, 2);
         assert!(!p.done(Isolation::ReadUncommitted));
@@ -1075,14 +1028,7 @@ mod tests {
     fn a_range_past_the_high_watermark_ends_at_the_high_watermark() {
         let mut p = progress(0, 100);
         let r = response(&[data(0, 3, -1, false)], &[], 3);
-        apply_response(
-            &mut p,
-            &r,
-            Isolation::ReadUncommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut p, &r, Isolation::ReadUncommitted).unwrap();
         assert!(p.done(Isolation::ReadUncommitted));
         assert_eq!(p.position, 3);
     }
@@ -1118,14 +1064,7 @@ mod tests {
         let mut p = progress(0, 10);
         let mut r = response(&[data(0, 2, -1, false)], &[], 5);
         r.last_stable_offset = Some(2);
-        apply_response(
-            &mut p,
-            &r,
-            Isolation::ReadCommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut p, &r, Isolation::ReadCommitted).unwrap();
         assert!(p.done(Isolation::ReadCommitted));
         assert!(!p.done(Isolation::ReadUncommitted));
         assert_eq!(p.fetched.last_stable, Some(2));
@@ -1142,14 +1081,7 @@ mod tests {
         appended.max_timestamp = 9_999;
         let mut p = progress(0, 3);
         let r = response(&[b, appended], &[], 3);
-        apply_response(
-            &mut p,
-            &r,
-            Isolation::ReadUncommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded(),
-        )
-        .unwrap();
+        read_into(&mut p, &r, Isolation::ReadUncommitted).unwrap();
         let recs = &p.fetched.records;
         assert_eq!(recs[0].key.as_deref(), Some(&b"k"[..]));
         assert_eq!(recs[0].headers.len(), 1);
@@ -1167,14 +1099,7 @@ mod tests {
         bytes[30] ^= 0xff;
         r.records = Some(Bytes::from(bytes));
         let mut p = progress(0, 2);
-        assert!(apply_response(
-            &mut p,
-            &r,
-            Isolation::ReadUncommitted,
-            &DecodeOptions::default(),
-            &mut Unpacked::unbounded()
-        )
-        .is_err());
+        assert!(read_into(&mut p, &r, Isolation::ReadUncommitted).is_err());
         assert!(p.fetched.records.is_empty());
     }
 
