@@ -19,7 +19,7 @@
 //!   names it, and its next owner reads those records again.
 //! - Commits carry the member's id and generation (or KIP-848 member epoch), so the coordinator
 //!   refuses a zombie's. That is why a member stream keeps its offsets in the group itself
-//!   ([`KafkaGroupStore`](kwire_stores::KafkaGroupStore)): no other store can fence a commit.
+//!   ([`KafkaGroupStore`]): no other store can fence a commit.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
