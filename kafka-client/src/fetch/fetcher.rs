@@ -424,8 +424,8 @@ impl Fetcher {
             .count();
         let mut unpacked = Unpacked::new(self.options.max_decompressed_bytes / (2 * lanes.max(1)));
         let mut answers = round.answers;
-        // Decoded in the order the request asked for them, stalled partitions first: one the
-        // share left out last round is unpacked first now.
+        // Stalled partitions decoded first, as the request put them first: one the share left
+        // out last round is unpacked first now.
         let mut asked = round.asked;
         asked.sort_by_key(|(tp, _)| std::cmp::Reverse(self.reading.get(tp).map_or(0, |r| r.progress.stalls)));
         let mut queued = 0usize;

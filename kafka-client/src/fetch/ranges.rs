@@ -185,9 +185,6 @@ pub(super) struct Progress {
     pub(super) fetched: FetchedPartition,
     /// Reading goes on past the log's end (a consumer's partition): only `until` completes it.
     pub(super) follows: bool,
-    /// Set by the last response when its decompressed budget stopped this partition: the
-    /// compressed bytes of it that were read before the stop.
-    pub(super) cut: Option<usize>,
 }
 
 impl Progress {
@@ -200,7 +197,6 @@ impl Progress {
             stalls: 0,
             bounds_from: None,
             follows: false,
-            cut: None,
             fetched: FetchedPartition {
                 records: Vec::new(),
                 next_offset: range.from,
@@ -499,10 +495,6 @@ impl Client {
     }
 }
 
-/// Takes one leader's answer for `p` into it: its records and log bounds, the position moved
-/// past every complete batch read. A partition that made no progress goes first next round,
-/// with double the bytes if what it got was a batch cut short; a record set that does not
-/// decode is the partition's error.
 /// What one response may still decompress, across its partitions: its share of
 /// [`FetchOptions::max_decompressed_bytes`]. Spent, it stops the decoding at the next
 /// compressed batch — once the response has yielded a batch, so that reading always moves on.
@@ -526,12 +518,23 @@ impl Unpacked {
     fn spent(&self) -> bool {
         self.yielded && self.left == 0
     }
+
+    /// A batch was read that decompressed to `bytes` (0 when it was not compressed).
+    fn charge(&mut self, bytes: usize) {
+        self.left = self.left.saturating_sub(bytes);
+        self.yielded = true;
+    }
 }
 
 /// The smallest per-partition request the decompressed budget shrinks a partition to: a
 /// broker sends a first batch whole whatever the limit, so smaller only costs rounds.
 const MIN_PARTITION_BYTES: i32 = 4 * 1024;
 
+/// Takes one leader's answer for `p` into it: its records and log bounds, the position moved
+/// past every complete batch read. A partition that made no progress goes first next round,
+/// with double the bytes if what it got was a batch cut short; a record set that does not
+/// decode is the partition's error. A partition `unpacked` stopped asks next round for about
+/// the bytes that fitted; one that moved on grows back to `max.partition.fetch.bytes`.
 pub(super) fn apply_answer(
     p: &mut Progress,
     data: LeaderData,
@@ -541,10 +544,11 @@ pub(super) fn apply_answer(
     let before = p.position;
     let Some(response) = &data.response else { return Ok(()) };
     p.bounds_from = if data.from_replica { data.broker.node_id } else { None };
-    apply_response(p, response, options.isolation, &options.decode, unpacked).map_err(|source| {
-        ClientError::Decode { broker: data.broker, api: fetch::SPEC.key, version: data.version, source }
-    })?;
-    if let Some(read) = p.cut.take() {
+    let cut =
+        apply_response(p, response, options.isolation, &options.decode, unpacked).map_err(|source| {
+            ClientError::Decode { broker: data.broker, api: fetch::SPEC.key, version: data.version, source }
+        })?;
+    if let Some(read) = cut {
         // The records unpack to more than the response could hold: ask for about as many
         // compressed bytes as fitted (nothing fitted: the budget went to the partitions before
         // it, and it goes first next round with what it asked for).
@@ -693,18 +697,21 @@ fn build_request(
 /// that batch (the next fetch starts there with a fresh budget), so a highly compressible
 /// topic is read in several rounds instead of failing. Only a single batch that alone
 /// decompresses past the limit is an error.
+///
+/// `unpacked`, the response's share of [`FetchOptions::max_decompressed_bytes`], stops the
+/// reading the same way across partitions: `Some(bytes)` says it stopped this one, after
+/// `bytes` of its record data.
 pub(super) fn apply_response(
     p: &mut Progress,
     response: &FetchPartitionResponse,
     isolation: Isolation,
     decode: &DecodeOptions,
     unpacked: &mut Unpacked,
-) -> Result<(), DecodeError> {
-    p.cut = None;
+) -> Result<Option<usize>, DecodeError> {
     p.fetched.high_watermark = response.high_watermark;
     p.fetched.log_start = response.log_start_offset.filter(|o| *o >= 0);
     p.fetched.last_stable = response.last_stable_offset.filter(|o| *o >= 0);
-    let Some(records) = &response.records else { return Ok(()) };
+    let Some(records) = &response.records else { return Ok(None) };
     let mut aborted = Aborted::new(response.aborted_transactions.as_deref().unwrap_or_default());
     let mut budget = Budget::new(decode);
     let mut entries = Entries::new(records);
@@ -718,8 +725,7 @@ pub(super) fn apply_response(
             after_progress && matches!(e.kind, DecodeErrorKind::DecompressedTooLarge { .. })
         };
         if unpacked.spent() {
-            p.cut = Some(entry.at);
-            break;
+            return Ok(Some(entry.at));
         }
         let unpacked_before = budget.spent();
         if entry.magic == 2 {
@@ -728,8 +734,7 @@ pub(super) fn apply_response(
                 Err(e) if budget_spent(&e) => break,
                 Err(e) => return Err(e),
             };
-            unpacked.left = unpacked.left.saturating_sub(budget.spent() - unpacked_before);
-            unpacked.yielded = true;
+            unpacked.charge(budget.spent() - unpacked_before);
             // A batch's offsets are spoken for even when compaction removed its records.
             let next = batch.header.next_offset();
             let dropped = match isolation {
@@ -755,8 +760,7 @@ pub(super) fn apply_response(
             Err(e) if budget_spent(&e) => break,
             Err(e) => return Err(e),
         }
-        unpacked.left = unpacked.left.saturating_sub(budget.spent() - unpacked_before);
-        unpacked.yielded = true;
+        unpacked.charge(budget.spent() - unpacked_before);
         for m in messages {
             if m.offset < p.position {
                 continue;
@@ -777,7 +781,7 @@ pub(super) fn apply_response(
             });
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Adds a data batch's records in `[position, until)`; `input` is the `records` field the
@@ -918,7 +922,7 @@ mod tests {
         p: &mut Progress,
         response: &FetchPartitionResponse,
         isolation: Isolation,
-    ) -> Result<(), DecodeError> {
+    ) -> Result<Option<usize>, DecodeError> {
         apply_response(p, response, isolation, &DecodeOptions::default(), &mut Unpacked::unbounded())
     }
 
