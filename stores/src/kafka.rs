@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use kafka_client::{Client, ClientError, CommittedOffset, GroupType, OffsetToCommit, TopicPartition};
 use offset_store::{
-    check_read_back, topics_of, validate_batch, OffsetStore, RefusedPartition, StoreError, StoreFuture,
-    StoredOffset,
+    check_read_back, topics_of, validate_batch, BoxError, OffsetStore, RefusedPartition, StoreError,
+    StoreFuture, StoredOffset,
 };
 
 pub use kafka_client::{topic_id_from_metadata, topic_id_metadata, TOPIC_ID_METADATA_PREFIX};
@@ -166,49 +166,76 @@ impl OffsetStore for KafkaGroupStore {
                 .collect();
             let results =
                 self.client.commit_offsets(group, &to_commit, self.timeout).await.map_err(kafka_error)?;
-            let mut written = Vec::new();
-            let mut refused = Vec::new();
-            for (tp, result) in results {
-                match result {
-                    Ok(()) => written.push((tp.topic.to_string(), tp.partition)),
-                    Err(source) => refused.push((tp, source)),
-                }
-            }
-            if written.is_empty() && !refused.is_empty() {
-                let (tp, source) = refused.swap_remove(0);
-                return Err(StoreError::CommitRefused {
-                    store: "kafka",
-                    topic: tp.topic.to_string(),
-                    partition: tp.partition,
-                    retriable: source.is_retriable(),
-                    source: Box::new(source),
-                });
-            }
+            let outcome = CommitOutcome::of(to_commit.iter().map(|o| &o.tp), results)?;
             // What the coordinator took is read back even when it refused the rest.
             let offsets: Vec<&StoredOffset> = offsets
                 .iter()
-                .filter(|o| written.iter().any(|(t, p)| *t == o.topic && *p == o.partition))
+                .filter(|o| outcome.written.iter().any(|(t, p)| *t == o.topic && *p == o.partition))
                 .collect();
             if self.verify {
                 let now = self.load_all(group, Some(&topics_of(offsets.iter().copied()))).await?;
                 check_read_back("kafka", offsets.iter().copied(), &now)?;
             }
-            if refused.is_empty() {
-                return Ok(());
-            }
-            Err(StoreError::PartlyWritten {
-                store: "kafka",
-                written,
-                refused: refused
-                    .into_iter()
-                    .map(|(tp, source)| RefusedPartition {
-                        topic: tp.topic.to_string(),
-                        partition: tp.partition,
-                        reason: Box::new(source),
-                    })
-                    .collect(),
-            })
+            outcome.into_result()
         })
+    }
+}
+
+/// What the coordinator did with an OffsetCommit, in a store's terms (the Kafka store's, and
+/// kwire-stream's member commits): the partitions it wrote and those it refused, each with its
+/// reason. A partition asked for that the answer leaves out counts as refused.
+#[derive(Debug)]
+pub struct CommitOutcome {
+    /// The partitions written, as (topic, partition).
+    pub written: Vec<(String, i32)>,
+    /// The partitions refused.
+    pub refused: Vec<RefusedPartition>,
+}
+
+impl CommitOutcome {
+    /// The outcome of committing `asked` from the coordinator's per-partition `results`; a
+    /// [`StoreError::CommitRefused`] naming the first refusal when nothing was written.
+    pub fn of<'a>(
+        asked: impl IntoIterator<Item = &'a TopicPartition>,
+        mut results: kafka_client::PartitionResults<()>,
+    ) -> Result<Self, StoreError> {
+        let mut written = Vec::new();
+        let mut refused = Vec::new();
+        for tp in asked {
+            match results.remove(tp) {
+                Some(Ok(())) => written.push((tp.topic.to_string(), tp.partition)),
+                Some(Err(source)) => refused.push((tp, source.is_retriable(), Box::new(source) as BoxError)),
+                None => refused.push((tp, false, "the coordinator did not answer for it".into())),
+            }
+        }
+        if written.is_empty() && !refused.is_empty() {
+            let (tp, retriable, source) = refused.swap_remove(0);
+            return Err(StoreError::CommitRefused {
+                store: "kafka",
+                topic: tp.topic.to_string(),
+                partition: tp.partition,
+                retriable,
+                source,
+            });
+        }
+        let refused = refused
+            .into_iter()
+            .map(|(tp, _, reason)| RefusedPartition {
+                topic: tp.topic.to_string(),
+                partition: tp.partition,
+                reason,
+            })
+            .collect();
+        Ok(Self { written, refused })
+    }
+
+    /// `Ok` when everything was written, else [`StoreError::PartlyWritten`].
+    pub fn into_result(self) -> Result<(), StoreError> {
+        if self.refused.is_empty() {
+            Ok(())
+        } else {
+            Err(StoreError::PartlyWritten { store: "kafka", written: self.written, refused: self.refused })
+        }
     }
 }
 

@@ -29,9 +29,10 @@ use kafka_client::{
     topic_id_metadata, Client, ConsumerConfig, GroupMembership, MembershipChange, NotOwnedReason,
     OffsetToCommit, Subscription,
 };
+use kwire_stores::kafka::CommitOutcome;
 use kwire_stores::KafkaGroupStore;
 use offset_engine::TopicPartition;
-use offset_store::{RefusedPartition, StoreError, StoredOffset};
+use offset_store::StoredOffset;
 
 use crate::batch::Event;
 use crate::config::StreamConfig;
@@ -197,38 +198,8 @@ impl StreamMember {
             }
             Err(e) => return Err(StreamError::Membership(Box::new(e))),
         };
-        let mut written = Vec::new();
-        let mut refused = Vec::new();
-        for o in &offsets {
-            match results.get(&o.tp) {
-                Some(Ok(())) => written.push((o.tp.topic.to_string(), o.tp.partition)),
-                Some(Err(e)) => refused.push(RefusedPartition {
-                    topic: o.tp.topic.to_string(),
-                    partition: o.tp.partition,
-                    reason: Box::new(e.clone()),
-                }),
-                None => refused.push(RefusedPartition {
-                    topic: o.tp.topic.to_string(),
-                    partition: o.tp.partition,
-                    reason: "the coordinator did not answer for it".into(),
-                }),
-            }
-        }
-        if refused.is_empty() {
-            return Ok(not_owned);
-        }
-        if written.is_empty() && refused.len() == 1 {
-            let r = refused.swap_remove(0);
-            return Err(StoreError::CommitRefused {
-                store: "kafka",
-                topic: r.topic,
-                partition: r.partition,
-                retriable: false,
-                source: r.reason,
-            }
-            .into());
-        }
-        Err(StoreError::PartlyWritten { store: "kafka", written, refused }.into())
+        CommitOutcome::of(offsets.iter().map(|o| &o.tp), results)?.into_result()?;
+        Ok(not_owned)
     }
 
     /// Leaves the group at once (the application committed what it processed).
