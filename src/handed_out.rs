@@ -19,13 +19,24 @@ impl HandedOut {
         self.lock().insert(partition.clone(), offset + 1);
     }
 
-    /// Before `partitions` are revoked: commit what was handed out of them.
+    /// Before `partitions` are revoked: commit what was handed out of them, and forget it. A
+    /// position kept past the revocation would be committed again if the partition came back,
+    /// over the commits of the owners it had in between (their records read a third time).
     pub fn commit_revoked(&self, partitions: &[TopicPartition], commits: &mut RevokeCommits) {
-        let handed = self.lock();
+        let mut handed = self.lock();
         for tp in partitions {
-            if let Some(offset) = handed.get(tp) {
-                commits.commit(tp.clone(), *offset);
+            if let Some(offset) = handed.remove(tp) {
+                commits.commit(tp.clone(), offset);
             }
+        }
+    }
+
+    /// `partitions` were assigned: nothing of them is handed out yet (they start at the group's
+    /// commit, whatever this member handed out when it last owned them).
+    pub fn started(&self, partitions: impl IntoIterator<Item = TopicPartition>) {
+        let mut handed = self.lock();
+        for tp in partitions {
+            handed.remove(&tp);
         }
     }
 
@@ -59,5 +70,40 @@ impl HandedOut {
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<TopicPartition, i64>> {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tp(partition: i32) -> TopicPartition {
+        TopicPartition::new("t", partition)
+    }
+
+    fn revoke(handed: &HandedOut, partitions: &[TopicPartition]) -> Vec<(TopicPartition, i64)> {
+        let mut commits = RevokeCommits::default();
+        handed.commit_revoked(partitions, &mut commits);
+        commits.offsets().to_vec()
+    }
+
+    #[test]
+    fn a_revoked_partition_commits_its_handed_out_position_once() {
+        let handed = HandedOut::default();
+        handed.handed(&tp(1), 195);
+        handed.handed(&tp(2), 7);
+        assert_eq!(revoke(&handed, &[tp(1)]), [(tp(1), 196)]);
+        // Back to this member and revoked again before it handed anything out: its old position
+        // is not committed over the commits of the owners in between.
+        assert_eq!(revoke(&handed, &[tp(1)]), []);
+        assert_eq!(revoke(&handed, &[tp(2)]), [(tp(2), 8)]);
+    }
+
+    #[test]
+    fn an_assigned_partition_starts_with_nothing_handed_out() {
+        let handed = HandedOut::default();
+        handed.handed(&tp(0), 41);
+        handed.started([tp(0)]);
+        assert_eq!(revoke(&handed, &[tp(0)]), []);
     }
 }

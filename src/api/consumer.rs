@@ -68,6 +68,7 @@ impl Listener {
 
 impl RebalanceListener for Listener {
     fn on_assigned(&mut self, started: &[StartPosition]) {
+        self.handed.started(started.iter().map(|s| s.partition.clone()));
         let mut buffer = lock(&self.buffer);
         for s in started {
             // A partition with nothing committed that starts at its log start is a new group's

@@ -31,6 +31,7 @@ struct Reporter {
 
 impl RebalanceListener for Reporter {
     fn on_assigned(&mut self, started: &[StartPosition]) {
+        self.printed.started(started.iter().map(|s| s.partition.clone()));
         for s in started {
             match &s.anomaly {
                 Some(anomaly) => eprintln!(

@@ -19,6 +19,11 @@ impl RevokeCommits {
     pub fn commit(&mut self, partition: TopicPartition, offset: i64) {
         self.offsets.push((partition, offset));
     }
+
+    /// The offsets added so far, in the order they were added.
+    pub fn offsets(&self) -> &[(TopicPartition, i64)] {
+        &self.offsets
+    }
 }
 
 /// Partition changes, as they happen. Every method has an empty default.
