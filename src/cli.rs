@@ -345,6 +345,17 @@ pub struct DecodeArgs {
     /// skipped.
     #[arg(long, value_name = "BYTES", default_value_t = kafka_wire::protocol::frame::DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
+    /// Fault rules to apply: a TOML file of [[rule]] tables.
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<std::path::PathBuf>,
+    /// A fault rule as KEY=VALUE,... (repeatable; after the file's rules): e.g.
+    /// api=Produce,first=3,action=error,error=NOT_LEADER_OR_FOLLOWER.
+    #[arg(long = "fault", value_name = "RULE")]
+    pub fault: Vec<String>,
+    /// Seeds the draws of rules with `probability` (the same seed and requests give the same
+    /// faults); by default the clock.
+    #[arg(long, value_name = "N")]
+    pub fault_seed: Option<u64>,
 }
 
 /// Filters on request/response pairs (`kwire proxy`, `kwire decode --pcap`); each repeatable,
@@ -376,7 +387,15 @@ listeners, so every connection of the client stays on the proxy. All other bytes
 unchanged. One line per request/response pair on stdout (time, connection, client id, broker,
 API and version, correlation id, latency, sizes, error codes), or with --format json one
 document per pair with the full decoded request and response. The listeners and, at Ctrl-C,
-a summary go to stderr.")]
+a summary go to stderr.
+
+Faults (--faults FILE of [[rule]] tables, or --fault KEY=VALUE,...): each request is matched
+against the rules in order (api, version, broker, client_id, topic, partition; first, every,
+probability, after, until) and the first that fires acts on it: delay (delay_ms, direction),
+hold (hold_ms: its response held), drop-response, cut-before, cut-after, or error (error =
+NOT_LEADER_OR_FOLLOWER, ...: answered by the proxy with that error in every partition). Each
+applied fault is printed as a note naming its rule; the counts per rule come with the summary.
+The rules' reference is in the book, \"The proxy and decoding\".")]
 pub struct ProxyArgs {
     /// The brokers to proxy, comma-separated host:port.
     #[arg(long, value_name = "HOST:PORT[,...]")]
@@ -396,6 +415,17 @@ pub struct ProxyArgs {
     /// larger one is passed through unpaired from there on.
     #[arg(long, value_name = "BYTES", default_value_t = kafka_wire::protocol::frame::DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
+    /// Fault rules to apply: a TOML file of [[rule]] tables.
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<std::path::PathBuf>,
+    /// A fault rule as KEY=VALUE,... (repeatable; after the file's rules): e.g.
+    /// api=Produce,first=3,action=error,error=NOT_LEADER_OR_FOLLOWER.
+    #[arg(long = "fault", value_name = "RULE")]
+    pub fault: Vec<String>,
+    /// Seeds the draws of rules with `probability` (the same seed and requests give the same
+    /// faults); by default the clock.
+    #[arg(long, value_name = "N")]
+    pub fault_seed: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

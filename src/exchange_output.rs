@@ -58,6 +58,13 @@ pub struct Renderer {
     pub counts: Counts,
 }
 
+/// A proxy fault rule's work on a pair: where the rule was written and what it did.
+#[derive(Debug, Clone, Copy)]
+pub struct AppliedFault<'a> {
+    pub rule: &'a str,
+    pub action: &'a str,
+}
+
 /// A decoded frame, or why it is not.
 enum Decoded {
     Json(Value),
@@ -76,6 +83,17 @@ impl Renderer {
 
     /// The line or document for a pair, `None` when the filters leave it out.
     pub fn exchange(&mut self, place: Place<'_>, exchange: &Exchange) -> Option<String> {
+        self.exchange_with_fault(place, exchange, None)
+    }
+
+    /// [`exchange`](Self::exchange) for a pair a proxy fault rule acted on: the line names the
+    /// rule and its action (`"fault"` in JSON, `fault=` in text).
+    pub fn exchange_with_fault(
+        &mut self,
+        place: Place<'_>,
+        exchange: &Exchange,
+        fault: Option<AppliedFault<'_>>,
+    ) -> Option<String> {
         self.counts.pairs += 1;
         let summary = &exchange.request.summary;
         if exchange.response.is_none() {
@@ -123,6 +141,9 @@ impl Renderer {
                 doc.insert("error_codes".into(), json!(errors.iter().map(|e| e.0).collect::<Vec<_>>()));
                 doc.insert("request".into(), document(&request));
                 doc.insert("response".into(), response.as_ref().map_or(Value::Null, document));
+                if let Some(f) = fault {
+                    doc.insert("fault".into(), json!({"rule": f.rule, "action": f.action}));
+                }
                 crate::output::json_safe(&Value::Object(doc).to_string()).into_owned()
             }
             Format::Text => {
@@ -152,6 +173,9 @@ impl Renderer {
                         .map(|e| e.name().map_or_else(|| e.0.to_string(), str::to_owned))
                         .collect();
                     let _ = write!(line, " errors={}", names.join(","));
+                }
+                if let Some(f) = fault {
+                    let _ = write!(line, " fault={}:{}", escape(f.rule), escape(f.action).replace(' ', "_"));
                 }
                 if let Decoded::Undecodable(why) = &request {
                     let _ = write!(line, " request: {}", escape(why));

@@ -4,10 +4,15 @@
 //! request/response pair is printed (`exchange_output`), and with `--pcap` the conversation is
 //! written as pcapng (`kwire_capture::PcapngWriter`).
 //!
-//! The pure parts (frame pairing, rewriting, pcapng) live in kwire-capture with their tests;
-//! this file is the tokio shell: listeners, two forwarding tasks per connection, and one
-//! printing thread fed through a bounded channel (so a slow terminal slows the proxy down
-//! rather than growing its memory).
+//! With `--faults` / `--fault`, each request goes past the rules first (`crate::faults`: which
+//! rule fires, the error answers it makes, the order of owed responses) and this file does what
+//! the rule decided: waits, drops a response, cuts the connection, or answers in the broker's
+//! place.
+//!
+//! The pure parts (frame pairing, rewriting, pcapng, fault decisions) live in kwire-capture and
+//! `crate::faults` with their tests; this file is the tokio shell: listeners, two forwarding
+//! tasks per connection, and one printing thread fed through a bounded channel (so a slow
+//! terminal slows the proxy down rather than growing its memory).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -15,24 +20,29 @@ use std::io::{BufWriter, Write as _};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use kwire_capture::rewrite::{carries_endpoints, rewrite_response};
-use kwire_capture::{Direction, Exchange, Pairer, PcapngWriter, Unmatched};
+use kwire_capture::{peek_request, Direction, Exchange, Pairer, PcapngWriter, Unmatched};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch, Notify};
 
 use crate::cli::ProxyArgs;
 use crate::commands::stop_signal::wait_for_stop;
 use crate::commands::Context;
-use crate::exchange_output::{parse_api_filter, Filters, Place, Renderer};
+use crate::exchange_output::{parse_api_filter, AppliedFault, Filters, Place, Renderer};
 use crate::exit::{Exit, Failure};
+use crate::faults::error_answer::error_answer;
+use crate::faults::owed::{Fate, Owed};
+use crate::faults::{rules, Action, Decision, FaultSet, RequestFacts};
 use crate::time::now_ns;
 
 /// Items queued for the printing thread.
 enum Item {
-    Exchange(Arc<Names>, Exchange),
+    /// A pair, and the fault a rule applied to it.
+    Exchange(Arc<Names>, Exchange, Option<Decision>),
     Unmatched(Arc<Names>, Unmatched),
     Note(Arc<Names>, i64, String),
     Open(SocketAddr, SocketAddr, i64),
@@ -69,6 +79,17 @@ struct Shared {
     connections: AtomicU64,
     max_frame: usize,
     pcap: bool,
+    faults: Option<FaultSet>,
+}
+
+/// What a connection's two forwarding tasks share when fault rules are loaded.
+#[derive(Default)]
+struct ConnectionFaults {
+    owed: Mutex<Owed>,
+    /// Wakes the task writing to the client: a made answer may be due.
+    made: Notify,
+    /// The faults applied to requests still unanswered, by correlation id.
+    applied: Mutex<HashMap<i32, Decision>>,
 }
 
 pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
@@ -103,6 +124,12 @@ pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
             )
         }
     };
+    let faults = load_faults(args)?;
+    if let Some(set) = &faults {
+        for rule in set.rules() {
+            eprintln!("kwire proxy: fault rule {}: {}", rule.origin, rule.action);
+        }
+    }
     let (items, receiver) = mpsc::channel(1024);
     let renderer = Renderer::new(ctx.format(), filters);
     let printer = std::thread::spawn(move || print_items(receiver, renderer, pcap));
@@ -119,6 +146,7 @@ pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
         connections: AtomicU64::new(1),
         max_frame: args.max_frame,
         pcap: args.pcap.is_some(),
+        faults,
     });
     for (host, port) in &upstreams {
         listener_for(&shared, host, *port)
@@ -130,7 +158,31 @@ pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
         let _ = tokio::task::spawn_blocking(move || finished.recv()).await;
     }
     drop(printer);
+    if let Some(set) = &shared.faults {
+        for (rule, applied) in set.rules().iter().zip(set.applied()) {
+            eprintln!("kwire proxy: fault rule {} ({}) applied {applied} times", rule.origin, rule.action);
+        }
+    }
     Ok(())
+}
+
+/// The rules of `--faults FILE`, then of each `--fault`; `None` without either.
+fn load_faults(args: &ProxyArgs) -> Result<Option<FaultSet>, Failure> {
+    let usage = |m: String| Failure::new(Exit::USAGE, m);
+    let mut loaded = Vec::new();
+    if let Some(path) = &args.faults {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| usage(format!("--faults: cannot read {}: {e}", path.display())))?;
+        loaded.extend(rules::parse_file(&text, &path.display().to_string()).map_err(usage)?);
+    }
+    for (i, text) in args.fault.iter().enumerate() {
+        loaded.push(rules::parse_flag(text, i + 1).map_err(usage)?);
+    }
+    if args.faults.is_none() && args.fault.is_empty() {
+        return Ok(None);
+    }
+    let seed = args.fault_seed.unwrap_or_else(|| now_ns().unsigned_abs());
+    Ok(Some(FaultSet::new(loaded, Instant::now(), seed)))
 }
 
 /// `host:port` or `[v6]:port`.
@@ -223,14 +275,24 @@ async fn connection(
     let pairer = Arc::new(Mutex::new(Pairer::default()));
     let (client_read, client_write) = client.into_split();
     let (broker_read, broker_write) = broker.into_split();
-    let side = Side { shared: &shared, names: &names, pairer: &pairer, client: peer, local };
+    let faults = shared.faults.is_some().then(ConnectionFaults::default);
+    let (cut, _) = watch::channel(false);
+    let side = Side {
+        shared: &shared,
+        names: &names,
+        pairer: &pairer,
+        client: peer,
+        local,
+        faults: faults.as_ref(),
+        cut: &cut,
+    };
     tokio::join!(
         side.forward(client_read, broker_write, Direction::ToBroker),
         side.forward(broker_read, client_write, Direction::ToClient)
     );
     let left = pairer.lock().unwrap_or_else(std::sync::PoisonError::into_inner).finish();
     for exchange in left {
-        let _ = shared.items.send(Item::Exchange(Arc::clone(&names), exchange)).await;
+        let _ = shared.items.send(side.item(Ok(exchange))).await;
     }
     if shared.pcap {
         let _ = shared.items.send(Item::Close(peer, local, now_ns())).await;
@@ -244,6 +306,9 @@ struct Side<'a> {
     pairer: &'a Mutex<Pairer>,
     client: SocketAddr,
     local: SocketAddr,
+    faults: Option<&'a ConnectionFaults>,
+    /// Set when a rule cuts the connection: both tasks close their side.
+    cut: &'a watch::Sender<bool>,
 }
 
 impl Side<'_> {
@@ -257,8 +322,13 @@ impl Side<'_> {
         direction: Direction,
     ) {
         let mut buf = BytesMut::with_capacity(64 * 1024);
+        let mut cut = self.cut.subscribe();
         loop {
             loop {
+                if *cut.borrow() {
+                    let _ = to.shutdown().await;
+                    return;
+                }
                 match take_frame(&mut buf, self.shared.max_frame) {
                     Ok(Some(whole)) => {
                         if self.frame(whole, direction, &mut to).await.is_err() {
@@ -287,14 +357,62 @@ impl Side<'_> {
             if buf.capacity() - buf.len() < 16 * 1024 {
                 buf.reserve(64 * 1024);
             }
-            match from.read_buf(&mut buf).await {
-                Ok(0) | Err(_) => {
+            tokio::select! {
+                read = from.read_buf(&mut buf) => match read {
+                    Ok(0) | Err(_) => {
+                        let _ = to.shutdown().await;
+                        return;
+                    }
+                    Ok(_) => {}
+                },
+                // Only the task writing to the client is woken for made answers.
+                () = self.made_answer_due(direction) => {
+                    if self.deliver_due(&mut to).await.is_err() {
+                        return;
+                    }
+                }
+                _ = cut.changed() => {
                     let _ = to.shutdown().await;
                     return;
                 }
-                Ok(_) => {}
             }
         }
+    }
+
+    /// Resolves when a made answer may be due on the way to the client; never otherwise.
+    async fn made_answer_due(&self, direction: Direction) {
+        match (self.faults, direction) {
+            (Some(f), Direction::ToClient) => f.made.notified().await,
+            _ => std::future::pending().await,
+        }
+    }
+
+    /// Writes the made answers now due to the client.
+    async fn deliver_due(&self, to: &mut (impl AsyncWrite + Unpin)) -> std::io::Result<()> {
+        let Some(f) = self.faults else { return Ok(()) };
+        let due = lock(&f.owed).due();
+        for frame in due {
+            self.deliver(frame, now_ns(), to, true).await?;
+        }
+        Ok(())
+    }
+
+    /// What the rules decide for a request frame (size prefix included), noted for its pair.
+    fn decide(&self, whole: &Bytes) -> Option<Decision> {
+        let set = self.shared.faults.as_ref()?;
+        let frame = whole.slice(4..);
+        let summary = peek_request(&frame)?;
+        let facts = RequestFacts { summary: &summary, frame: &frame, broker: &self.names.broker };
+        let decision = set.decide(&facts, Instant::now())?;
+        if let Some(f) = self.faults {
+            lock(&f.applied).insert(summary.correlation_id, decision.clone());
+        }
+        Some(decision)
+    }
+
+    /// Cuts the connection: both tasks close their side.
+    fn cut(&self) {
+        self.cut.send_replace(true);
     }
 
     /// One whole frame (size prefix included): paired, rewritten if it is a response that
@@ -309,6 +427,49 @@ impl Side<'_> {
         let items = &self.shared.items;
         match direction {
             Direction::ToBroker => {
+                let mut fate = Fate::Pass;
+                let mut cut_after = false;
+                let mut made = None;
+                if let Some(decision) = self.decide(&whole) {
+                    match decision.action {
+                        Action::Delay { delay, on_response: false } => tokio::time::sleep(delay).await,
+                        Action::Delay { delay, on_response: true } | Action::Hold { hold: delay } => {
+                            fate = Fate::Delay(delay);
+                        }
+                        Action::DropResponse => fate = Fate::Drop,
+                        Action::CutBefore => {
+                            self.request_not_forwarded(&whole, at).await;
+                            self.cut();
+                            return Err(std::io::Error::other("cut before forwarding"));
+                        }
+                        Action::CutAfter => cut_after = true,
+                        Action::Error { code } => match error_answer(&whole.slice(4..), code) {
+                            Ok(answer) => made = Some(Bytes::from(answer)),
+                            Err(why) => {
+                                if let Some(f) = self.faults {
+                                    lock(&f.applied).remove(&correlation_id(&whole));
+                                }
+                                let text =
+                                    format!("fault rule {}: forwarded unchanged: {why}", decision.origin);
+                                let _ = items.send(Item::Note(Arc::clone(self.names), at, text)).await;
+                            }
+                        },
+                    }
+                }
+                if let Some(answer) = made {
+                    // Paired with the request as if the broker had sent it, in its turn.
+                    self.request_not_forwarded(&whole, at).await;
+                    if let Some(f) = self.faults {
+                        lock(&f.owed).made(answer);
+                        f.made.notify_one();
+                    }
+                    return Ok(());
+                }
+                if let (Some(f), Some(summary)) = (self.faults, peek_request(&whole.slice(4..))) {
+                    if summary.expects_response {
+                        lock(&f.owed).forwarded(summary.correlation_id, fate);
+                    }
+                }
                 to.write_all(&whole).await?;
                 if self.shared.pcap {
                     let _ =
@@ -323,62 +484,112 @@ impl Side<'_> {
                 for p in paired {
                     let _ = items.send(self.item(p)).await;
                 }
+                if cut_after {
+                    self.cut();
+                    return Err(std::io::Error::other("cut after forwarding"));
+                }
             }
             Direction::ToClient => {
-                let answered = self
-                    .pairer
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .response(whole.slice(4..), at);
-                let mut sent = whole;
-                let answered = match answered {
-                    Ok(mut exchange) => {
-                        let api = exchange.request.summary.api;
-                        let version = exchange.request.summary.version;
-                        if let Some(response) =
-                            exchange.response.as_mut().filter(|_| carries_endpoints(api, version))
-                        {
-                            let shared = self.shared;
-                            let mut map = |host: &str, port: i32| {
-                                listener_for(shared, host, port)
-                                    .ok()
-                                    .map(|local| (shared.advertised_host.clone(), i32::from(local)))
-                            };
-                            match rewrite_response(api, version, &response.frame, &mut map) {
-                                Ok(Some(rewritten)) => {
-                                    let mut out = Vec::with_capacity(4 + rewritten.len());
-                                    out.extend((rewritten.len() as u32).to_be_bytes());
-                                    out.extend_from_slice(&rewritten);
-                                    sent = Bytes::from(out);
-                                    response.frame = rewritten;
-                                }
-                                Ok(None) => {}
-                                Err(e) => {
-                                    let text = format!("{api} v{version} response forwarded unchanged (its broker endpoints are not rewritten): {e}");
-                                    let _ = items.send(Item::Note(Arc::clone(self.names), at, text)).await;
-                                }
-                            }
-                        }
-                        Ok(exchange)
+                let fate = match (self.faults, whole.get(4..8)) {
+                    (Some(f), Some(id)) => {
+                        lock(&f.owed).answered(i32::from_be_bytes([id[0], id[1], id[2], id[3]]))
                     }
-                    Err(unmatched) => Err(unmatched),
+                    _ => Fate::Pass,
                 };
-                to.write_all(&sent).await?;
-                if self.shared.pcap {
-                    let _ = items.send(Item::Wire(self.client, self.local, direction, sent, at)).await;
+                if let Fate::Delay(delay) = fate {
+                    tokio::time::sleep(delay).await;
                 }
-                let _ = items.send(self.item(answered)).await;
+                self.deliver(whole, at, to, fate != Fate::Drop).await?;
+                self.deliver_due(to).await?;
             }
         }
         Ok(())
     }
 
+    /// A request the proxy does not forward (answered by a rule, or cut): paired and printed
+    /// like the others.
+    async fn request_not_forwarded(&self, whole: &Bytes, at: i64) {
+        let mut paired = Vec::new();
+        lock(self.pairer).request(whole.slice(4..), at, &mut |p| paired.push(p));
+        for p in paired {
+            let _ = self.shared.items.send(self.item(p)).await;
+        }
+    }
+
+    /// One response frame (size prefix included) on its way to the client: paired, rewritten
+    /// if it names brokers, written (unless `write` is false: a dropped response), printed.
+    async fn deliver(
+        &self,
+        whole: Bytes,
+        at: i64,
+        to: &mut (impl AsyncWrite + Unpin),
+        write: bool,
+    ) -> std::io::Result<()> {
+        let items = &self.shared.items;
+        let answered = lock(self.pairer).response(whole.slice(4..), at);
+        let mut sent = whole;
+        let answered = match answered {
+            Ok(mut exchange) => {
+                let api = exchange.request.summary.api;
+                let version = exchange.request.summary.version;
+                if let Some(response) = exchange.response.as_mut().filter(|_| carries_endpoints(api, version))
+                {
+                    let shared = self.shared;
+                    let mut map = |host: &str, port: i32| {
+                        listener_for(shared, host, port)
+                            .ok()
+                            .map(|local| (shared.advertised_host.clone(), i32::from(local)))
+                    };
+                    match rewrite_response(api, version, &response.frame, &mut map) {
+                        Ok(Some(rewritten)) => {
+                            let mut out = Vec::with_capacity(4 + rewritten.len());
+                            out.extend((rewritten.len() as u32).to_be_bytes());
+                            out.extend_from_slice(&rewritten);
+                            sent = Bytes::from(out);
+                            response.frame = rewritten;
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            let text = format!("{api} v{version} response forwarded unchanged (its broker endpoints are not rewritten): {e}");
+                            let _ = items.send(Item::Note(Arc::clone(self.names), at, text)).await;
+                        }
+                    }
+                }
+                Ok(exchange)
+            }
+            Err(unmatched) => Err(unmatched),
+        };
+        if write {
+            to.write_all(&sent).await?;
+            if self.shared.pcap {
+                let _ = items.send(Item::Wire(self.client, self.local, Direction::ToClient, sent, at)).await;
+            }
+        }
+        let _ = items.send(self.item(answered)).await;
+        Ok(())
+    }
+
     fn item(&self, paired: Result<Exchange, Unmatched>) -> Item {
         match paired {
-            Ok(exchange) => Item::Exchange(Arc::clone(self.names), exchange),
+            Ok(exchange) => {
+                let fault = self
+                    .faults
+                    .and_then(|f| lock(&f.applied).remove(&exchange.request.summary.correlation_id));
+                Item::Exchange(Arc::clone(self.names), exchange, fault)
+            }
             Err(unmatched) => Item::Unmatched(Arc::clone(self.names), unmatched),
         }
     }
+}
+
+/// The correlation id of a request frame (size prefix included); requests shorter than a
+/// header never reach the rules.
+fn correlation_id(whole: &Bytes) -> i32 {
+    whole.get(8..12).map_or(-1, |id| i32::from_be_bytes([id[0], id[1], id[2], id[3]]))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Takes one whole frame (size prefix included) off the front of `buf`; `Ok(None)` until it is
@@ -408,7 +619,14 @@ fn print_items(
     let mut pcap_failed = false;
     while let Some(item) = items.blocking_recv() {
         let line = match item {
-            Item::Exchange(names, exchange) => renderer.exchange(names.place(), &exchange),
+            Item::Exchange(names, exchange, fault) => {
+                let action = fault.as_ref().map(|d| d.action.to_string());
+                let applied = fault
+                    .as_ref()
+                    .zip(action.as_deref())
+                    .map(|(d, action)| AppliedFault { rule: &d.origin, action });
+                renderer.exchange_with_fault(names.place(), &exchange, applied)
+            }
             Item::Unmatched(names, unmatched) => Some(renderer.unmatched(names.place(), &unmatched)),
             Item::Note(names, at, text) => Some(renderer.note(names.place(), at, &text)),
             Item::Open(client, local, at) => {

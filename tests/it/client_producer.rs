@@ -3,7 +3,6 @@
 //! request reached the broker neither duplicate nor reorder records when it is idempotent (and
 //! do duplicate them when it is not); and a full buffer makes `send` wait instead of growing.
 
-use std::collections::{BTreeMap, HashMap};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,13 +10,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_client::{
-    partition_for_key, Client, ClientConfig, ClientError, Deliveries, FetchOptions, FetchRange,
-    ProduceRecord, Producer, ProducerConfig, TopicPartition,
+    partition_for_key, Client, ClientConfig, ClientError, Deliveries, ProduceRecord, Producer, ProducerConfig,
 };
 use kafka_wire::protocol::records::Compression;
 use kafka_wire::protocol::ApiKey;
 
 use crate::support;
+use crate::support::produced::{assert_once_in_key_order, duplicates, keyed, read_back, send_each, ReadBack};
 use crate::support::proxy::{Fault, Proxy};
 use crate::support::traffic::{Detail, Traffic};
 
@@ -27,65 +26,6 @@ const IDEMPOTENT_RECORDS: usize = 200_000;
 const PLAIN_RECORDS: usize = 50_000;
 /// `buffer_memory` of the back-pressure test.
 const BUFFER_LIMIT: usize = 8 * 1024 * 1024;
-/// Per partition, (key, value) text in offset order.
-type ReadBack = BTreeMap<i32, Vec<(String, String)>>;
-
-/// Every record of `topic`, per partition in offset order, as (key, value) text.
-async fn read_back(client: &Client, topic: &str, partitions: i32) -> BTreeMap<i32, Vec<(String, String)>> {
-    let mut out = BTreeMap::new();
-    for p in 0..partitions {
-        let tp = TopicPartition::new(topic, p);
-        let mut records = Vec::new();
-        let mut from = 0;
-        loop {
-            let got = client
-                .fetch_range(&[FetchRange::new(tp.clone(), from, i64::MAX)], &FetchOptions::default())
-                .await;
-            let part = got[&tp].as_ref().unwrap();
-            for r in &part.records {
-                let text = |b: &Option<Bytes>| {
-                    String::from_utf8_lossy(b.as_deref().unwrap_or_default()).into_owned()
-                };
-                records.push((text(&r.key), text(&r.value)));
-            }
-            if part.next_offset >= part.high_watermark || part.records.is_empty() {
-                break;
-            }
-            from = part.next_offset;
-        }
-        out.insert(p, records);
-    }
-    out
-}
-
-fn keyed(i: usize) -> ProduceRecord {
-    ProduceRecord::new(Some(Bytes::from(format!("k{}", i % 97))), Some(Bytes::from(format!("{i}"))))
-}
-
-/// Sends `count` keyed records (values 0..count) one `send` at a time and waits for every result.
-async fn send_each(producer: &Producer, topic: &str, count: usize) -> Vec<Result<(), ClientError>> {
-    let mut deliveries = Vec::with_capacity(count);
-    for i in 0..count {
-        deliveries.push(producer.send(topic, keyed(i)).await.unwrap_or_else(|e| panic!("send {i}: {e:?}")));
-    }
-    producer.flush().await;
-    let mut results = Vec::with_capacity(count);
-    for d in deliveries {
-        results.push(d.wait().await.map(|_| ()));
-    }
-    results
-}
-
-/// Per partition, the values read back in order; how many values appear more than once.
-fn duplicates(read: &BTreeMap<i32, Vec<(String, String)>>) -> usize {
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for records in read.values() {
-        for (_, v) in records {
-            *seen.entry(v.as_str()).or_default() += 1;
-        }
-    }
-    seen.values().filter(|n| **n > 1).count()
-}
 
 #[test]
 fn records_from_every_codec_are_read_back_by_the_java_consumer_and_kcat() {
@@ -314,7 +254,7 @@ fn produce_through_cuts(
             let config =
                 ProducerConfig { idempotence, linger: Duration::from_millis(2), ..ProducerConfig::default() };
             let producer = Producer::new(Arc::clone(&client), config).unwrap();
-            let results = send_each(&producer, &topic, count).await;
+            let results = send_each(&producer, &topic, 0..count).await;
             producer.close().await;
             results
         });
@@ -333,19 +273,7 @@ fn connections_cut_after_produce_requests_leave_every_record_once_and_in_order_w
     assert!(connections > 10, "the proxies cut only {connections} connections");
     let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).take(3).collect();
     assert!(failed.is_empty(), "records failed: {failed:?}");
-    let total: usize = read.values().map(Vec::len).sum();
-    assert_eq!(duplicates(&read), 0, "duplicated values");
-    assert_eq!(total, IDEMPOTENT_RECORDS, "every record exactly once");
-    // Per partition, each key's values in send order (values grow with the send index).
-    for (p, records) in &read {
-        let mut last: HashMap<&str, usize> = HashMap::new();
-        for (k, v) in records {
-            let v: usize = v.parse().unwrap();
-            if let Some(prev) = last.insert(k.as_str(), v) {
-                assert!(prev < v, "partition {p}: key {k} has {v} after {prev}");
-            }
-        }
-    }
+    assert_once_in_key_order(&read, IDEMPOTENT_RECORDS);
 }
 
 #[test]

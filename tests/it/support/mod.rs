@@ -6,6 +6,7 @@ pub mod exporter;
 pub mod java;
 pub mod kwire_proxy;
 pub mod leaders;
+pub mod produced;
 pub mod proxy;
 pub mod secured;
 pub mod traffic;

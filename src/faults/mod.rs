@@ -1,0 +1,202 @@
+//! `kwire proxy`'s fault injection, sans-IO: the rules ([`rules`]), which request a rule picks
+//! ([`FaultSet::decide`]), and the error answer a rule sends instead of the broker's
+//! ([`error_answer`]). The proxy's connection loop (`commands/proxy.rs`) does the waiting,
+//! dropping and cutting the decisions ask for.
+//!
+//! A rule is looked at for every request a client sends, in the order the rules were given;
+//! the first whose selector matches and whose trigger fires decides what happens to the
+//! request (and to its response).
+
+pub mod error_answer;
+pub mod owed;
+pub mod request_topics;
+pub mod rules;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use kwire_capture::RequestSummary;
+
+pub use rules::{Action, Rule};
+
+/// What a rule may look at in one request.
+pub struct RequestFacts<'a> {
+    pub summary: &'a RequestSummary,
+    /// The request without its size prefix (its header and body).
+    pub frame: &'a bytes::Bytes,
+    /// The upstream broker the connection goes to (`host:port`).
+    pub broker: &'a str,
+}
+
+/// A rule's decision about one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The rule's index in the set, and its origin (`faults.toml:12`).
+    pub rule: usize,
+    pub origin: String,
+    pub action: Action,
+}
+
+/// The loaded rules, and what each has counted.
+#[derive(Debug)]
+pub struct FaultSet {
+    rules: Vec<Rule>,
+    /// Matches so far, per rule (the count `first` and `every` read).
+    matched: Vec<AtomicU64>,
+    /// Faults applied so far, per rule.
+    applied: Vec<AtomicU64>,
+    loaded: Instant,
+    random: Mutex<u64>,
+}
+
+impl FaultSet {
+    /// `rules`, loaded at `now`; `seed` starts the probability draws (the same seed and the same
+    /// requests in the same order draw the same faults).
+    pub fn new(rules: Vec<Rule>, now: Instant, seed: u64) -> Self {
+        let counters = || rules.iter().map(|_| AtomicU64::new(0)).collect();
+        Self {
+            matched: counters(),
+            applied: counters(),
+            rules,
+            loaded: now,
+            // xorshift must not start at 0.
+            random: Mutex::new(seed | 1),
+        }
+    }
+
+    /// The rules, in order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// How many times each rule was applied, in rule order.
+    pub fn applied(&self) -> Vec<u64> {
+        self.applied.iter().map(|c| c.load(Ordering::Relaxed)).collect()
+    }
+
+    /// What happens to `request` at `now`: the first rule that matches and fires, or `None`
+    /// (forward it as it is).
+    pub fn decide(&self, request: &RequestFacts<'_>, now: Instant) -> Option<Decision> {
+        let since = now.saturating_duration_since(self.loaded);
+        let mut topics = None;
+        for (i, rule) in self.rules.iter().enumerate() {
+            if !selects(rule, request, &mut topics) || !in_window(rule, since) {
+                continue;
+            }
+            let n = self.matched[i].fetch_add(1, Ordering::Relaxed) + 1;
+            let t = &rule.trigger;
+            let fires = t.first.is_none_or(|first| n <= first)
+                && t.every.is_none_or(|every| n.is_multiple_of(every))
+                && t.probability.is_none_or(|p| self.draw() < p);
+            if fires {
+                self.applied[i].fetch_add(1, Ordering::Relaxed);
+                return Some(Decision { rule: i, origin: rule.origin.clone(), action: rule.action.clone() });
+            }
+        }
+        None
+    }
+
+    /// A draw in `[0, 1)` (xorshift64*: statistically fine for fault odds, not for secrets).
+    fn draw(&self) -> f64 {
+        let mut state = self.random.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut x = *state;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        *state = x;
+        let bits = x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11;
+        bits as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Whether `rule`'s selector takes `request` (`topics`: what its body names, read once, when
+/// a rule first needs it).
+fn selects(rule: &Rule, request: &RequestFacts<'_>, topics: &mut Option<Vec<request_topics::Named>>) -> bool {
+    let s = &rule.selector;
+    let summary = request.summary;
+    if !s.apis.is_empty() && !s.apis.contains(&summary.api) {
+        return false;
+    }
+    if s.versions.is_some_and(|(min, max)| !(min..=max).contains(&summary.version)) {
+        return false;
+    }
+    if s.broker.as_deref().is_some_and(|b| b != request.broker) {
+        return false;
+    }
+    if s.client_id.as_ref().is_some_and(|c| summary.client_id.as_ref() != Some(c)) {
+        return false;
+    }
+    if !s.reads_body() {
+        return true;
+    }
+    let named = topics.get_or_insert_with(|| request_topics::named_in(request.frame));
+    named.iter().any(|n| {
+        s.topic.as_ref().is_none_or(|t| n.topic.as_ref() == Some(t))
+            && s.partition.is_none_or(|p| n.partition == Some(p))
+    })
+}
+
+fn in_window(rule: &Rule, since: Duration) -> bool {
+    rule.trigger.after.is_none_or(|a| since >= a) && rule.trigger.until.is_none_or(|u| since < u)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_wire::protocol::frame::encode_request;
+    use kafka_wire::protocol::messages::MetadataRequest;
+    use kwire_capture::peek_request;
+
+    fn metadata(client: &str) -> (RequestSummary, bytes::Bytes) {
+        let frame = encode_request(&MetadataRequest::for_topics(&["orders".to_owned()]), 12, 7, Some(client))
+            .unwrap();
+        let frame = bytes::Bytes::from(frame).slice(4..);
+        (peek_request(&frame).unwrap(), frame)
+    }
+
+    fn set(flags: &[&str]) -> FaultSet {
+        let rules = flags.iter().enumerate().map(|(i, f)| rules::parse_flag(f, i + 1).unwrap()).collect();
+        FaultSet::new(rules, Instant::now(), 42)
+    }
+
+    fn decide(set: &FaultSet, client: &str, at: Duration) -> Option<usize> {
+        let (summary, frame) = metadata(client);
+        let facts = RequestFacts { summary: &summary, frame: &frame, broker: "b:9092" };
+        set.decide(&facts, set.loaded + at).map(|d| d.rule)
+    }
+
+    #[test]
+    fn the_first_rule_that_matches_and_fires_decides() {
+        let set = set(&[
+            "api=Produce,action=cut-before",
+            "api=Metadata,client_id=other,action=cut-before",
+            "api=Metadata,topic=orders,first=2,action=drop-response",
+            "api=3,action=cut-after",
+        ]);
+        assert_eq!(decide(&set, "app", Duration::ZERO), Some(2));
+        assert_eq!(decide(&set, "app", Duration::ZERO), Some(2));
+        // The third rule's first two matches are spent: the fourth (Metadata by key) takes over.
+        assert_eq!(decide(&set, "app", Duration::ZERO), Some(3));
+        assert_eq!(decide(&set, "other", Duration::ZERO), Some(1));
+        assert_eq!(set.applied(), [0, 1, 2, 1]);
+    }
+
+    #[test]
+    fn every_nth_match_inside_the_time_window() {
+        let set = set(&["every=3,after=10,until=20,action=cut-before"]);
+        assert_eq!(decide(&set, "a", Duration::from_secs(5)), None, "before the window: not counted");
+        let fired: Vec<bool> = (0..6).map(|_| decide(&set, "a", Duration::from_secs(12)).is_some()).collect();
+        assert_eq!(fired, [false, false, true, false, false, true]);
+        assert_eq!(decide(&set, "a", Duration::from_secs(20)), None, "`until` is exclusive");
+    }
+
+    #[test]
+    fn probability_fires_about_that_often_and_a_topic_not_named_never_matches() {
+        let odds = set(&["probability=0.25,action=cut-before"]);
+        let fired = (0..4000).filter(|_| decide(&odds, "a", Duration::ZERO).is_some()).count();
+        assert!((800..1200).contains(&fired), "{fired} of 4000 at p = 0.25");
+        let other_topic = set(&["topic=payments,action=cut-before", "partition=3,action=cut-before"]);
+        assert_eq!(decide(&other_topic, "a", Duration::ZERO), None);
+    }
+}

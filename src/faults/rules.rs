@@ -1,0 +1,438 @@
+//! Fault rules as the user writes them: `[[rule]]` tables of a TOML file (`kwire proxy
+//! --faults FILE`) or `key=value,key=value` text (`--fault`), both read by one key parser so the
+//! two spellings cannot drift. An unknown key, a bad value or a rule without an action is an
+//! error naming the rule (file and line, or the flag's position) and the key.
+
+use std::fmt;
+use std::time::Duration;
+
+use kafka_wire::protocol::{ApiKey, ErrorCode};
+
+use crate::exchange_output::parse_api_filter;
+
+/// What a matching request suffers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Forward it `delay` late (`direction = "request"`, the default), or forward its
+    /// response `delay` late (`direction = "response"`; later responses on the connection
+    /// wait behind it, as they would behind a slow broker).
+    Delay { delay: Duration, on_response: bool },
+    /// Forward it, and hold its response `hold` before passing it on: long enough and the
+    /// client times the request out after the broker carried it out.
+    Hold { hold: Duration },
+    /// Forward it and never pass its response on.
+    DropResponse,
+    /// Close the client's connection instead of forwarding it.
+    CutBefore,
+    /// Forward it, then close the client's connection before its response comes.
+    CutAfter,
+    /// Answer it with `code` instead of forwarding it: the response's top-level error and the
+    /// error of every topic and partition the request named.
+    Error { code: ErrorCode },
+}
+
+impl Action {
+    /// The action's name as rules spell it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Delay { .. } => "delay",
+            Action::Hold { .. } => "hold",
+            Action::DropResponse => "drop-response",
+            Action::CutBefore => "cut-before",
+            Action::CutAfter => "cut-after",
+            Action::Error { .. } => "error",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Delay { delay, on_response } => write!(
+                f,
+                "delay {} ms ({})",
+                delay.as_millis(),
+                if *on_response { "response" } else { "request" }
+            ),
+            Action::Hold { hold } => write!(f, "hold the response {} ms", hold.as_millis()),
+            Action::Error { code } => match code.name() {
+                Some(name) => write!(f, "error {name}"),
+                None => write!(f, "error {}", code.0),
+            },
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+/// When a matching request is acted on. Counts are of the rule's matches (over every
+/// connection), from 1; times are since the rules were loaded.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Trigger {
+    /// Only the first `first` matches.
+    pub first: Option<u64>,
+    /// Only every `every`-th match (the `every`-th, the 2×`every`-th, ...).
+    pub every: Option<u64>,
+    /// Each match with this probability (0 to 1).
+    pub probability: Option<f64>,
+    /// Not before this time.
+    pub after: Option<Duration>,
+    /// Not from this time on.
+    pub until: Option<Duration>,
+}
+
+/// Which requests a rule applies to. Every key given must hold; none given matches every request.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Selector {
+    /// Any of these APIs (empty: any).
+    pub apis: Vec<ApiKey>,
+    /// The request's version in `min..=max`.
+    pub versions: Option<(i16, i16)>,
+    /// The upstream broker (`host:port` as given to `--upstream` or named by Metadata).
+    pub broker: Option<String>,
+    /// The request header's client id.
+    pub client_id: Option<String>,
+    /// The request names this topic.
+    pub topic: Option<String>,
+    /// The request names this partition (of `topic` when given, of any topic otherwise).
+    pub partition: Option<i32>,
+}
+
+impl Selector {
+    /// Whether matching needs the request's body (its topics and partitions).
+    pub fn reads_body(&self) -> bool {
+        self.topic.is_some() || self.partition.is_some()
+    }
+}
+
+/// One fault rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// Where it was written (`faults.toml:12`, `--fault #2`), named in the proxy's output.
+    pub origin: String,
+    pub selector: Selector,
+    pub trigger: Trigger,
+    pub action: Action,
+}
+
+/// The keys a rule may have, for the error that names an unknown one.
+const KEYS: &[&str] = &[
+    "api",
+    "version",
+    "broker",
+    "client_id",
+    "topic",
+    "partition",
+    "first",
+    "every",
+    "probability",
+    "after",
+    "until",
+    "action",
+    "direction",
+    "delay_ms",
+    "hold_ms",
+    "error",
+];
+
+/// Reads the `[[rule]]` tables of a fault file; `path` names it in errors.
+pub fn parse_file(text: &str, path: &str) -> Result<Vec<Rule>, String> {
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let line = e.span().map(|s| format!(":{}", line_of(text, s.start))).unwrap_or_default();
+        format!("{path}{line}: not TOML: {}", e.message())
+    })?;
+    if let Some(key) = doc.keys().find(|k| *k != "rule") {
+        return Err(format!("{path}: unknown top-level key `{key}` (the file holds [[rule]] tables)"));
+    }
+    let Some(rules) = doc.get("rule") else { return Ok(Vec::new()) };
+    let toml::Value::Array(rules) = rules else {
+        return Err(format!("{path}: `rule` must be [[rule]] tables"));
+    };
+    // toml::Table keeps no positions: the n-th `[[rule]]` header of the text is the n-th rule.
+    let headers: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("[[rule]]"))
+        .map(|(i, _)| i + 1)
+        .collect();
+    rules
+        .iter()
+        .enumerate()
+        .map(|(i, rule)| {
+            let origin = match headers.get(i) {
+                Some(line) => format!("{path}:{line}"),
+                None => format!("{path} rule {}", i + 1),
+            };
+            let toml::Value::Table(table) = rule else {
+                return Err(format!("{origin}: a rule must be a table"));
+            };
+            let pairs = table
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), toml_text(v).map_err(|why| format!("{origin}: `{k}`: {why}"))?)))
+                .collect::<Result<Vec<_>, String>>()?;
+            rule_of(origin, &pairs)
+        })
+        .collect()
+}
+
+/// Reads one `--fault` value (`key=value,key=value,...`); `position` counts the flags from 1.
+/// An API list is written with `|` here (`api=Produce|Fetch`), since `,` separates keys.
+pub fn parse_flag(text: &str, position: usize) -> Result<Rule, String> {
+    let origin = format!("--fault #{position}");
+    let pairs = text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|pair| {
+            let (k, v) =
+                pair.split_once('=').ok_or_else(|| format!("{origin}: `{pair}` is not key=value"))?;
+            Ok((k.trim().to_owned(), v.trim().replace('|', ",")))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    rule_of(origin, &pairs)
+}
+
+/// A TOML value as the text the key parser reads (a list of strings joined by commas).
+fn toml_text(value: &toml::Value) -> Result<String, String> {
+    match value {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(n) => Ok(n.to_string()),
+        toml::Value::Float(x) => Ok(x.to_string()),
+        toml::Value::Boolean(b) => Ok(b.to_string()),
+        toml::Value::Array(items) => {
+            Ok(items.iter().map(toml_text).collect::<Result<Vec<_>, _>>()?.join(","))
+        }
+        _ => Err("expected a string, a number or a list".to_owned()),
+    }
+}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    text.get(..byte).map_or(1, |before| before.matches('\n').count() + 1)
+}
+
+/// One rule from its keys, each given once.
+fn rule_of(origin: String, pairs: &[(String, String)]) -> Result<Rule, String> {
+    let fail = |key: &str, why: String| format!("{origin}: `{key}`: {why}");
+    let mut selector = Selector::default();
+    let mut trigger = Trigger::default();
+    let (mut action, mut direction, mut delay_ms, mut hold_ms, mut error) = (None, None, None, None, None);
+    let mut seen: Vec<&str> = Vec::new();
+    for (key, value) in pairs {
+        let key = key.as_str();
+        if !KEYS.contains(&key) {
+            return Err(format!("{origin}: unknown key `{key}` (a rule takes {})", KEYS.join(", ")));
+        }
+        if seen.contains(&key) {
+            return Err(fail(key, "given twice".to_owned()));
+        }
+        seen.push(key);
+        let value = value.as_str();
+        match key {
+            "api" => {
+                selector.apis = value
+                    .split(',')
+                    .map(|a| parse_api_filter(a.trim()))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| fail(key, e))?;
+            }
+            "version" => selector.versions = Some(version_range(value).map_err(|e| fail(key, e))?),
+            "broker" => selector.broker = Some(value.to_owned()),
+            "client_id" => selector.client_id = Some(value.to_owned()),
+            "topic" => selector.topic = Some(value.to_owned()),
+            "partition" => selector.partition = Some(number(value).map_err(|e| fail(key, e))?),
+            "first" => trigger.first = Some(positive(value).map_err(|e| fail(key, e))?),
+            "every" => trigger.every = Some(positive(value).map_err(|e| fail(key, e))?),
+            "probability" => {
+                let p: f64 = value.parse().map_err(|_| fail(key, format!("`{value}` is not a number")))?;
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(fail(key, format!("{p} is not between 0 and 1")));
+                }
+                trigger.probability = Some(p);
+            }
+            "after" => trigger.after = Some(seconds(value).map_err(|e| fail(key, e))?),
+            "until" => trigger.until = Some(seconds(value).map_err(|e| fail(key, e))?),
+            "action" => action = Some(value.to_owned()),
+            "direction" => {
+                direction = Some(match value {
+                    "request" => false,
+                    "response" => true,
+                    _ => return Err(fail(key, format!("`{value}`: give request or response"))),
+                });
+            }
+            "delay_ms" => delay_ms = Some(millis(value).map_err(|e| fail(key, e))?),
+            "hold_ms" => hold_ms = Some(millis(value).map_err(|e| fail(key, e))?),
+            "error" => error = Some(error_code(value).map_err(|e| fail(key, e))?),
+            _ => unreachable!("every key of KEYS is handled"),
+        }
+    }
+    if let (Some(after), Some(until)) = (trigger.after, trigger.until) {
+        if until <= after {
+            return Err(format!("{origin}: `until` ({until:?}) must come after `after` ({after:?})"));
+        }
+    }
+    let action_name =
+        action.ok_or_else(|| format!("{origin}: no `action` (one of {})", ACTIONS.join(", ")))?;
+    // The keys an action takes; any other action key given is a mistake worth naming.
+    let (action, own): (Action, &[&str]) = match action_name.as_str() {
+        "delay" => (
+            Action::Delay {
+                delay: delay_ms.ok_or_else(|| fail("delay_ms", "`action = delay` needs it".to_owned()))?,
+                on_response: direction.unwrap_or(false),
+            },
+            &["delay_ms", "direction"],
+        ),
+        "hold" => (
+            Action::Hold {
+                hold: hold_ms.ok_or_else(|| fail("hold_ms", "`action = hold` needs it".to_owned()))?,
+            },
+            &["hold_ms"],
+        ),
+        "drop-response" => (Action::DropResponse, &[]),
+        "cut-before" => (Action::CutBefore, &[]),
+        "cut-after" => (Action::CutAfter, &[]),
+        "error" => (
+            Action::Error {
+                code: error.ok_or_else(|| fail("error", "`action = error` needs it".to_owned()))?,
+            },
+            &["error"],
+        ),
+        other => {
+            return Err(fail("action", format!("unknown action `{other}` (one of {})", ACTIONS.join(", "))))
+        }
+    };
+    if let Some(stray) = ["delay_ms", "hold_ms", "error", "direction"]
+        .into_iter()
+        .find(|k| seen.contains(k) && !own.contains(k))
+    {
+        return Err(fail(stray, format!("does not apply to `action = {action_name}`")));
+    }
+    Ok(Rule { origin, selector, trigger, action })
+}
+
+const ACTIONS: &[&str] = &["delay", "hold", "drop-response", "cut-before", "cut-after", "error"];
+
+fn number<T: std::str::FromStr>(value: &str) -> Result<T, String> {
+    value.parse().map_err(|_| format!("`{value}` is not a whole number in range"))
+}
+
+fn positive(value: &str) -> Result<u64, String> {
+    match number::<u64>(value)? {
+        0 => Err("must be at least 1".to_owned()),
+        n => Ok(n),
+    }
+}
+
+fn millis(value: &str) -> Result<Duration, String> {
+    number::<u64>(value).map(Duration::from_millis)
+}
+
+fn seconds(value: &str) -> Result<Duration, String> {
+    let s: f64 = value.parse().map_err(|_| format!("`{value}` is not a number of seconds"))?;
+    Duration::try_from_secs_f64(s).map_err(|_| format!("`{value}` is not a number of seconds from 0"))
+}
+
+/// `3`, `3-7` or `3+`, inclusive.
+fn version_range(value: &str) -> Result<(i16, i16), String> {
+    let range = if let Some(min) = value.strip_suffix('+') {
+        (number(min.trim())?, i16::MAX)
+    } else if let Some((min, max)) = value.split_once('-') {
+        (number(min.trim())?, number(max.trim())?)
+    } else {
+        let v = number(value)?;
+        (v, v)
+    };
+    if range.0 < 0 || range.1 < range.0 {
+        return Err(format!("`{value}` is not a version range (give 3, 3-7 or 3+)"));
+    }
+    Ok(range)
+}
+
+/// An error code by Kafka's name (any case) or number.
+fn error_code(value: &str) -> Result<ErrorCode, String> {
+    if let Ok(n) = value.parse::<i16>() {
+        return Ok(ErrorCode(n));
+    }
+    let wanted = value.trim().to_ascii_uppercase().replace('-', "_");
+    (-1..=i16::from(u8::MAX))
+        .map(ErrorCode)
+        .find(|c| c.name() == Some(wanted.as_str()))
+        .filter(|c| *c != ErrorCode::NONE)
+        .ok_or_else(|| {
+            format!("unknown error `{value}` (give a Kafka error name, e.g. NOT_COORDINATOR, or a code)")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_and_a_flag_read_the_same_rule() {
+        let text =
+            "# storms\n\n[[rule]]\napi = [\"Produce\", \"fetch\"]\nversion = \"3+\"\ntopic = \"orders\"\n\
+                    first = 3\naction = \"error\"\nerror = \"not_leader_or_follower\"\n";
+        let from_file = parse_file(text, "f.toml").unwrap();
+        let from_flag = parse_flag(
+            "api=Produce|fetch, version=3+, topic=orders, first=3, action=error, error=NOT_LEADER_OR_FOLLOWER",
+            1,
+        )
+        .unwrap();
+        assert_eq!(from_file.len(), 1);
+        assert_eq!(from_file[0].origin, "f.toml:3");
+        assert_eq!(from_flag.origin, "--fault #1");
+        assert_eq!(from_file[0].selector, from_flag.selector);
+        assert_eq!(from_file[0].trigger, from_flag.trigger);
+        assert_eq!(from_file[0].action, Action::Error { code: ErrorCode::NOT_LEADER_OR_FOLLOWER });
+        assert_eq!(from_file[0].selector.apis, [ApiKey::PRODUCE, ApiKey::FETCH]);
+        assert_eq!(from_file[0].selector.versions, Some((3, i16::MAX)));
+        assert_eq!(from_file[0].trigger.first, Some(3));
+    }
+
+    #[test]
+    fn every_action_reads_with_its_own_keys() {
+        let rule = |text| parse_flag(text, 1).map(|r| r.action);
+        assert_eq!(
+            rule("action=delay,delay_ms=250,direction=response"),
+            Ok(Action::Delay { delay: Duration::from_millis(250), on_response: true })
+        );
+        assert_eq!(
+            rule("action=delay,delay_ms=5"),
+            Ok(Action::Delay { delay: Duration::from_millis(5), on_response: false })
+        );
+        assert_eq!(rule("action=hold,hold_ms=31000"), Ok(Action::Hold { hold: Duration::from_secs(31) }));
+        assert_eq!(rule("action=drop-response"), Ok(Action::DropResponse));
+        assert_eq!(rule("action=cut-before"), Ok(Action::CutBefore));
+        assert_eq!(rule("action=cut-after"), Ok(Action::CutAfter));
+        assert_eq!(rule("action=error,error=16"), Ok(Action::Error { code: ErrorCode::NOT_COORDINATOR }));
+    }
+
+    #[test]
+    fn mistakes_are_named_with_the_rule_and_the_key() {
+        let text =
+            "[[rule]]\naction = \"cut-before\"\n\n[[rule]]\naction = \"delay\"\ndelay_ms = 5\nretries = 2\n";
+        let e = parse_file(text, "f.toml").unwrap_err();
+        assert!(e.starts_with("f.toml:4: unknown key `retries`"), "{e}");
+        let e = parse_file("[[rule]]\naction = \"delay\"\ndelay_ms = = 5\n", "f.toml").unwrap_err();
+        assert!(e.starts_with("f.toml:3: not TOML"), "{e}");
+        let e = parse_file("[rules]\n", "f.toml").unwrap_err();
+        assert!(e.contains("unknown top-level key `rules`"), "{e}");
+        for (text, wanted) in [
+            ("api=Produce", "no `action`"),
+            ("action=explode", "unknown action `explode`"),
+            ("action=delay", "`delay_ms`: `action = delay` needs it"),
+            ("action=error,error=NOT_A_THING", "unknown error `NOT_A_THING`"),
+            ("action=error,error=NONE", "unknown error `NONE`"),
+            ("action=cut-before,delay_ms=5", "`delay_ms`: does not apply to `action = cut-before`"),
+            ("action=cut-before,api=Nope", "unknown API `Nope`"),
+            ("action=cut-before,version=7-3", "not a version range"),
+            ("action=cut-before,probability=1.5", "not between 0 and 1"),
+            ("action=cut-before,every=0", "at least 1"),
+            ("action=cut-before,after=5,until=2", "`until`"),
+            ("action=cut-before,first=2,first=3", "`first`: given twice"),
+            ("action=cut-before,nonsense", "`nonsense` is not key=value"),
+        ] {
+            let e = parse_flag(text, 2).unwrap_err();
+            assert!(e.starts_with("--fault #2: "), "{text}: {e}");
+            assert!(e.contains(wanted), "{text}: {e}");
+        }
+    }
+}
