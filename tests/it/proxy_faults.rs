@@ -5,14 +5,23 @@
 //!   the broker wrote the batch, refused with NOT_LEADER_OR_FOLLOWER, and connections cut after
 //!   requests were forwarded: every record once, each key in order. The same faults without
 //!   idempotence duplicate records (the control: the faults are real).
+//! - Two group members (classic cooperative, and KIP-848) read every record once and leave the
+//!   group's commits at the logs' ends while FindCoordinator, OffsetCommit and heartbeats are
+//!   answered with coordinator errors and fetches answer late.
 //! - Every fault applied is in the proxy's JSON line of its pair (`"fault"`: rule and action)
 //!   and counted per rule in its summary; the made error answers decode as the API's response.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use kafka_client::Producer;
-use kafka_client::{Client, ClientConfig, ProducerConfig};
+use bytes::Bytes;
+use kafka_client::{
+    Client, ClientConfig, Consumer, ConsumerConfig, GroupProtocol, ProduceRecord, Producer, ProducerConfig,
+    Subscription,
+};
+use offset_engine::StartPolicy;
 use serde_json::Value;
 
 use crate::support;
@@ -120,4 +129,140 @@ fn without_idempotence_the_same_faults_duplicate_records() {
         duplicates(&read) > 0,
         "a dropped or held answer to a written batch, retried without idempotence, must duplicate it"
     );
+}
+
+/// Two members of `protocol` read 600 records of a 6-partition topic through a `kwire proxy`
+/// applying `rules`, with auto-commit; returns (records read, distinct records read, the sum
+/// of the group's commits after both closed, what the proxy printed).
+fn group_through_faults(protocol: GroupProtocol, rules: &[&str]) -> (usize, usize, i64, ProxyRun) {
+    let cluster = support::cluster().expect("checked by the caller");
+    let mut args = vec!["--fault-seed", "11"];
+    for r in rules {
+        args.extend(["--fault", r]);
+    }
+    let proxy = KwireProxy::start(&cluster, &args);
+    let rt = support::multi_thread_runtime();
+    let outcome = rt.block_on(async {
+        let direct = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = support::new_topic_with_leaders(&direct, "proxy-faults-group", 6).await;
+        let group = support::unique("proxy-faults-group");
+        let producer = Producer::new(Arc::clone(&direct), ProducerConfig::default()).unwrap();
+        let through = Arc::new(Client::connect(ClientConfig::new(&proxy.bootstrap).unwrap()).await.unwrap());
+        let read: Arc<Mutex<Vec<(i32, i64)>>> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut members = Vec::new();
+        for _ in 0..2 {
+            let config = ConsumerConfig {
+                group_id: Some(group.clone()),
+                group_protocol: protocol,
+                start: StartPolicy::Earliest,
+                assignment_strategy: vec!["cooperative-sticky".to_owned()],
+                session_timeout: Duration::from_secs(10),
+                heartbeat_interval: Duration::from_millis(500),
+                enable_auto_commit: true,
+                auto_commit_interval: Duration::from_millis(500),
+                ..ConsumerConfig::default()
+            };
+            let mut consumer = Consumer::new(Arc::clone(&through), config);
+            consumer.subscribe(Subscription::Topics(vec![topic.clone()])).unwrap();
+            let (read, stop) = (Arc::clone(&read), Arc::clone(&stop));
+            members.push(tokio::spawn(async move {
+                let mut errors = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    match consumer.poll(Duration::from_millis(200)).await {
+                        Ok(Some(chunk)) => read
+                            .lock()
+                            .unwrap()
+                            .extend(chunk.records.iter().map(|r| (chunk.partition.partition, r.offset))),
+                        Ok(None) => {}
+                        // A commit refused by an injected error is reported and retried at the
+                        // next interval; the member goes on.
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+                let closed = consumer.close().await;
+                (errors, closed.map_err(|e| e.to_string()))
+            }));
+        }
+        for i in 0..600 {
+            let text = Bytes::from(format!("{i}"));
+            producer.send(&topic, ProduceRecord::new(Some(text.clone()), Some(text))).await.unwrap();
+            if i % 100 == 99 {
+                producer.flush().await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+        producer.flush().await;
+        let started = Instant::now();
+        loop {
+            let distinct: BTreeSet<(i32, i64)> = read.lock().unwrap().iter().copied().collect();
+            if distinct.len() >= 600 || started.elapsed() > Duration::from_secs(90) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        // Time for the last auto-commit, then both close (committing what they read).
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        stop.store(true, Ordering::Relaxed);
+        for m in members {
+            let (errors, closed) = m.await.unwrap();
+            assert!(closed.is_ok(), "close: {closed:?}; errors on the way: {errors:?}");
+        }
+        let read = read.lock().unwrap().clone();
+        let distinct = read.iter().collect::<BTreeSet<_>>().len();
+        let committed =
+            direct.committed_offsets(&group, Some(std::slice::from_ref(&topic)), DEADLINE).await.unwrap();
+        (read.len(), distinct, committed.offsets.values().map(|c| c.offset).sum())
+    });
+    (outcome.0, outcome.1, outcome.2, proxy.stop())
+}
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// The faults a group member meets, and what each applied: FindCoordinator answers that the
+/// coordinator is not available, commits answered NOT_COORDINATOR, heartbeats answered
+/// REBALANCE_IN_PROGRESS (classic) or COORDINATOR_LOAD_IN_PROGRESS (KIP-848), slow fetches.
+fn group_faults(protocol: GroupProtocol) -> Vec<&'static str> {
+    let heartbeat = match protocol {
+        GroupProtocol::Classic => "api=Heartbeat,every=5,action=error,error=REBALANCE_IN_PROGRESS",
+        GroupProtocol::Consumer => {
+            "api=ConsumerGroupHeartbeat,every=6,action=error,error=COORDINATOR_LOAD_IN_PROGRESS"
+        }
+    };
+    vec![
+        "api=FindCoordinator,first=2,action=error,error=COORDINATOR_NOT_AVAILABLE",
+        "api=OffsetCommit,every=3,action=error,error=NOT_COORDINATOR",
+        heartbeat,
+        "api=Fetch,every=7,action=delay,delay_ms=300,direction=response",
+    ]
+}
+
+fn a_group_reads_every_record_once_and_commits_the_ends_through_coordinator_faults(protocol: GroupProtocol) {
+    if support::cluster().is_none() {
+        return;
+    }
+    let rules = group_faults(protocol);
+    let (read, distinct, committed, run) = group_through_faults(protocol, &rules);
+    assert_eq!(distinct, 600, "every record read: {}", run.stderr);
+    assert_eq!(read, 600, "no record read twice");
+    assert_eq!(committed, 600, "the group's commits are the logs' ends");
+    let applied = faults_applied(&run);
+    for n in 1..=rules.len() {
+        let rule = format!("--fault #{n}");
+        assert!(
+            applied.iter().any(|(r, _)| *r == rule),
+            "{rule} ({}) never applied: {applied:?}",
+            rules[n - 1]
+        );
+    }
+}
+
+#[test]
+fn a_classic_group_reads_every_record_once_and_commits_the_ends_through_coordinator_faults() {
+    a_group_reads_every_record_once_and_commits_the_ends_through_coordinator_faults(GroupProtocol::Classic);
+}
+
+#[test]
+fn a_kip_848_group_reads_every_record_once_and_commits_the_ends_through_coordinator_faults() {
+    a_group_reads_every_record_once_and_commits_the_ends_through_coordinator_faults(GroupProtocol::Consumer);
 }
