@@ -356,6 +356,10 @@ pub struct DecodeArgs {
     /// faults); by default the clock.
     #[arg(long, value_name = "N")]
     pub fault_seed: Option<u64>,
+    /// Serve the fault rules' control endpoint here (localhost): GET /metrics, GET /rules,
+    /// POST /rules/N/on|off, POST /reload (as SIGHUP does).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub control: Option<String>,
 }
 
 /// Filters on request/response pairs (`kwire proxy`, `kwire decode --pcap`); each repeatable,
@@ -394,7 +398,9 @@ against the rules in order (api, version, broker, client_id, topic, partition; f
 probability, after, until) and the first that fires acts on it: delay (delay_ms, direction),
 hold (hold_ms: its response held), drop-response, cut-before, cut-after, or error (error =
 NOT_LEADER_OR_FOLLOWER, ...: answered by the proxy with that error in every partition). Each
-applied fault is printed as a note naming its rule; the counts per rule come with the summary.
+applied fault is named in its pair's line (\"fault\": rule and action); the counts per rule come
+with the summary. SIGHUP reads the rules file again; --control HOST:PORT serves /metrics and
+switches rules on and off.
 The rules' reference is in the book, \"The proxy and decoding\".")]
 pub struct ProxyArgs {
     /// The brokers to proxy, comma-separated host:port.
@@ -426,6 +432,10 @@ pub struct ProxyArgs {
     /// faults); by default the clock.
     #[arg(long, value_name = "N")]
     pub fault_seed: Option<u64>,
+    /// Serve the fault rules' control endpoint here (localhost): GET /metrics, GET /rules,
+    /// POST /rules/N/on|off, POST /reload (as SIGHUP does).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub control: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

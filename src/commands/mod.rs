@@ -22,6 +22,7 @@ pub(crate) mod offsets;
 pub(crate) mod plan;
 mod produce;
 mod proxy;
+mod proxy_control;
 pub(crate) mod reset;
 mod stop_signal;
 mod time_lag;

@@ -30,13 +30,14 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch, Notify};
 
 use crate::cli::ProxyArgs;
+use crate::commands::proxy_control::{reload_on_hangup, serve_control, LiveRules};
 use crate::commands::stop_signal::wait_for_stop;
 use crate::commands::Context;
 use crate::exchange_output::{parse_api_filter, AppliedFault, Filters, Place, Renderer};
 use crate::exit::{Exit, Failure};
 use crate::faults::error_answer::error_answer;
 use crate::faults::owed::{Fate, Owed};
-use crate::faults::{rules, Action, Decision, FaultSet, RequestFacts};
+use crate::faults::{Action, Decision, RequestFacts};
 use crate::time::now_ns;
 
 /// Items queued for the printing thread.
@@ -79,7 +80,7 @@ struct Shared {
     connections: AtomicU64,
     max_frame: usize,
     pcap: bool,
-    faults: Option<FaultSet>,
+    faults: Option<Arc<LiveRules>>,
 }
 
 /// What a connection's two forwarding tasks share when fault rules are loaded.
@@ -124,11 +125,23 @@ pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
             )
         }
     };
-    let faults = load_faults(args)?;
-    if let Some(set) = &faults {
-        for rule in set.rules() {
+    let faults = load_faults(args)?.map(Arc::new);
+    if let Some(live) = &faults {
+        for rule in live.current().rules() {
             eprintln!("kwire proxy: fault rule {}: {}", rule.origin, rule.action);
         }
+        tokio::spawn(reload_on_hangup(Arc::clone(live)));
+    }
+    if let Some(control) = &args.control {
+        let live = faults.as_ref().ok_or_else(|| {
+            usage("--control switches fault rules: give --faults FILE or --fault RULE too".to_owned())
+        })?;
+        let listener = TcpListener::bind(control)
+            .await
+            .map_err(|e| usage(format!("--control: cannot listen on {control}: {e}")))?;
+        let at = listener.local_addr().map_or_else(|_| control.clone(), |a| a.to_string());
+        eprintln!("kwire proxy: control endpoint on http://{at} (GET /metrics, GET /rules, POST /rules/N/on|off, POST /reload)");
+        tokio::spawn(serve_control(listener, Arc::clone(live)));
     }
     let (items, receiver) = mpsc::channel(1024);
     let renderer = Renderer::new(ctx.format(), filters);
@@ -158,7 +171,8 @@ pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
         let _ = tokio::task::spawn_blocking(move || finished.recv()).await;
     }
     drop(printer);
-    if let Some(set) = &shared.faults {
+    if let Some(live) = &shared.faults {
+        let set = live.current();
         for (rule, applied) in set.rules().iter().zip(set.applied()) {
             eprintln!("kwire proxy: fault rule {} ({}) applied {applied} times", rule.origin, rule.action);
         }
@@ -167,22 +181,14 @@ pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
 }
 
 /// The rules of `--faults FILE`, then of each `--fault`; `None` without either.
-fn load_faults(args: &ProxyArgs) -> Result<Option<FaultSet>, Failure> {
-    let usage = |m: String| Failure::new(Exit::USAGE, m);
-    let mut loaded = Vec::new();
-    if let Some(path) = &args.faults {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| usage(format!("--faults: cannot read {}: {e}", path.display())))?;
-        loaded.extend(rules::parse_file(&text, &path.display().to_string()).map_err(usage)?);
-    }
-    for (i, text) in args.fault.iter().enumerate() {
-        loaded.push(rules::parse_flag(text, i + 1).map_err(usage)?);
-    }
+fn load_faults(args: &ProxyArgs) -> Result<Option<LiveRules>, Failure> {
     if args.faults.is_none() && args.fault.is_empty() {
         return Ok(None);
     }
     let seed = args.fault_seed.unwrap_or_else(|| now_ns().unsigned_abs());
-    Ok(Some(FaultSet::new(loaded, Instant::now(), seed)))
+    LiveRules::load(args.faults.clone(), args.fault.clone(), seed)
+        .map(Some)
+        .map_err(|e| Failure::new(Exit::USAGE, e))
 }
 
 /// `host:port` or `[v6]:port`.
@@ -399,7 +405,7 @@ impl Side<'_> {
 
     /// What the rules decide for a request frame (size prefix included), noted for its pair.
     fn decide(&self, whole: &Bytes) -> Option<Decision> {
-        let set = self.shared.faults.as_ref()?;
+        let set = self.shared.faults.as_ref()?.current();
         let frame = whole.slice(4..);
         let summary = peek_request(&frame)?;
         let facts = RequestFacts { summary: &summary, frame: &frame, broker: &self.names.broker };

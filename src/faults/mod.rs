@@ -12,7 +12,7 @@ pub mod owed;
 pub mod request_topics;
 pub mod rules;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -38,6 +38,17 @@ pub struct Decision {
     pub action: Action,
 }
 
+/// One rule as the control endpoint shows it.
+#[derive(Debug)]
+pub struct RuleStatus<'a> {
+    pub rule: &'a Rule,
+    pub enabled: bool,
+    /// Requests its selector took inside its time window.
+    pub matched: u64,
+    /// Faults it applied.
+    pub applied: u64,
+}
+
 /// The loaded rules, and what each has counted.
 #[derive(Debug)]
 pub struct FaultSet {
@@ -46,6 +57,8 @@ pub struct FaultSet {
     matched: Vec<AtomicU64>,
     /// Faults applied so far, per rule.
     applied: Vec<AtomicU64>,
+    /// Rules switched off at run time (the control endpoint) are passed over.
+    enabled: Vec<AtomicBool>,
     loaded: Instant,
     random: Mutex<u64>,
 }
@@ -58,6 +71,7 @@ impl FaultSet {
         Self {
             matched: counters(),
             applied: counters(),
+            enabled: rules.iter().map(|_| AtomicBool::new(true)).collect(),
             rules,
             loaded: now,
             // xorshift must not start at 0.
@@ -75,13 +89,35 @@ impl FaultSet {
         self.applied.iter().map(|c| c.load(Ordering::Relaxed)).collect()
     }
 
+    /// Switches rule `index` (from 0) on or off; false when there is no such rule.
+    pub fn set_enabled(&self, index: usize, on: bool) -> bool {
+        self.enabled.get(index).map(|e| e.store(on, Ordering::Relaxed)).is_some()
+    }
+
+    /// Each rule with its state and counts, in rule order.
+    pub fn status(&self) -> Vec<RuleStatus<'_>> {
+        self.rules
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| RuleStatus {
+                rule,
+                enabled: self.enabled[i].load(Ordering::Relaxed),
+                matched: self.matched[i].load(Ordering::Relaxed),
+                applied: self.applied[i].load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+
     /// What happens to `request` at `now`: the first rule that matches and fires, or `None`
     /// (forward it as it is).
     pub fn decide(&self, request: &RequestFacts<'_>, now: Instant) -> Option<Decision> {
         let since = now.saturating_duration_since(self.loaded);
         let mut topics = None;
         for (i, rule) in self.rules.iter().enumerate() {
-            if !selects(rule, request, &mut topics) || !in_window(rule, since) {
+            if !self.enabled[i].load(Ordering::Relaxed)
+                || !selects(rule, request, &mut topics)
+                || !in_window(rule, since)
+            {
                 continue;
             }
             let n = self.matched[i].fetch_add(1, Ordering::Relaxed) + 1;
@@ -180,6 +216,22 @@ mod tests {
         assert_eq!(decide(&set, "app", Duration::ZERO), Some(3));
         assert_eq!(decide(&set, "other", Duration::ZERO), Some(1));
         assert_eq!(set.applied(), [0, 1, 2, 1]);
+    }
+
+    #[test]
+    fn a_rule_switched_off_is_passed_over_until_switched_on() {
+        let set = set(&["action=drop-response", "action=cut-before"]);
+        assert!(set.set_enabled(0, false));
+        assert_eq!(decide(&set, "a", Duration::ZERO), Some(1));
+        assert!(set.set_enabled(0, true));
+        assert_eq!(decide(&set, "a", Duration::ZERO), Some(0));
+        assert!(!set.set_enabled(2, false), "no third rule");
+        let status = set.status();
+        assert_eq!(
+            status.iter().map(|s| (s.enabled, s.matched, s.applied)).collect::<Vec<_>>(),
+            [(true, 1, 1), (true, 1, 1)],
+            "a switched-off rule counts nothing"
+        );
     }
 
     #[test]

@@ -266,3 +266,65 @@ fn a_classic_group_reads_every_record_once_and_commits_the_ends_through_coordina
 fn a_kip_848_group_reads_every_record_once_and_commits_the_ends_through_coordinator_faults() {
     a_group_reads_every_record_once_and_commits_the_ends_through_coordinator_faults(GroupProtocol::Consumer);
 }
+
+/// One HTTP/1.1 request to the proxy's control endpoint: (status code, body).
+fn control(address: &str, method: &str, path: &str) -> (u16, String) {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(address).expect("control endpoint");
+    write!(stream, "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_owned();
+    (status, body)
+}
+
+#[test]
+fn rules_are_switched_through_the_control_endpoint_counted_on_metrics_and_read_again_on_sighup() {
+    let Some(cluster) = support::cluster() else { return };
+    let file = std::env::temp_dir().join(format!("{}.toml", support::unique("proxy-faults")));
+    let refuse =
+        "[[rule]]\napi = \"FindCoordinator\"\naction = \"error\"\nerror = \"GROUP_AUTHORIZATION_FAILED\"\n";
+    std::fs::write(&file, refuse).unwrap();
+    let path = file.display().to_string();
+    let proxy = KwireProxy::start(&cluster, &["--faults", &path, "--control", "127.0.0.1:0"]);
+    let address = proxy
+        .wait_for_stderr("kwire proxy: control endpoint on http://", Duration::from_secs(10))
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    let rt = support::multi_thread_runtime();
+    let client = rt.block_on(Client::connect(ClientConfig::new(&proxy.bootstrap).unwrap())).unwrap();
+    let group = support::unique("proxy-control");
+
+    let refused = rt.block_on(client.coordinator(&group));
+    assert!(refused.is_err(), "the rule answers GROUP_AUTHORIZATION_FAILED: {refused:?}");
+    let (status, metrics) = control(&address, "GET", "/metrics");
+    assert_eq!(status, 200);
+    let applied = metrics
+        .lines()
+        .find(|l| l.starts_with("kwire_proxy_fault_applied_total{rule=\"1\""))
+        .unwrap_or_else(|| panic!("{metrics}"));
+    assert!(!applied.ends_with(" 0"), "applied at least once: {applied}");
+
+    assert_eq!(control(&address, "POST", "/rules/1/off").0, 200);
+    rt.block_on(client.coordinator(&group)).expect("rule 1 is off: the broker answers");
+    let (_, rules) = control(&address, "GET", "/rules");
+    let rules: Value = serde_json::from_str(&rules).unwrap();
+    assert_eq!(rules[0]["enabled"], false, "{rules}");
+    assert_eq!(rules[0]["origin"], format!("{path}:1"));
+
+    // SIGHUP reads the file again: its new rule is in force (and on).
+    let delay = "[[rule]]\napi = \"Metadata\"\naction = \"delay\"\ndelay_ms = 10\n";
+    std::fs::write(&file, format!("{delay}{refuse}")).unwrap();
+    proxy.signal("HUP");
+    proxy.wait_for_stderr("kwire proxy: SIGHUP: fault rules read again: 2 in force", Duration::from_secs(10));
+    let (_, rules) = control(&address, "GET", "/rules");
+    let rules: Value = serde_json::from_str(&rules).unwrap();
+    assert_eq!(rules[0]["action"], "delay 10 ms (request)", "{rules}");
+    assert_eq!(rules[1]["enabled"], true, "{rules}");
+    let _ = std::fs::remove_file(&file);
+    let run = proxy.stop();
+    assert!(run.stderr.contains("fault rule"), "{}", run.stderr);
+}

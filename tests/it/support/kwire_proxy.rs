@@ -151,6 +151,31 @@ impl KwireProxy {
             .collect()
     }
 
+    /// Waits for a stderr line starting with `prefix`; returns the rest of it.
+    pub fn wait_for_stderr(&self, prefix: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(rest) =
+                self.stderr_lines.lock().unwrap().iter().rev().find_map(|l| l.strip_prefix(prefix))
+            {
+                return rest.to_owned();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no stderr line `{prefix}...` within {timeout:?}: {:?}",
+                self.stderr_lines.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Sends the process `signal` (`HUP`, ...).
+    pub fn signal(&self, signal: &str) {
+        let status =
+            Command::new("kill").args([&format!("-{signal}"), &self.child.id().to_string()]).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -{signal}");
+    }
+
     /// SIGTERM, wait for the exit, and read what it printed.
     pub fn stop(mut self) -> ProxyRun {
         let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
