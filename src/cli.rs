@@ -159,6 +159,10 @@ pub enum Command {
     /// A Kafka-aware TCP proxy: forwards any client's traffic to the brokers, keeps all of its
     /// connections on the proxy, and prints every request/response pair decoded.
     Proxy(ProxyArgs),
+    /// Runs a command against the cluster through `kwire proxy` with a scenario's fault rules,
+    /// and reports what the command did and which faults it met.
+    #[command(subcommand)]
+    Chaos(ChaosCommand),
     /// Print a shell completion script (generated from these options).
     ///
     /// e.g. `kwire completions bash > ~/.local/share/bash-completion/completions/kwire`,
@@ -436,6 +440,42 @@ pub struct ProxyArgs {
     /// POST /rules/N/on|off, POST /reload (as SIGHUP does).
     #[arg(long, value_name = "HOST:PORT")]
     pub control: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ChaosCommand {
+    /// `kwire chaos run SCENARIO.toml -- COMMAND [ARG...]`: starts a proxy in front of the
+    /// brokers with the scenario's rules (their `after` / `until` count from the command's
+    /// start), runs the command with `KWIRE_BOOTSTRAP` set to the proxy (and `{bootstrap}` in its
+    /// arguments replaced by it), stops the proxy when the command ends, and prints the report:
+    /// the command's exit status and time, and each rule's matched and applied counts. Exits 0
+    /// when the command did, 11 otherwise.
+    Run(ChaosRunArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  kwire -b 127.0.0.1:9092 chaos run storm.toml -- kwire produce orders --count 1000
+  kwire -b 127.0.0.1:9092 chaos run storm.toml -- java -jar app.jar --bootstrap {bootstrap}
+
+A scenario file holds [[rule]] tables, as `kwire proxy --faults` reads them, and an optional
+[scenario] table: upstream = \"HOST:PORT,...\" (default: --bootstrap-server), timeout_s = N (the
+command is killed past it).")]
+pub struct ChaosRunArgs {
+    /// The scenario file.
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: std::path::PathBuf,
+    /// Also write every request/response pair to this file (JSON lines, as `kwire proxy
+    /// --format json` prints them).
+    #[arg(long, value_name = "FILE")]
+    pub pairs: Option<std::path::PathBuf>,
+    /// Seeds the draws of rules with `probability`.
+    #[arg(long, value_name = "N")]
+    pub fault_seed: Option<u64>,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -42,6 +42,7 @@ exit_codes! {
     UNSUPPORTED = 8, "unsupported", "the broker is too old for what was asked: `... not supported by this broker (needs Kafka X.Y)` names the first release that has it (see \"Kafka versions\")";
     SECURITY = 9, "security", "the connection's security failed: an untrusted, expired or wrong-host certificate, TLS against a plaintext listener or the reverse, a client certificate the listener wants, wrong credentials, a SASL mechanism the broker does not enable (the message lists its mechanisms); nothing was written";
     NOT_AUTHORIZED = 10, "not_authorized", "an ACL refused the request (TOPIC/GROUP/CLUSTER/TRANSACTIONAL_ID_AUTHORIZATION_FAILED): the message names the resource and the principal used; `offsets`, `group describe` and `plan` first print every authorized row and a `not authorized` row for each refused topic or partition, a write writes nothing";
+    COMMAND = 11, "command", "`kwire chaos run`: the command run under faults failed, was killed by a signal, or outlived the scenario's `timeout_s` (the report says which)";
 }
 
 impl Exit {

@@ -32,6 +32,8 @@ fn scope(path: &[&str]) -> Vec<&'static str> {
     let groups: &[&[&str]] = match path {
         ["completions" | "man"] => &[],
         ["decode" | "proxy"] => &[FORMAT],
+        // The brokers behind its proxy.
+        ["chaos", "run"] => &[&["bootstrap"], FORMAT],
         // Reads stores; its ZooKeeper sources take the connect string, credentials and ACL.
         ["exporter"] => &[CONNECTION, &["zookeeper", "zookeeper_auth", "zookeeper_acl"]],
         // A live view in the terminal, not a document.

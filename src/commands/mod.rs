@@ -2,6 +2,7 @@
 //! turns a failure into its one-line message and exit code.
 
 mod api_versions;
+mod chaos;
 mod check;
 mod consume;
 mod consume_group;
@@ -271,6 +272,7 @@ pub(crate) fn check_names(command: &Command) -> Result<(), Failure> {
         Command::ApiVersions
         | Command::Decode(_)
         | Command::Proxy(_)
+        | Command::Chaos(_)
         | Command::Group(GroupCommand::List)
         | Command::Completions { .. }
         | Command::Exporter(_)
@@ -363,6 +365,7 @@ pub fn run(cli: Cli) -> Exit {
             Command::Decode(args) if args.pcap.is_some() => decode_pcap::run(&ctx, &args),
             Command::Decode(args) => decode::run(&args),
             Command::Proxy(args) => proxy::run(&ctx, &args).await,
+            Command::Chaos(crate::cli::ChaosCommand::Run(args)) => chaos::run(&ctx, &args).await,
             Command::Completions { shell } => {
                 docs::completions(shell);
                 Ok(())

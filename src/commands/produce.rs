@@ -62,7 +62,7 @@ pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
 }
 
 /// kwire's defaults (librdkafka's batch size, an 8 MiB buffer, `--timeout` as the delivery
-/// timeout), then the producer settings of `--command-config` and `-X` (Java's names and
+/// timeout and a quarter of it per Produce request unless `request.timeout.ms` is given), then the producer settings of `--command-config` and `-X` (Java's names and
 /// checks), then `--compression` and `--transactional-id` when given.
 fn producer_config(ctx: &Context, args: &ProduceArgs) -> Result<ProducerConfig, Failure> {
     let mut config = ProducerConfig {
@@ -72,6 +72,7 @@ fn producer_config(ctx: &Context, args: &ProduceArgs) -> Result<ProducerConfig, 
         ..ProducerConfig::default()
     };
     let mut pairs = command_config::pairs(ctx.global.command_config.as_deref(), &ctx.global.property)?;
+    let request_timeout_given = pairs.iter().any(|(k, _)| k.trim() == "request.timeout.ms");
     if let Some(codec) = args.compression {
         pairs.push(("compression.type".into(), Compression::from(codec).name().into()));
     }
@@ -79,6 +80,11 @@ fn producer_config(ctx: &Context, args: &ProduceArgs) -> Result<ProducerConfig, 
         pairs.push(("transactional.id".into(), id.clone()));
     }
     apply_producer_properties(&mut config, pairs).map_err(|e| Failure::new(Exit::USAGE, e.to_string()))?;
+    if !request_timeout_given {
+        // `--timeout` bounds each record's delivery; a Produce request gets a quarter of it (as
+        // Java's 30 s of 120 s), so an answer lost on the way is retried before the deadline.
+        config.request_timeout = Some((config.delivery_timeout / 4).max(std::time::Duration::from_secs(1)));
+    }
     if args.txn_every.is_some() && config.transactional_id.is_none() {
         return Err(Failure::new(Exit::USAGE, "--txn-every needs a transactional id (--transactional-id)"));
     }

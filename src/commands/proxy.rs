@@ -49,7 +49,8 @@ enum Item {
     Open(SocketAddr, SocketAddr, i64),
     Wire(SocketAddr, SocketAddr, Direction, Bytes, i64),
     Close(SocketAddr, SocketAddr, i64),
-    Stop(std::sync::mpsc::Sender<()>),
+    /// Flush, then send the summary line back.
+    Stop(std::sync::mpsc::Sender<String>),
 }
 
 /// A connection's name and ends as printed.
@@ -95,36 +96,6 @@ struct ConnectionFaults {
 
 pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
     let usage = |m: String| Failure::new(Exit::USAGE, m);
-    let upstreams: Vec<(String, i32)> = args
-        .upstream
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| split_host_port(s).ok_or_else(|| usage(format!("--upstream: `{s}` is not HOST:PORT"))))
-        .collect::<Result<_, _>>()?;
-    if upstreams.is_empty() {
-        return Err(usage("--upstream: no brokers given".into()));
-    }
-    let (bind_host, port) = split_host_port(&args.listen)
-        .ok_or_else(|| usage(format!("--listen: `{}` is not HOST:PORT", args.listen)))?;
-    let port = u16::try_from(port).map_err(|_| usage(format!("--listen: port {port} is out of range")))?;
-    let filters = Filters {
-        apis: args.apis.iter().map(|a| parse_api_filter(a)).collect::<Result<_, _>>().map_err(usage)?,
-        client_ids: args.pairs.client_ids.clone(),
-        topics: args.pairs.topics.clone(),
-        groups: args.pairs.groups.clone(),
-    };
-    let pcap = match &args.pcap {
-        None => None,
-        Some(path) => {
-            let file =
-                File::create(path).map_err(|e| usage(format!("cannot create {}: {e}", path.display())))?;
-            Some(
-                PcapngWriter::new(BufWriter::with_capacity(1 << 20, file))
-                    .map_err(|e| usage(format!("cannot write {}: {e}", path.display())))?,
-            )
-        }
-    };
     let faults = load_faults(args)?.map(Arc::new);
     if let Some(live) = &faults {
         for rule in live.current().rules() {
@@ -143,41 +114,117 @@ pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
         eprintln!("kwire proxy: control endpoint on http://{at} (GET /metrics, GET /rules, POST /rules/N/on|off, POST /reload)");
         tokio::spawn(serve_control(listener, Arc::clone(live)));
     }
-    let (items, receiver) = mpsc::channel(1024);
-    let renderer = Renderer::new(ctx.format(), filters);
-    let printer = std::thread::spawn(move || print_items(receiver, renderer, pcap));
-    // A listener on every address names itself to clients by a host they can reach.
-    let advertised_host = match bind_host.as_str() {
-        "0.0.0.0" | "::" | "[::]" => "localhost".to_owned(),
-        h => h.to_owned(),
-    };
-    let shared = Arc::new(Shared {
-        bind_host: bind_host.trim_start_matches('[').trim_end_matches(']').to_owned(),
-        advertised_host,
-        routes: Mutex::new(Routes { next_port: (port != 0).then_some(port), by_upstream: HashMap::new() }),
-        items,
-        connections: AtomicU64::new(1),
-        max_frame: args.max_frame,
-        pcap: args.pcap.is_some(),
-        faults,
-    });
-    for (host, port) in &upstreams {
-        listener_for(&shared, host, *port)
-            .map_err(|e| Failure::new(Exit::USAGE, format!("cannot listen for {host}:{port}: {e}")))?;
-    }
+    let proxy = RunningProxy::start(ctx.format(), args, faults, Box::new(std::io::stdout()))?;
     wait_for_stop().await;
-    let (done, finished) = std::sync::mpsc::channel();
-    if shared.items.send(Item::Stop(done)).await.is_ok() {
-        let _ = tokio::task::spawn_blocking(move || finished.recv()).await;
-    }
-    drop(printer);
-    if let Some(live) = &shared.faults {
+    let mut proxy = proxy;
+    let summary = proxy.stop().await;
+    eprintln!("kwire proxy: {summary}");
+    if let Some(live) = &proxy.shared.faults {
         let set = live.current();
         for (rule, applied) in set.rules().iter().zip(set.applied()) {
             eprintln!("kwire proxy: fault rule {} ({}) applied {applied} times", rule.origin, rule.action);
         }
     }
     Ok(())
+}
+
+/// A proxy serving its listeners on the runtime, until [`stop`](Self::stop).
+pub struct RunningProxy {
+    shared: Arc<Shared>,
+    /// The listeners standing for the `--upstream` brokers, in their order (`host:port`): a
+    /// client's bootstrap.
+    pub bootstrap: Vec<String>,
+    printer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RunningProxy {
+    /// Opens the listeners of `args` and starts printing pairs in `format` to `out`.
+    pub fn start(
+        format: crate::cli::Format,
+        args: &ProxyArgs,
+        faults: Option<Arc<LiveRules>>,
+        out: Box<dyn std::io::Write + Send>,
+    ) -> Result<Self, Failure> {
+        let usage = |m: String| Failure::new(Exit::USAGE, m);
+        let upstreams: Vec<(String, i32)> = args
+            .upstream
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| split_host_port(s).ok_or_else(|| usage(format!("--upstream: `{s}` is not HOST:PORT"))))
+            .collect::<Result<_, _>>()?;
+        if upstreams.is_empty() {
+            return Err(usage("--upstream: no brokers given".into()));
+        }
+        let (bind_host, port) = split_host_port(&args.listen)
+            .ok_or_else(|| usage(format!("--listen: `{}` is not HOST:PORT", args.listen)))?;
+        let port =
+            u16::try_from(port).map_err(|_| usage(format!("--listen: port {port} is out of range")))?;
+        let filters = Filters {
+            apis: args.apis.iter().map(|a| parse_api_filter(a)).collect::<Result<_, _>>().map_err(usage)?,
+            client_ids: args.pairs.client_ids.clone(),
+            topics: args.pairs.topics.clone(),
+            groups: args.pairs.groups.clone(),
+        };
+        let pcap = match &args.pcap {
+            None => None,
+            Some(path) => {
+                let file = File::create(path)
+                    .map_err(|e| usage(format!("cannot create {}: {e}", path.display())))?;
+                Some(
+                    PcapngWriter::new(BufWriter::with_capacity(1 << 20, file))
+                        .map_err(|e| usage(format!("cannot write {}: {e}", path.display())))?,
+                )
+            }
+        };
+        let (items, receiver) = mpsc::channel(1024);
+        let renderer = Renderer::new(format, filters);
+        let printer = std::thread::spawn(move || print_items(receiver, renderer, pcap, out));
+        // A listener on every address names itself to clients by a host they can reach.
+        let advertised_host = match bind_host.as_str() {
+            "0.0.0.0" | "::" | "[::]" => "localhost".to_owned(),
+            h => h.to_owned(),
+        };
+        let shared = Arc::new(Shared {
+            bind_host: bind_host.trim_start_matches('[').trim_end_matches(']').to_owned(),
+            advertised_host,
+            routes: Mutex::new(Routes {
+                next_port: (port != 0).then_some(port),
+                by_upstream: HashMap::new(),
+            }),
+            items,
+            connections: AtomicU64::new(1),
+            max_frame: args.max_frame,
+            pcap: args.pcap.is_some(),
+            faults,
+        });
+        let mut bootstrap = Vec::new();
+        for (host, port) in &upstreams {
+            let local = listener_for(&shared, host, *port)
+                .map_err(|e| Failure::new(Exit::USAGE, format!("cannot listen for {host}:{port}: {e}")))?;
+            bootstrap.push(join_host_port(&shared.advertised_host, i32::from(local)));
+        }
+        Ok(Self { shared, bootstrap, printer: Some(printer) })
+    }
+
+    /// The rules in force, if any.
+    pub fn faults(&self) -> Option<Arc<crate::faults::FaultSet>> {
+        self.shared.faults.as_ref().map(|live| live.current())
+    }
+
+    /// Flushes what is queued for printing and the pcapng file; returns the summary line. The
+    /// listeners stay open until the runtime ends.
+    pub async fn stop(&mut self) -> String {
+        let (done, finished) = std::sync::mpsc::channel();
+        let mut summary = String::new();
+        if self.shared.items.send(Item::Stop(done)).await.is_ok() {
+            if let Ok(Ok(text)) = tokio::task::spawn_blocking(move || finished.recv()).await {
+                summary = text;
+            }
+        }
+        drop(self.printer.take());
+        summary
+    }
 }
 
 /// The rules of `--faults FILE`, then of each `--fault`; `None` without either.
@@ -614,14 +661,15 @@ fn take_frame(buf: &mut BytesMut, max_frame: usize) -> Result<Option<Bytes>, Str
     Ok(Some(buf.split_to(4 + size).freeze()))
 }
 
-/// The printing thread: renders pairs and notes to stdout (flushed whenever the queue runs
-/// empty), writes the pcapng file, and at `Stop` prints the summary on stderr.
+/// The printing thread: renders pairs and notes to `out` (flushed whenever the queue runs
+/// empty), writes the pcapng file, and at `Stop` sends the summary line back.
 fn print_items(
     mut items: mpsc::Receiver<Item>,
     mut renderer: Renderer,
     mut pcap: Option<PcapngWriter<BufWriter<File>>>,
+    out: Box<dyn std::io::Write + Send>,
 ) {
-    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, out);
     let mut pcap_failed = false;
     while let Some(item) = items.blocking_recv() {
         let line = match item {
@@ -653,11 +701,11 @@ fn print_items(
                     pcap_failed |= w.into_inner().is_err();
                 }
                 let _ = out.flush();
+                let mut summary = renderer.summary();
                 if pcap_failed {
-                    eprintln!("kwire proxy: writing the pcapng file failed; it is incomplete");
+                    summary.push_str("; writing the pcapng file failed: it is incomplete");
                 }
-                eprintln!("kwire proxy: {}", renderer.summary());
-                let _ = done.send(());
+                let _ = done.send(summary);
                 return;
             }
         };

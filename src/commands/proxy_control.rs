@@ -25,8 +25,9 @@ use crate::faults::{rules, FaultSet, RuleStatus};
 
 /// Where the rules come from, and the set in force.
 pub struct LiveRules {
-    file: Option<PathBuf>,
-    flags: Vec<String>,
+    /// `--faults FILE` and the `--fault` flags, read again at a reload; `None` for rules given
+    /// whole (a chaos scenario), which a reload keeps.
+    source: Option<(Option<PathBuf>, Vec<String>)>,
     seed: u64,
     current: RwLock<Arc<FaultSet>>,
     reloads: AtomicU64,
@@ -36,7 +37,17 @@ impl LiveRules {
     /// Reads `file` (if any), then `flags`. The error names the rule and key at fault.
     pub fn load(file: Option<PathBuf>, flags: Vec<String>, seed: u64) -> Result<Self, String> {
         let set = read_rules(file.as_ref(), &flags, seed)?;
-        Ok(Self { file, flags, seed, current: RwLock::new(Arc::new(set)), reloads: AtomicU64::new(0) })
+        Ok(Self {
+            source: Some((file, flags)),
+            seed,
+            current: RwLock::new(Arc::new(set)),
+            reloads: AtomicU64::new(0),
+        })
+    }
+
+    /// Rules given whole, with nothing to read again.
+    pub fn fixed(set: FaultSet) -> Self {
+        Self { source: None, seed: 0, current: RwLock::new(Arc::new(set)), reloads: AtomicU64::new(0) }
     }
 
     /// The rules in force.
@@ -46,7 +57,12 @@ impl LiveRules {
 
     /// Reads the rules again; on an error the rules in force stay. Returns what to tell the user.
     pub fn reload(&self) -> Result<String, String> {
-        let set = read_rules(self.file.as_ref(), &self.flags, self.seed)?;
+        let Some((file, flags)) = &self.source else {
+            return Err(
+                "these rules were given whole (a scenario): there is nothing to read again".to_owned()
+            );
+        };
+        let set = read_rules(file.as_ref(), flags, self.seed)?;
         let count = set.rules().len();
         *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(set);
         self.reloads.fetch_add(1, Ordering::Relaxed);

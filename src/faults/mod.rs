@@ -11,6 +11,7 @@ pub mod error_answer;
 pub mod owed;
 pub mod request_topics;
 pub mod rules;
+pub mod scenario;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -136,13 +136,23 @@ const KEYS: &[&str] = &[
 
 /// Reads the `[[rule]]` tables of a fault file; `path` names it in errors.
 pub fn parse_file(text: &str, path: &str) -> Result<Vec<Rule>, String> {
-    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let line = e.span().map(|s| format!(":{}", line_of(text, s.start))).unwrap_or_default();
-        format!("{path}{line}: not TOML: {}", e.message())
-    })?;
+    let doc = parse_toml(text, path)?;
     if let Some(key) = doc.keys().find(|k| *k != "rule") {
         return Err(format!("{path}: unknown top-level key `{key}` (the file holds [[rule]] tables)"));
     }
+    rules_in(&doc, text, path)
+}
+
+/// `text` as a TOML document; an error names the line.
+pub(crate) fn parse_toml(text: &str, path: &str) -> Result<toml::Table, String> {
+    text.parse().map_err(|e: toml::de::Error| {
+        let line = e.span().map(|s| format!(":{}", line_of(text, s.start))).unwrap_or_default();
+        format!("{path}{line}: not TOML: {}", e.message())
+    })
+}
+
+/// The rules of `doc`'s `[[rule]]` tables (`text` is its source, for line numbers).
+pub(crate) fn rules_in(doc: &toml::Table, text: &str, path: &str) -> Result<Vec<Rule>, String> {
     let Some(rules) = doc.get("rule") else { return Ok(Vec::new()) };
     let toml::Value::Array(rules) = rules else {
         return Err(format!("{path}: `rule` must be [[rule]] tables"));

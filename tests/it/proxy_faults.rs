@@ -328,3 +328,59 @@ fn rules_are_switched_through_the_control_endpoint_counted_on_metrics_and_read_a
     let run = proxy.stop();
     assert!(run.stderr.contains("fault rule"), "{}", run.stderr);
 }
+
+/// `kwire --format json chaos run SCENARIO -- COMMAND...` with `stdin`: its report, its exit
+/// code and the command's stdout before the report.
+fn chaos_run(cluster: &support::Cluster, scenario: &str, command: &[&str], stdin: &str) -> (Value, i32) {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let file = std::env::temp_dir().join(format!("{}.toml", support::unique("chaos")));
+    std::fs::write(&file, scenario).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kwire"))
+        .args(["--format", "json", "chaos", "run"])
+        .arg(&file)
+        .arg("--")
+        .args(command)
+        .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kwire chaos runs");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_file(&file);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report = text.lines().last().unwrap_or("");
+    let report: Value = serde_json::from_str(report)
+        .unwrap_or_else(|e| panic!("the last line is the report ({e}): {text}\n{}", support::stderr(&out)));
+    (report, out.status.code().unwrap_or(-1))
+}
+
+#[test]
+fn kwire_chaos_runs_a_producer_through_a_timeline_of_faults_and_reports_what_each_rule_did() {
+    let Some(cluster) = support::cluster() else { return };
+    let rt = support::multi_thread_runtime();
+    let direct = rt.block_on(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap())).unwrap();
+    let topic = rt.block_on(support::new_topic_with_leaders(&direct, "chaos-produce", 3));
+    // The first Produce requests are refused as if the leader had moved; later ones lose
+    // their answers now and then (the producer retries; idempotence keeps each record once).
+    let scenario = "[scenario]\ntimeout_s = 120\n\n\
+        [[rule]]\napi = \"Produce\"\nfirst = 3\naction = \"error\"\nerror = \"NOT_LEADER_OR_FOLLOWER\"\n\n\
+        [[rule]]\napi = \"Produce\"\nevery = 2\nafter = 0\nuntil = 600\naction = \"drop-response\"\n";
+    let lines: String = (0..2_000).map(|i| format!("k{}:{i}", i % 97)).collect::<Vec<_>>().join("\n") + "\n";
+    let kwire = env!("CARGO_BIN_EXE_kwire");
+    let (report, code) =
+        // `--timeout 8`: each record's delivery deadline; a Produce request waits 2 s of it.
+        chaos_run(&cluster, scenario, &[kwire, "--timeout", "8", "produce", &topic, "--key-separator", ":"], &lines);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["exit_code"], 0, "{report}");
+    assert_eq!(report["rules"][0]["applied"], 3, "{report}");
+    assert!(report["rules"][1]["applied"].as_u64().unwrap_or(0) >= 1, "{report}");
+    let read = rt.block_on(read_back(&direct, &topic, 3));
+    assert_once_in_key_order(&read, 2_000);
+
+    // A command that outlives the scenario's timeout is stopped, and the run fails with 11.
+    let (report, code) = chaos_run(&cluster, "[scenario]\ntimeout_s = 1\n", &["sleep", "30"], "");
+    assert_eq!((code, &report["timed_out"]), (11, &Value::Bool(true)), "{report}");
+}

@@ -37,6 +37,13 @@ pub struct ProducerConfig {
     /// The longest a record may take from `send` to its result, retries included (120 s);
     /// past it the record fails with [`ClientError::DeadlineExceeded`].
     pub delivery_timeout: Duration,
+    /// How long a Produce request waits for its answer before its batches are retried (on a
+    /// new connection, within `delivery_timeout`), and the `timeout_ms` it asks the broker to
+    /// wait for the replicas. `None` (the default): the client's `request_timeout`. It must
+    /// leave room for a retry inside `delivery_timeout`, as Java requires
+    /// `delivery.timeout.ms ≥ linger.ms + request.timeout.ms`: an answer lost on the way (a
+    /// proxy dropping it, a connection that stalls) is otherwise never retried.
+    pub request_timeout: Option<Duration>,
     /// Kafka's `transactional.id`: makes the producer transactional (see
     /// [`init_transactions`](crate::Producer::init_transactions)); records can then only be sent
     /// inside a transaction. Needs idempotence. `None` by default.
@@ -58,6 +65,7 @@ impl Default for ProducerConfig {
             max_request_size: 1024 * 1024,
             idempotence: true,
             delivery_timeout: Duration::from_secs(120),
+            request_timeout: None,
             transactional_id: None,
             transaction_timeout: Duration::from_secs(60),
         }

@@ -346,10 +346,17 @@ async fn send(shared: &Arc<Shared>, request: Request) {
     }
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
-        let response = shared.client.finish::<ProduceRequest>(&broker, version, pending).await;
+        let timeout = request_timeout(&shared.client, &shared.config);
+        let response =
+            shared.client.finish_within::<ProduceRequest>(&broker, version, pending, timeout).await;
         let response = retire_on_decode_error(&conn, response);
         answer(&shared, node, batches, &ids, &response.map(|r| (version, r)));
     });
+}
+
+/// How long a Produce request waits for its answer: the producer's own, else the client's.
+fn request_timeout(client: &Client, config: &crate::producer::config::ProducerConfig) -> std::time::Duration {
+    config.request_timeout.unwrap_or(client.config().request_timeout)
 }
 
 /// A request whose every batch failed to encode still counted as in flight.
@@ -390,7 +397,7 @@ fn build_request(
     bytes: Vec<Bytes>,
     ids: &HashMap<String, Uuid>,
 ) -> ProduceRequest {
-    let timeout_ms = i32::try_from(client.config().request_timeout.as_millis()).unwrap_or(i32::MAX);
+    let timeout_ms = i32::try_from(request_timeout(client, config).as_millis()).unwrap_or(i32::MAX);
     let parts = batches.iter().map(|(tp, _)| tp).zip(bytes.into_iter().map(Some));
     let mut request = produce_request(parts, ids, config.acks, timeout_ms);
     request.transactional_id.clone_from(&config.transactional_id);
