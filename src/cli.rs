@@ -349,21 +349,6 @@ pub struct DecodeArgs {
     /// skipped.
     #[arg(long, value_name = "BYTES", default_value_t = kafka_wire::protocol::frame::DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
-    /// Fault rules to apply: a TOML file of [[rule]] tables.
-    #[arg(long, value_name = "FILE")]
-    pub faults: Option<std::path::PathBuf>,
-    /// A fault rule as KEY=VALUE,... (repeatable; after the file's rules): e.g.
-    /// api=Produce,first=3,action=error,error=NOT_LEADER_OR_FOLLOWER.
-    #[arg(long = "fault", value_name = "RULE")]
-    pub fault: Vec<String>,
-    /// Seeds the draws of rules with `probability` (the same seed and requests give the same
-    /// faults); by default the clock.
-    #[arg(long, value_name = "N")]
-    pub fault_seed: Option<u64>,
-    /// Serve the fault rules' control endpoint here (localhost): GET /metrics, GET /rules,
-    /// POST /rules/N/on|off, POST /reload (as SIGHUP does).
-    #[arg(long, value_name = "HOST:PORT")]
-    pub control: Option<String>,
 }
 
 /// Filters on request/response pairs (`kwire proxy`, `kwire decode --pcap`); each repeatable,
@@ -425,7 +410,7 @@ pub struct ProxyArgs {
     /// larger one is passed through unpaired from there on.
     #[arg(long, value_name = "BYTES", default_value_t = kafka_wire::protocol::frame::DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
-    /// Fault rules to apply: a TOML file of [[rule]] tables.
+    /// Fault rules to apply: a TOML file of `[[rule]]` tables.
     #[arg(long, value_name = "FILE")]
     pub faults: Option<std::path::PathBuf>,
     /// A fault rule as KEY=VALUE,... (repeatable; after the file's rules): e.g.
@@ -440,6 +425,10 @@ pub struct ProxyArgs {
     /// POST /rules/N/on|off, POST /reload (as SIGHUP does).
     #[arg(long, value_name = "HOST:PORT")]
     pub control: Option<String>,
+    /// Apply fault rules (and serve --control) on a listener other than loopback: anyone who
+    /// reaches it meets the faults.
+    #[arg(long)]
+    pub allow_remote_faults: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -10,7 +10,7 @@ mod command_config;
 pub mod commands;
 mod exchange_output;
 pub mod exit;
-pub(crate) mod faults;
+pub mod faults;
 mod handed_out;
 mod line_reader;
 mod option_scope;

@@ -56,6 +56,7 @@ pub async fn run(ctx: &Context, args: &ChaosRunArgs) -> Result<(), Failure> {
         fault: Vec::new(),
         fault_seed: None,
         control: None,
+        allow_remote_faults: false,
     };
     let seed = args.fault_seed.unwrap_or_else(|| now_ns().unsigned_abs());
     // The rules' clock starts here, just before the command.

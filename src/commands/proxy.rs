@@ -97,6 +97,17 @@ struct ConnectionFaults {
 pub async fn run(ctx: &Context, args: &ProxyArgs) -> Result<(), Failure> {
     let usage = |m: String| Failure::new(Exit::USAGE, m);
     let faults = load_faults(args)?.map(Arc::new);
+    if faults.is_some() || args.control.is_some() {
+        for (flag, address) in [("--listen", Some(&args.listen)), ("--control", args.control.as_ref())] {
+            let Some(address) = address else { continue };
+            if !args.allow_remote_faults && !is_loopback(address) {
+                return Err(usage(format!(
+                    "{flag} {address} is not a loopback address: fault rules there would reach anyone who \
+                     connects; listen on 127.0.0.1 or ::1, or pass --allow-remote-faults"
+                )));
+            }
+        }
+    }
     if let Some(live) = &faults {
         for rule in live.current().rules() {
             eprintln!("kwire proxy: fault rule {}: {}", rule.origin, rule.action);
@@ -236,6 +247,13 @@ fn load_faults(args: &ProxyArgs) -> Result<Option<LiveRules>, Failure> {
     LiveRules::load(args.faults.clone(), args.fault.clone(), seed)
         .map(Some)
         .map_err(|e| Failure::new(Exit::USAGE, e))
+}
+
+/// Whether `address` (`host:port`) listens on loopback only.
+fn is_loopback(address: &str) -> bool {
+    split_host_port(address).is_some_and(|(host, _)| {
+        host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    })
 }
 
 /// `host:port` or `[v6]:port`.
@@ -732,6 +750,8 @@ mod tests {
         assert_eq!(split_host_port("broker:99999"), None);
         assert_eq!(split_host_port(":9092"), None);
         assert_eq!(join_host_port("::1", 9), "[::1]:9");
+        assert!(is_loopback("127.0.0.1:0") && is_loopback("[::1]:9") && is_loopback("localhost:1"));
+        assert!(!is_loopback("0.0.0.0:9092") && !is_loopback("10.0.0.5:9092") && !is_loopback("broker:1"));
     }
 
     #[test]

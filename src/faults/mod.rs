@@ -13,15 +13,18 @@ pub mod request_topics;
 pub mod rules;
 pub mod scenario;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use kafka_wire::protocol::ApiKey;
 use kwire_capture::RequestSummary;
 
 pub use rules::{Action, Rule};
 
 /// What a rule may look at in one request.
+#[derive(Debug)]
 pub struct RequestFacts<'a> {
     pub summary: &'a RequestSummary,
     /// The request without its size prefix (its header and body).
@@ -62,6 +65,10 @@ pub struct FaultSet {
     enabled: Vec<AtomicBool>,
     loaded: Instant,
     random: Mutex<u64>,
+    /// The rules naming each API, and those naming none, by index in rule order: a request
+    /// looks only at rules that can match its API, whatever the number of other rules.
+    by_api: HashMap<ApiKey, Vec<usize>>,
+    any_api: Vec<usize>,
 }
 
 impl FaultSet {
@@ -69,7 +76,22 @@ impl FaultSet {
     /// requests in the same order draw the same faults).
     pub fn new(rules: Vec<Rule>, now: Instant, seed: u64) -> Self {
         let counters = || rules.iter().map(|_| AtomicU64::new(0)).collect();
+        let mut by_api: HashMap<ApiKey, Vec<usize>> = HashMap::new();
+        let mut any_api = Vec::new();
+        for (i, rule) in rules.iter().enumerate() {
+            if rule.selector.apis.is_empty() {
+                any_api.push(i);
+            }
+            for api in &rule.selector.apis {
+                let list = by_api.entry(*api).or_default();
+                if list.last() != Some(&i) {
+                    list.push(i);
+                }
+            }
+        }
         Self {
+            by_api,
+            any_api,
             matched: counters(),
             applied: counters(),
             enabled: rules.iter().map(|_| AtomicBool::new(true)).collect(),
@@ -114,7 +136,9 @@ impl FaultSet {
     pub fn decide(&self, request: &RequestFacts<'_>, now: Instant) -> Option<Decision> {
         let since = now.saturating_duration_since(self.loaded);
         let mut topics = None;
-        for (i, rule) in self.rules.iter().enumerate() {
+        let named = self.by_api.get(&request.summary.api).map_or(&[][..], Vec::as_slice);
+        for i in merged(named, &self.any_api) {
+            let rule = &self.rules[i];
             if !self.enabled[i].load(Ordering::Relaxed)
                 || !selects(rule, request, &mut topics)
                 || !in_window(rule, since)
@@ -174,6 +198,17 @@ fn selects(rule: &Rule, request: &RequestFacts<'_>, topics: &mut Option<Vec<requ
     })
 }
 
+/// The indices of two ascending lists, ascending: rule order across both.
+fn merged<'a>(a: &'a [usize], b: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
+    let (mut a, mut b) = (a.iter().copied().peekable(), b.iter().copied().peekable());
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if x <= y => a.next(),
+        (Some(_) | None, Some(_)) => b.next(),
+        (Some(_), None) => a.next(),
+        (None, None) => None,
+    })
+}
+
 fn in_window(rule: &Rule, since: Duration) -> bool {
     rule.trigger.after.is_none_or(|a| since >= a) && rule.trigger.until.is_none_or(|u| since < u)
 }
@@ -217,6 +252,18 @@ mod tests {
         assert_eq!(decide(&set, "app", Duration::ZERO), Some(3));
         assert_eq!(decide(&set, "other", Duration::ZERO), Some(1));
         assert_eq!(set.applied(), [0, 1, 2, 1]);
+    }
+
+    #[test]
+    fn rules_of_other_apis_are_not_looked_at_and_order_holds_across_the_index() {
+        assert_eq!(merged(&[1, 4, 6], &[0, 5]).collect::<Vec<_>>(), [0, 1, 4, 5, 6]);
+        let set = set(&[
+            "api=Produce,action=cut-before",
+            "action=cut-after",
+            "api=Metadata|Fetch,action=cut-before",
+        ]);
+        assert_eq!(decide(&set, "a", Duration::ZERO), Some(1), "the rule for any API comes first");
+        assert_eq!(set.status().iter().map(|s| s.matched).collect::<Vec<_>>(), [0, 1, 0]);
     }
 
     #[test]
