@@ -35,6 +35,7 @@ use crate::commands::stop_signal::wait_for_stop;
 use crate::commands::Context;
 use crate::exchange_output::{parse_api_filter, AppliedFault, Filters, Place, Renderer};
 use crate::exit::{Exit, Failure};
+use crate::faults::corrupt::corrupt_fetch_response;
 use crate::faults::error_answer::error_answer;
 use crate::faults::owed::{Fate, Owed};
 use crate::faults::{Action, Decision, RequestFacts};
@@ -508,6 +509,11 @@ impl Side<'_> {
                             fate = Fate::Delay(delay);
                         }
                         Action::DropResponse => fate = Fate::Drop,
+                        Action::Corrupt => {
+                            fate = Fate::Corrupt {
+                                version: peek_request(&whole.slice(4..)).map_or(0, |s| s.version),
+                            };
+                        }
                         Action::CutBefore => {
                             self.request_not_forwarded(&whole, at).await;
                             self.cut();
@@ -567,8 +573,27 @@ impl Side<'_> {
                     }
                     _ => Fate::Pass,
                 };
-                if let Fate::Delay(delay) = fate {
-                    tokio::time::sleep(delay).await;
+                let mut whole = whole;
+                match fate {
+                    Fate::Delay(delay) => tokio::time::sleep(delay).await,
+                    Fate::Corrupt { version } => {
+                        let note = match corrupt_fetch_response(&whole.slice(4..), version) {
+                            Some((corrupted, which)) => {
+                                let mut out = Vec::with_capacity(4 + corrupted.len());
+                                out.extend(&whole[..4]);
+                                out.extend(corrupted);
+                                whole = Bytes::from(out);
+                                format!(
+                                    "fault: corrupted the batch at offset {} of {}-{}",
+                                    which.base_offset, which.topic, which.partition
+                                )
+                            }
+                            None => "fault: a corrupt rule fired but the response has no whole batch: passed on unchanged"
+                                .to_owned(),
+                        };
+                        let _ = self.shared.items.send(Item::Note(Arc::clone(self.names), at, note)).await;
+                    }
+                    Fate::Pass | Fate::Drop => {}
                 }
                 self.deliver(whole, at, to, fate != Fate::Drop).await?;
                 self.deliver_due(to).await?;

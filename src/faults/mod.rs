@@ -7,6 +7,7 @@
 //! the first whose selector matches and whose trigger fires decides what happens to the
 //! request (and to its response).
 
+pub mod corrupt;
 pub mod error_answer;
 pub mod owed;
 pub mod request_topics;

@@ -17,6 +17,10 @@ pub enum Fate {
     Drop,
     /// Passed on this late (the responses behind it wait).
     Delay(Duration),
+    /// A Fetch response of this request version, passed on with a batch corrupted.
+    Corrupt {
+        version: i16,
+    },
 }
 
 #[derive(Debug)]

@@ -29,6 +29,9 @@ pub enum Action {
     /// Answer it with `code` instead of forwarding it: the response's top-level error and the
     /// error of every topic and partition the request named.
     Error { code: ErrorCode },
+    /// Forward it, and flip a byte inside the first record batch of its response (Fetch
+    /// only), which the client's CRC check must catch.
+    Corrupt,
 }
 
 impl Action {
@@ -41,6 +44,7 @@ impl Action {
             Action::CutBefore => "cut-before",
             Action::CutAfter => "cut-after",
             Action::Error { .. } => "error",
+            Action::Corrupt => "corrupt",
         }
     }
 }
@@ -297,6 +301,15 @@ fn rule_of(origin: String, pairs: &[(String, String)]) -> Result<Rule, String> {
             &["hold_ms"],
         ),
         "drop-response" => (Action::DropResponse, &[]),
+        "corrupt" => {
+            if selector.apis != [ApiKey::FETCH] {
+                return Err(fail(
+                    "api",
+                    "`action = corrupt` flips a byte of a Fetch response: give api = Fetch".to_owned(),
+                ));
+            }
+            (Action::Corrupt, &[])
+        }
         "cut-before" => (Action::CutBefore, &[]),
         "cut-after" => (Action::CutAfter, &[]),
         "error" => (
@@ -318,7 +331,7 @@ fn rule_of(origin: String, pairs: &[(String, String)]) -> Result<Rule, String> {
     Ok(Rule { origin, selector, trigger, action })
 }
 
-const ACTIONS: &[&str] = &["delay", "hold", "drop-response", "cut-before", "cut-after", "error"];
+const ACTIONS: &[&str] = &["delay", "hold", "drop-response", "cut-before", "cut-after", "error", "corrupt"];
 
 fn number<T: std::str::FromStr>(value: &str) -> Result<T, String> {
     value.parse().map_err(|_| format!("`{value}` is not a whole number in range"))
@@ -413,6 +426,8 @@ mod tests {
         assert_eq!(rule("action=cut-before"), Ok(Action::CutBefore));
         assert_eq!(rule("action=cut-after"), Ok(Action::CutAfter));
         assert_eq!(rule("action=error,error=16"), Ok(Action::Error { code: ErrorCode::NOT_COORDINATOR }));
+        assert_eq!(rule("api=Fetch,action=corrupt"), Ok(Action::Corrupt));
+        assert!(rule("api=Produce,action=corrupt").unwrap_err().contains("give api = Fetch"));
     }
 
     #[test]
@@ -443,6 +458,30 @@ mod tests {
             let e = parse_flag(text, 2).unwrap_err();
             assert!(e.starts_with("--fault #2: "), "{text}: {e}");
             assert!(e.contains(wanted), "{text}: {e}");
+        }
+    }
+
+    proptest::proptest! {
+        /// No text panics the parsers: it is a rule or an error naming where.
+        #[test]
+        fn no_text_panics_the_parsers(text in "\\PC{0,200}") {
+            let _ = parse_flag(&text, 1);
+            let _ = parse_file(&text, "f.toml");
+        }
+
+        /// Rules' own keys with any values: a rule or an error naming the rule, never a panic.
+        #[test]
+        fn any_values_of_the_rule_keys_are_read_or_refused_by_name(
+            pairs in proptest::collection::vec((0..KEYS.len(), "[ -~]{0,12}"), 0..8),
+        ) {
+            let text: Vec<String> = pairs
+                .iter()
+                .map(|(k, v)| format!("{} = \"{}\"", KEYS[*k], v.replace(['\\', '"'], "")))
+                .collect();
+            let file = format!("[[rule]]\n{}\n", text.join("\n"));
+            if let Err(e) = parse_file(&file, "f.toml") {
+                proptest::prop_assert!(e.starts_with("f.toml"), "{}", e);
+            }
         }
     }
 }

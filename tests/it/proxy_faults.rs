@@ -329,9 +329,20 @@ fn rules_are_switched_through_the_control_endpoint_counted_on_metrics_and_read_a
     assert!(run.stderr.contains("fault rule"), "{}", run.stderr);
 }
 
-/// `kwire --format json chaos run SCENARIO -- COMMAND...` with `stdin`: its report, its exit
-/// code and the command's stdout before the report.
+/// `kwire --format json chaos run SCENARIO -- COMMAND...` with `stdin`: its report and exit
+/// code.
 fn chaos_run(cluster: &support::Cluster, scenario: &str, command: &[&str], stdin: &str) -> (Value, i32) {
+    let (report, code, _, _) = chaos_run_output(cluster, scenario, command, stdin);
+    (report, code)
+}
+
+/// [`chaos_run`], with the command's stdout (the lines before the report) and stderr.
+fn chaos_run_output(
+    cluster: &support::Cluster,
+    scenario: &str,
+    command: &[&str],
+    stdin: &str,
+) -> (Value, i32, String, String) {
     use std::io::Write as _;
     use std::process::{Command, Stdio};
     let file = std::env::temp_dir().join(format!("{}.toml", support::unique("chaos")));
@@ -351,10 +362,11 @@ fn chaos_run(cluster: &support::Cluster, scenario: &str, command: &[&str], stdin
     let out = child.wait_with_output().unwrap();
     let _ = std::fs::remove_file(&file);
     let text = String::from_utf8_lossy(&out.stdout);
-    let report = text.lines().last().unwrap_or("");
+    let lines: Vec<&str> = text.lines().collect();
+    let (report, before) = lines.split_last().unwrap_or((&"", &[]));
     let report: Value = serde_json::from_str(report)
         .unwrap_or_else(|e| panic!("the last line is the report ({e}): {text}\n{}", support::stderr(&out)));
-    (report, out.status.code().unwrap_or(-1))
+    (report, out.status.code().unwrap_or(-1), before.join("\n"), support::stderr(&out))
 }
 
 #[test]
@@ -383,4 +395,28 @@ fn kwire_chaos_runs_a_producer_through_a_timeline_of_faults_and_reports_what_eac
     // A command that outlives the scenario's timeout is stopped, and the run fails with 11.
     let (report, code) = chaos_run(&cluster, "[scenario]\ntimeout_s = 1\n", &["sleep", "30"], "");
     assert_eq!((code, &report["timed_out"]), (11, &Value::Bool(true)), "{report}");
+}
+
+#[test]
+fn a_corrupted_batch_is_a_checksum_error_naming_partition_and_offset_and_no_record_is_printed() {
+    let Some(cluster) = support::cluster() else { return };
+    let rt = support::multi_thread_runtime();
+    let direct = rt.block_on(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap())).unwrap();
+    let topic = rt.block_on(support::new_topic_with_leaders(&direct, "chaos-corrupt", 1));
+    let kwire = env!("CARGO_BIN_EXE_kwire");
+    let lines: String = (0..20).map(|i| i.to_string()).collect::<Vec<_>>().join("\n") + "\n";
+    let (_, code) = chaos_run(&cluster, "", &[kwire, "produce", &topic], &lines);
+    assert_eq!(code, 0, "the records are written");
+    let scenario = "[scenario]\ntimeout_s = 60\n[[rule]]\napi = \"Fetch\"\naction = \"corrupt\"\n";
+    let (report, code, printed, stderr) =
+        chaos_run_output(&cluster, scenario, &[kwire, "consume", &topic, "--count", "20"], "");
+    assert_eq!(code, 11, "{report}");
+    assert_eq!(report["exit_code"], 2, "the consumer failed as on a malformed answer: {report}");
+    assert!(
+        stderr.contains(&format!("{topic}-0: malformed Fetch"))
+            && stderr.contains("checksum mismatch in the batch at offset 0"),
+        "{stderr}"
+    );
+    assert_eq!(printed, "", "no record of the corrupted batch is printed");
+    assert!(report["rules"][0]["applied"].as_u64().unwrap_or(0) >= 1, "{report}");
 }

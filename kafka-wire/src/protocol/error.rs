@@ -57,6 +57,8 @@ pub enum DecodeErrorKind {
     TooDeep,
     /// A record batch's stored checksum does not match its bytes.
     CrcMismatch {
+        /// The base offset of the batch (the offset of a legacy message) that failed.
+        base_offset: i64,
         /// The checksum in the batch header.
         stored: u32,
         /// The checksum of the bytes received.
@@ -121,8 +123,11 @@ impl fmt::Display for DecodeErrorKind {
                 write!(f, "{api} is not defined at version {version}")
             }
             Self::TooDeep => f.write_str("nested record sets too deep"),
-            Self::CrcMismatch { stored, computed } => {
-                write!(f, "checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")
+            Self::CrcMismatch { base_offset, stored, computed } => {
+                write!(
+                    f,
+                    "checksum mismatch in the batch at offset {base_offset}: stored {stored:#010x}, computed {computed:#010x}"
+                )
             }
             Self::DecompressedTooLarge { max } => {
                 write!(f, "decompressed data exceeds the {max}-byte limit")

@@ -210,7 +210,11 @@ pub fn read_entry(
     if opts.verify_crc {
         let computed = crc32fast::hash(bytes.get(CRC_START..).unwrap_or_default());
         if computed != stored {
-            return Err(c.error_at(DecodeErrorKind::CrcMismatch { stored, computed }, "crc", LOG_OVERHEAD));
+            return Err(c.error_at(
+                DecodeErrorKind::CrcMismatch { base_offset: offset, stored, computed },
+                "crc",
+                LOG_OVERHEAD,
+            ));
         }
     }
     let attributes = c.i8("attributes")?;

@@ -123,7 +123,7 @@ impl<'a> RawBatch<'a> {
         if opts.verify_crc {
             let computed = crc32c::crc32c(bytes.get(CRC_START..).unwrap_or_default());
             if computed != stored {
-                return Err(c.error(DecodeErrorKind::CrcMismatch { stored, computed }, "crc"));
+                return Err(c.error(DecodeErrorKind::CrcMismatch { base_offset, stored, computed }, "crc"));
             }
         }
         let bits = c.i16("attributes")?;
