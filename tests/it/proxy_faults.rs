@@ -1,10 +1,12 @@
 //! Issue 36: `kwire proxy --fault` bends chosen pairs between a real cluster and a client, and
-//! kwire's producer is proven under what it injects.
+//! kwire's clients are proven under what it injects.
 //!
 //! - The idempotent producer, with Produce answers dropped, held past its request timeout after
 //!   the broker wrote the batch, refused with NOT_LEADER_OR_FOLLOWER, and connections cut after
 //!   requests were forwarded: every record once, each key in order. The same faults without
 //!   idempotence duplicate records (the control: the faults are real).
+//! - A consumer of partitions on three brokers, one of them answering Fetch 5 s late, reads
+//!   the other brokers' partitions to their ends without waiting for it.
 //! - Two group members (classic cooperative, and KIP-848) read every record once and leave the
 //!   group's commits at the logs' ends while FindCoordinator, OffsetCommit and heartbeats are
 //!   answered with coordinator errors and fetches answer late.
@@ -419,4 +421,79 @@ fn a_corrupted_batch_is_a_checksum_error_naming_partition_and_offset_and_no_reco
     );
     assert_eq!(printed, "", "no record of the corrupted batch is printed");
     assert!(report["rules"][0]["applied"].as_u64().unwrap_or(0) >= 1, "{report}");
+}
+
+#[test]
+fn one_slow_broker_does_not_hold_up_the_partitions_the_others_lead() {
+    let Some(cluster) = support::cluster() else { return };
+    let rt = support::multi_thread_runtime();
+    rt.block_on(async {
+        let direct = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = support::new_topic_with_leaders(&direct, "proxy-slow-broker", 3).await;
+        let metadata = direct.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
+        let leaders: Vec<(i32, String)> = metadata
+            .topic(&topic)
+            .unwrap()
+            .partitions
+            .iter()
+            .map(|p| {
+                let b = metadata.broker(p.leader.unwrap()).unwrap();
+                (p.partition, format!("{}:{}", b.host, b.port))
+            })
+            .collect();
+        let slow = leaders[0].1.clone();
+        assert!(
+            leaders.iter().any(|(_, b)| *b != slow),
+            "the partitions have more than one leader: {leaders:?}"
+        );
+        let producer = Producer::new(Arc::clone(&direct), ProducerConfig::default()).unwrap();
+        for i in 0..300 {
+            let text = Bytes::from(format!("{i}"));
+            producer.send(&topic, ProduceRecord::new(Some(text.clone()), Some(text))).await.unwrap();
+        }
+        producer.flush().await;
+
+        // Every Fetch answer of one broker comes 5 s late.
+        let rule = format!("api=Fetch,broker={slow},action=delay,delay_ms=5000,direction=response");
+        let proxy = KwireProxy::start(&cluster, &["--fault", &rule]);
+        let through = Arc::new(Client::connect(ClientConfig::new(&proxy.bootstrap).unwrap()).await.unwrap());
+        let mut consumer = Consumer::new(
+            through,
+            ConsumerConfig { start: StartPolicy::Earliest, ..ConsumerConfig::default() },
+        );
+        let partitions: Vec<kafka_client::TopicPartition> =
+            leaders.iter().map(|(p, _)| kafka_client::TopicPartition::new(topic.as_str(), *p)).collect();
+        consumer.assign(&partitions).await.unwrap();
+        let ends = direct.log_ranges(&partitions, DEADLINE).await;
+        let started = Instant::now();
+        let mut done_at: std::collections::BTreeMap<i32, Duration> = std::collections::BTreeMap::new();
+        while done_at.len() < partitions.len() && started.elapsed() < Duration::from_secs(60) {
+            if let Some(chunk) = consumer.poll(Duration::from_millis(200)).await.unwrap() {
+                let end = ends[&chunk.partition].as_ref().unwrap().high_watermark;
+                if chunk.records.last().is_some_and(|r| r.offset + 1 >= end) {
+                    done_at.entry(chunk.partition.partition).or_insert(started.elapsed());
+                }
+            }
+        }
+        consumer.close().await.unwrap();
+        let run = proxy.stop();
+        for (p, broker) in &leaders {
+            let took = done_at
+                .get(p)
+                .copied()
+                .unwrap_or_else(|| panic!("partition {p} never read to its end: {done_at:?}"));
+            if *broker == slow {
+                assert!(
+                    took >= Duration::from_millis(4_900),
+                    "partition {p} behind the slow broker took {took:?}"
+                );
+            } else {
+                assert!(
+                    took < Duration::from_secs(2),
+                    "partition {p} waited for the slow broker: {took:?} ({done_at:?})"
+                );
+            }
+        }
+        assert!(!faults_applied(&run).is_empty(), "{}", run.stderr);
+    });
 }
