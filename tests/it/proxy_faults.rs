@@ -7,6 +7,8 @@
 //!   idempotence duplicate records (the control: the faults are real).
 //! - A consumer of partitions on three brokers, one of them answering Fetch 5 s late, reads
 //!   the other brokers' partitions to their ends without waiting for it.
+//! - OFFSET_OUT_OF_RANGE answered for an offset still in the log resets nothing: each record is
+//!   read once, in order.
 //! - Two group members (classic cooperative, and KIP-848) read every record once and leave the
 //!   group's commits at the logs' ends while FindCoordinator, OffsetCommit and heartbeats are
 //!   answered with coordinator errors and fetches answer late.
@@ -495,5 +497,49 @@ fn one_slow_broker_does_not_hold_up_the_partitions_the_others_lead() {
             }
         }
         assert!(!faults_applied(&run).is_empty(), "{}", run.stderr);
+    });
+}
+
+#[test]
+fn an_injected_offset_out_of_range_for_an_offset_still_in_the_log_resets_nothing() {
+    let Some(cluster) = support::cluster() else { return };
+    let rt = support::multi_thread_runtime();
+    rt.block_on(async {
+        let direct = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
+        let topic = support::new_topic_with_leaders(&direct, "proxy-out-of-range", 1).await;
+        let producer = Producer::new(Arc::clone(&direct), ProducerConfig::default()).unwrap();
+        for i in 0..200 {
+            let text = Bytes::from(format!("{i}"));
+            producer.send(&topic, ProduceRecord::new(None, Some(text))).await.unwrap();
+        }
+        producer.flush().await;
+        // The first two Fetch requests are answered OFFSET_OUT_OF_RANGE, as a broker whose log
+        // was truncated would: the consumer checks the log (the offset is inside it) and reads on
+        // from where it was, neither skipping to latest nor going back to earliest.
+        let proxy = KwireProxy::start(
+            &cluster,
+            &["--fault", "api=Fetch,first=2,action=error,error=OFFSET_OUT_OF_RANGE"],
+        );
+        let through = Arc::new(Client::connect(ClientConfig::new(&proxy.bootstrap).unwrap()).await.unwrap());
+        let mut consumer = Consumer::new(
+            through,
+            ConsumerConfig { start: StartPolicy::Earliest, ..ConsumerConfig::default() },
+        );
+        let tp = kafka_client::TopicPartition::new(topic.as_str(), 0);
+        consumer.assign(std::slice::from_ref(&tp)).await.unwrap();
+        let mut read = Vec::new();
+        let mut errors = Vec::new();
+        let started = Instant::now();
+        while read.len() < 200 && started.elapsed() < Duration::from_secs(60) {
+            match consumer.poll(Duration::from_millis(200)).await {
+                Ok(Some(chunk)) => read.extend(chunk.records.iter().map(|r| r.offset)),
+                Ok(None) => {}
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        consumer.close().await.unwrap();
+        let run = proxy.stop();
+        assert_eq!(read, (0..200).collect::<Vec<i64>>(), "each offset once, in order; errors: {errors:?}");
+        assert_eq!(faults_applied(&run).len(), 2, "{}", run.stderr);
     });
 }
