@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use kafka_client::{Client, FetchOptions, FetchRange, TopicPartition};
 use offset_engine::{lag, time_lag_of_record, Isolation, LogView, Offset};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
 
 use super::exporter_committed::{read_cluster_groups, Committed};
@@ -47,6 +47,7 @@ use super::exporter_requests::RequestCounts;
 use super::exporter_snapshot::{push_label, GroupSnap, PartitionSnap, RowSnap, Series, Snapshot};
 use super::exporter_stores::{FileSource, Source, ZkSource};
 use super::exporter_tracks::Tracks;
+use super::http_request::read_request_line;
 use super::Context;
 use crate::cli::ExporterArgs;
 use crate::exit::{Exit, Failure};
@@ -310,23 +311,7 @@ async fn serve(
     requests: RequestCounts,
     stale_after: Duration,
 ) {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    let read = tokio::time::timeout(Duration::from_secs(5), async {
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-    })
-    .await;
-    if read.is_err() {
-        return;
-    }
-    let request = String::from_utf8_lossy(&buf);
-    let path = request.lines().next().and_then(|l| l.split(' ').nth(1)).unwrap_or("");
-    let route = path.split('?').next().unwrap_or("");
+    let Some((_, route)) = read_request_line(&mut stream).await else { return };
     if route == "/metrics" {
         let started = Instant::now();
         let (mut series, own) = {

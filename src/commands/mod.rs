@@ -16,6 +16,7 @@ mod exporter_snapshot;
 mod exporter_stores;
 mod exporter_tracks;
 pub(crate) mod group;
+mod http_request;
 pub(crate) mod metadata;
 mod migrate;
 pub(crate) mod not_authorized;

@@ -18,9 +18,10 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
 
+use super::http_request::read_request_line;
 use crate::faults::{rules, FaultSet, RuleStatus};
 
 /// Where the rules come from, and the set in force.
@@ -113,24 +114,8 @@ pub async fn serve_control(listener: TcpListener, live: Arc<LiveRules>) {
 }
 
 async fn answer(mut stream: TcpStream, live: Arc<LiveRules>) {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    let read = tokio::time::timeout(Duration::from_secs(5), async {
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-    })
-    .await;
-    if read.is_err() {
-        return;
-    }
-    let request = String::from_utf8_lossy(&buf);
-    let mut first = request.lines().next().unwrap_or("").split(' ');
-    let (method, path) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
-    let (status, kind, body) = route(method, path.split('?').next().unwrap_or(""), &live);
+    let Some((method, path)) = read_request_line(&mut stream).await else { return };
+    let (status, kind, body) = route(&method, &path, &live);
     let head = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
