@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use kwire_capture::rewrite::{carries_endpoints, rewrite_response};
-use kwire_capture::{peek_request, Direction, Exchange, Pairer, PcapngWriter, Unmatched};
+use kwire_capture::{peek_request, Direction, Exchange, Pairer, PcapngWriter, RequestSummary, Unmatched};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch, Notify};
@@ -469,12 +469,12 @@ impl Side<'_> {
         Ok(())
     }
 
-    /// What the rules decide for a request frame (size prefix included), noted for its pair.
-    fn decide(&self, whole: &Bytes) -> Option<Decision> {
+    /// What the rules decide for a request frame (size prefix included) whose header says
+    /// `summary`, noted for its pair.
+    fn decide(&self, whole: &Bytes, summary: &RequestSummary) -> Option<Decision> {
         let set = self.shared.faults.as_ref()?.current();
         let frame = whole.slice(4..);
-        let summary = peek_request(&frame)?;
-        let facts = RequestFacts { summary: &summary, frame: &frame, broker: &self.names.broker };
+        let facts = RequestFacts { summary, frame: &frame, broker: &self.names.broker };
         let decision = set.decide(&facts, Instant::now())?;
         if let Some(f) = self.faults {
             lock(&f.applied).insert(summary.correlation_id, decision.clone());
@@ -502,18 +502,17 @@ impl Side<'_> {
                 let mut fate = Fate::Pass;
                 let mut cut_after = false;
                 let mut made = None;
-                if let Some(decision) = self.decide(&whole) {
+                // The header is read once, and only when rules are loaded.
+                let summary = self.faults.and_then(|_| peek_request(&whole.slice(4..)));
+                let decision = summary.as_ref().and_then(|s| self.decide(&whole, s));
+                if let (Some(decision), Some(summary)) = (decision, &summary) {
                     match decision.action {
                         Action::Delay { delay, on_response: false } => tokio::time::sleep(delay).await,
                         Action::Delay { delay, on_response: true } | Action::Hold { hold: delay } => {
                             fate = Fate::Delay(delay);
                         }
                         Action::DropResponse => fate = Fate::Drop,
-                        Action::Corrupt => {
-                            fate = Fate::Corrupt {
-                                version: peek_request(&whole.slice(4..)).map_or(0, |s| s.version),
-                            };
-                        }
+                        Action::Corrupt => fate = Fate::Corrupt { version: summary.version },
                         Action::CutBefore => {
                             self.request_not_forwarded(&whole, at).await;
                             self.cut();
@@ -524,7 +523,7 @@ impl Side<'_> {
                             Ok(answer) => made = Some(Bytes::from(answer)),
                             Err(why) => {
                                 if let Some(f) = self.faults {
-                                    lock(&f.applied).remove(&correlation_id(&whole));
+                                    lock(&f.applied).remove(&summary.correlation_id);
                                 }
                                 let text =
                                     format!("fault rule {}: forwarded unchanged: {why}", decision.origin);
@@ -542,7 +541,7 @@ impl Side<'_> {
                     }
                     return Ok(());
                 }
-                if let (Some(f), Some(summary)) = (self.faults, peek_request(&whole.slice(4..))) {
+                if let (Some(f), Some(summary)) = (self.faults, &summary) {
                     if summary.expects_response {
                         lock(&f.owed).forwarded(summary.correlation_id, fate);
                     }
@@ -676,12 +675,6 @@ impl Side<'_> {
             Err(unmatched) => Item::Unmatched(Arc::clone(self.names), unmatched),
         }
     }
-}
-
-/// The correlation id of a request frame (size prefix included); requests shorter than a
-/// header never reach the rules.
-fn correlation_id(whole: &Bytes) -> i32 {
-    whole.get(8..12).map_or(-1, |id| i32::from_be_bytes([id[0], id[1], id[2], id[3]]))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
