@@ -19,20 +19,12 @@ use kafka_client::{
 use offset_engine::{Anomaly, OutOfRangePolicy, StartPolicy};
 
 use crate::support;
+use crate::support::produced::produce_numbered;
 
 const TIMEOUT: Duration = Duration::from_secs(90);
 
 async fn connect(cluster: &support::Cluster) -> Arc<Client> {
     Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap())
-}
-
-async fn produce(client: &Arc<Client>, topic: &str, count: usize) {
-    let producer = Producer::new(Arc::clone(client), ProducerConfig::default()).unwrap();
-    for i in 0..count {
-        let text = Bytes::from(format!("{i}"));
-        producer.send(topic, ProduceRecord::new(Some(text.clone()), Some(text))).await.unwrap();
-    }
-    producer.flush().await;
 }
 
 fn member(group: &str, protocol: GroupProtocol) -> ConsumerConfig {
@@ -110,7 +102,7 @@ fn two_members_split_the_group_and_hand_over_through_commits(protocol: GroupProt
         let partitions: Vec<TopicPartition> =
             (0..6).map(|p| TopicPartition::new(topic.as_str(), p)).collect();
         let group = support::unique("group-member-group");
-        produce(&client, &topic, 300).await;
+        produce_numbered(&client, &topic, 0..300).await;
 
         let watch = Arc::new(Watch::default());
         let mut first = Consumer::new(Arc::clone(&client), member(&group, protocol));
@@ -130,7 +122,7 @@ fn two_members_split_the_group_and_hand_over_through_commits(protocol: GroupProt
             split_among(owned, 2, &partitions)
         })
         .await;
-        produce(&client, &topic, 300).await;
+        produce_numbered(&client, &topic, 0..300).await;
         wait_for(&watch, "600 records read", |_, read| read >= 600).await;
         tokio::time::sleep(Duration::from_millis(500)).await;
 
@@ -232,7 +224,7 @@ fn a_batch_longer_than_the_session_keeps_the_member_and_a_stalled_application_is
         let client = connect(&cluster).await;
         let topic = support::new_topic_with_leaders(&client, "group-liveness", 2).await;
         let group = support::unique("group-liveness-group");
-        produce(&client, &topic, 20).await;
+        produce_numbered(&client, &topic, 0..20).await;
         let config = ConsumerConfig {
             session_timeout: Duration::from_secs(6),
             max_poll_interval: Duration::from_secs(60),
@@ -307,7 +299,7 @@ fn seed_003_control_the_java_consumer_whose_batch_passes_max_poll_interval_fails
     let topic = support::multi_thread_runtime().block_on(async {
         let client = connect(&cluster).await;
         let topic = support::new_topic_with_leaders(&client, "group-java-slow", 2).await;
-        produce(&client, &topic, 20).await;
+        produce_numbered(&client, &topic, 0..20).await;
         topic
     });
     let group = support::unique("group-java-slow-group");
@@ -337,7 +329,7 @@ fn a_group_members_start_follows_the_engine(protocol: GroupProtocol) {
         let topic = support::new_topic_with_leaders(&client, "group-start", 1).await;
         let tp = TopicPartition::new(topic.as_str(), 0);
         let group = support::unique("group-start-group");
-        produce(&client, &topic, 40).await;
+        produce_numbered(&client, &topic, 0..40).await;
         let commit = OffsetToCommit { tp: tp.clone(), offset: 5, leader_epoch: None, metadata: None };
         client.commit_offsets(&group, &[commit], TIMEOUT).await.unwrap()[&tp].as_ref().unwrap();
         client.delete_records(&[(tp.clone(), 20)], TIMEOUT).await[&tp].as_ref().unwrap();
@@ -421,7 +413,7 @@ fn a_read_process_write_copy_through_a_group_member_is_exact_and_a_stale_member_
         let input = support::new_topic_with_leaders(&client, "eos-in", 2).await;
         let output = support::new_topic_with_leaders(&client, "eos-out", 2).await;
         let group = support::unique("eos-group");
-        produce(&client, &input, 100).await;
+        produce_numbered(&client, &input, 0..100).await;
         let config = ConsumerConfig { enable_auto_commit: false, ..member(&group, GroupProtocol::Classic) };
         let mut consumer = Consumer::new(Arc::clone(&client), config);
         consumer.subscribe(Subscription::Topics(vec![input.clone()])).unwrap();
@@ -519,7 +511,7 @@ fn a_group_members_start_on_a_recreated_topic_follows_the_engine(protocol: Group
     let group = support::unique("group-recreated-group");
     let old_id = support::multi_thread_runtime().block_on(async {
         let client = connect(&cluster).await;
-        produce(&client, &topic, 40).await;
+        produce_numbered(&client, &topic, 0..40).await;
         let metadata = client.refresh_metadata(std::slice::from_ref(&topic)).await.unwrap();
         metadata.topic(&topic).unwrap().topic_id.expect("Kafka 4.1 names its topics' ids")
     });
@@ -527,7 +519,7 @@ fn a_group_members_start_on_a_recreated_topic_follows_the_engine(protocol: Group
     support::create_topic_retrying(&cluster, &topic, 1);
     support::multi_thread_runtime().block_on(async {
         let client = connect(&cluster).await;
-        produce(&client, &topic, 10).await;
+        produce_numbered(&client, &topic, 0..10).await;
         let commit = OffsetToCommit {
             tp: tp.clone(),
             offset: 30,

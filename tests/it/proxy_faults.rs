@@ -20,17 +20,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use kafka_client::{
-    Client, ClientConfig, Consumer, ConsumerConfig, GroupProtocol, ProduceRecord, Producer, ProducerConfig,
-    Subscription,
+    Client, ClientConfig, Consumer, ConsumerConfig, GroupProtocol, Producer, ProducerConfig, Subscription,
 };
 use offset_engine::StartPolicy;
 use serde_json::Value;
 
 use crate::support;
 use crate::support::kwire_proxy::{KwireProxy, ProxyRun};
-use crate::support::produced::{assert_once_in_key_order, duplicates, read_back, send_each, ReadBack};
+use crate::support::produced::{
+    assert_once_in_key_order, duplicates, produce_numbered, read_back, send_each, ReadBack,
+};
 
 /// Written in `WAVES` waves, each flushed before the next: a Produce request or more per
 /// partition leader and wave, enough requests for every rule to fire.
@@ -150,7 +150,6 @@ fn group_through_faults(protocol: GroupProtocol, rules: &[&str]) -> (usize, usiz
         let direct = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
         let topic = support::new_topic_with_leaders(&direct, "proxy-faults-group", 6).await;
         let group = support::unique("proxy-faults-group");
-        let producer = Producer::new(Arc::clone(&direct), ProducerConfig::default()).unwrap();
         let through = Arc::new(Client::connect(ClientConfig::new(&proxy.bootstrap).unwrap()).await.unwrap());
         let read: Arc<Mutex<Vec<(i32, i64)>>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
@@ -188,15 +187,10 @@ fn group_through_faults(protocol: GroupProtocol, rules: &[&str]) -> (usize, usiz
                 (errors, closed.map_err(|e| e.to_string()))
             }));
         }
-        for i in 0..600 {
-            let text = Bytes::from(format!("{i}"));
-            producer.send(&topic, ProduceRecord::new(Some(text.clone()), Some(text))).await.unwrap();
-            if i % 100 == 99 {
-                producer.flush().await;
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
+        for wave in 0..6 {
+            produce_numbered(&direct, &topic, wave * 100..(wave + 1) * 100).await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
         }
-        producer.flush().await;
         let started = Instant::now();
         loop {
             let distinct: BTreeSet<(i32, i64)> = read.lock().unwrap().iter().copied().collect();
@@ -448,12 +442,7 @@ fn one_slow_broker_does_not_hold_up_the_partitions_the_others_lead() {
             leaders.iter().any(|(_, b)| *b != slow),
             "the partitions have more than one leader: {leaders:?}"
         );
-        let producer = Producer::new(Arc::clone(&direct), ProducerConfig::default()).unwrap();
-        for i in 0..300 {
-            let text = Bytes::from(format!("{i}"));
-            producer.send(&topic, ProduceRecord::new(Some(text.clone()), Some(text))).await.unwrap();
-        }
-        producer.flush().await;
+        produce_numbered(&direct, &topic, 0..300).await;
 
         // Every Fetch answer of one broker comes 5 s late.
         let rule = format!("api=Fetch,broker={slow},action=delay,delay_ms=5000,direction=response");
@@ -507,12 +496,7 @@ fn an_injected_offset_out_of_range_for_an_offset_still_in_the_log_resets_nothing
     rt.block_on(async {
         let direct = Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap());
         let topic = support::new_topic_with_leaders(&direct, "proxy-out-of-range", 1).await;
-        let producer = Producer::new(Arc::clone(&direct), ProducerConfig::default()).unwrap();
-        for i in 0..200 {
-            let text = Bytes::from(format!("{i}"));
-            producer.send(&topic, ProduceRecord::new(None, Some(text))).await.unwrap();
-        }
-        producer.flush().await;
+        produce_numbered(&direct, &topic, 0..200).await;
         // The first two Fetch requests are answered OFFSET_OUT_OF_RANGE, as a broker whose log
         // was truncated would: the consumer checks the log (the offset is inside it) and reads on
         // from where it was, neither skipping to latest nor going back to earliest.

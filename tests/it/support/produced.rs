@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use bytes::Bytes;
-use kafka_client::{Client, ClientError, FetchOptions, FetchRange, ProduceRecord, Producer, TopicPartition};
+use kafka_client::{
+    Client, ClientError, FetchOptions, FetchRange, ProduceRecord, Producer, ProducerConfig, TopicPartition,
+};
 
 /// Per partition, (key, value) text in offset order.
 pub type ReadBack = BTreeMap<i32, Vec<(String, String)>>;
@@ -92,4 +94,15 @@ pub fn assert_once_in_key_order(read: &ReadBack, count: usize) {
             }
         }
     }
+}
+
+/// Writes the records `values` to `topic`, each with its number as key and value, with a
+/// producer of its own, and waits until they are flushed.
+pub async fn produce_numbered(client: &std::sync::Arc<Client>, topic: &str, values: std::ops::Range<usize>) {
+    let producer = Producer::new(std::sync::Arc::clone(client), ProducerConfig::default()).unwrap();
+    for i in values {
+        let text = Bytes::from(format!("{i}"));
+        producer.send(topic, ProduceRecord::new(Some(text.clone()), Some(text))).await.unwrap();
+    }
+    producer.flush().await;
 }
