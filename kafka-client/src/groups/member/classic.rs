@@ -10,7 +10,7 @@
 //!      │                      │  └─ leader: AssignAsLeader ─► Assigning ─leader_assignment┐   │
 //!      │                      └──── follower: ─────────────────────────────────────► Syncing │
 //!      │                                                                    SyncGroup │       │
-//!      │   ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, session timeout: Lost               ▼       │
+//!      │   ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID: Lost                                ▼       │
 //!      └───────────────────────────────────────────────────────────────────────── Stable ─────┘
 //!                                                                     heartbeats │  ▲
 //!   a rejoin (REBALANCE_IN_PROGRESS, subscription change, cooperative second     │  │
@@ -37,9 +37,14 @@
 //!   already under way); ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID lose the partitions and rejoin;
 //!   FENCED_INSTANCE_ID and GROUP_AUTHORIZATION_FAILED are fatal; any other error retries after
 //!   a backoff (Java's heartbeat thread `failHeartbeat`).
-//! - The session: with no successful answer for `session.timeout.ms` the member counts its
-//!   session as gone (librdkafka's `rd_kafka_cgrp_session_timeout_check`): Lost, find the
-//!   coordinator, rejoin (keeping the member id, as Java keeps it for ILLEGAL_GENERATION).
+//! - The session: with no successful answer for `session.timeout.ms` the member suspects the
+//!   coordinator, not its generation (Java's heartbeat thread, `markCoordinatorUnknown`): it
+//!   finds the coordinator again and heartbeats in the generation it holds, and the coordinator's
+//!   answer decides. A coordinator that moved (a broker restart) loads the group with every
+//!   member's session started afresh and answers NONE; one that expired the member answers
+//!   UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION, and only then are the partitions lost. (librdkafka
+//!   counts them lost on its own clock; across a coordinator restart slower than the session
+//!   timeout that re-delivered, to the same member, what it had handed out since its last commit.)
 //! - `max.poll.interval.ms`: the rebalance timeout is the poll interval (Java); past it the
 //!   member leaves with the reason "consumer poll timeout has expired." (KIP-800), a dynamic
 //!   one with a LeaveGroup, a static one without (Java's `maybeLeaveGroup` sends none for
@@ -719,9 +724,12 @@ impl ClassicMember {
             self.poll_expired(now);
         }
         if self.session_applies() && self.session_deadline() <= now {
+            // Ask again where the coordinator is and let it answer; the session clock restarts
+            // so that this fires once per session timeout without an answer, not on every tick.
+            self.send_failed(now);
             self.coordinator_known = false;
-            self.in_flight = None;
-            self.lose(LostCause::SessionTimeout, false);
+            self.next_heartbeat = now;
+            self.last_contact = now;
         }
     }
 
@@ -785,7 +793,6 @@ impl ClassicMember {
         } else {
             self.phase = Phase::Unjoined;
             self.want_rejoin(match cause {
-                LostCause::SessionTimeout => "session timed out without a successful heartbeat",
                 LostCause::UnknownMember => "the coordinator does not know the member id",
                 _ => "the generation is no longer valid",
             });
@@ -1507,17 +1514,22 @@ mod tests {
     }
 
     #[test]
-    fn no_successful_heartbeat_for_the_session_timeout_loses_the_partitions() {
+    fn no_successful_heartbeat_for_the_session_timeout_asks_the_coordinator_again_and_keeps_the_partitions() {
         let mut r = Run::new(config());
         r.find_coordinator();
         r.join("m-1", 5, vec![tp("t", 0)]);
         r.events();
-        // The coordinator stops answering: each heartbeat times out, the coordinator cannot be
-        // found again.
+        // The coordinator stops answering for 45 s (four and a half session timeouts): each
+        // heartbeat and FindCoordinator fails. The member keeps asking, and keeps its partition.
         let start = r.now;
+        let mut found_again = 0;
         while r.now < start + Duration::from_secs(45) {
             r.m.application_polled(r.now);
             match r.request() {
+                Some(ClassicRequest::FindCoordinator) => {
+                    found_again += 1;
+                    r.m.handle_send_failed(r.now);
+                }
                 Some(_) => r.m.handle_send_failed(r.now),
                 None => {
                     let next = r.m.poll_timeout().expect("a member in a generation always has a timer");
@@ -1525,18 +1537,55 @@ mod tests {
                     r.now = next;
                 }
             }
-            assert!(r.m.owned().contains(&tp("t", 0)) || r.now >= start + Duration::from_secs(45));
         }
-        let _ = r.request();
+        assert!(found_again >= 4, "the coordinator is looked for again: {found_again} times");
+        assert_eq!(r.events(), [], "nothing is lost on the member's own clock");
+        assert!(r.m.commit_allowed(&tp("t", 0)).is_ok());
+        // The coordinator is back (a restarted broker reloads the group with fresh sessions):
+        // the heartbeat carries the generation held all along, and its answer keeps the member.
+        r.wait(Duration::from_secs(1));
+        r.find_coordinator();
+        match r.request() {
+            Some(ClassicRequest::Heartbeat(h)) => {
+                assert_eq!((h.member_id.as_str(), h.generation), ("m-1", 5));
+                r.m.handle_heartbeat(r.now, ErrorCode::NONE);
+            }
+            other => panic!("expected a Heartbeat at once, got {other:?}"),
+        }
+        assert_eq!(r.events(), []);
+        assert!(r.m.owned().contains(&tp("t", 0)));
+        assert!(r.m.commit_allowed(&tp("t", 0)).is_ok());
+    }
+
+    #[test]
+    fn a_coordinator_found_again_that_expired_the_member_loses_the_partitions() {
+        let mut r = Run::new(config());
+        r.find_coordinator();
+        r.join("m-1", 5, vec![tp("t", 0)]);
+        r.events();
+        let start = r.now;
+        while r.now < start + r.m.config.session_timeout + Duration::from_secs(1) {
+            r.m.application_polled(r.now);
+            match r.request() {
+                Some(_) => r.m.handle_send_failed(r.now),
+                None => r.now = r.m.poll_timeout().expect("a timer"),
+            }
+        }
+        r.wait(Duration::from_secs(1));
+        r.find_coordinator();
+        let h = match r.request() {
+            Some(ClassicRequest::Heartbeat(h)) => h,
+            other => panic!("expected a Heartbeat, got {other:?}"),
+        };
+        assert_eq!(h.generation, 5);
+        r.m.handle_heartbeat(r.now, ErrorCode::UNKNOWN_MEMBER_ID);
         assert_eq!(r.events(), [MemberEvent::Lost(vec![tp("t", 0)])]);
         assert_eq!(
             r.m.commit_allowed(&tp("t", 0)).map_err(|e| e.reason),
-            Err(super::super::model::NotOwnedReason::Lost(LostCause::SessionTimeout))
+            Err(super::super::model::NotOwnedReason::Lost(LostCause::UnknownMember))
         );
-        // It finds the coordinator and rejoins with its member id.
-        r.wait(Duration::from_secs(1));
-        r.find_coordinator();
-        assert_eq!(r.expect_join().member_id, "m-1");
+        // It rejoins without the member id the coordinator no longer knows.
+        assert_eq!(r.expect_join().member_id, "");
     }
 
     #[test]

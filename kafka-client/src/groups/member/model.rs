@@ -135,8 +135,6 @@ pub(crate) enum LostCause {
     UnknownMember,
     /// Classic ILLEGAL_GENERATION: the group is in a newer generation.
     IllegalGeneration,
-    /// Classic: no successful answer from the coordinator for `session.timeout.ms`.
-    SessionTimeout,
     /// The member left after `max.poll.interval.ms` without a poll.
     PollIntervalExceeded,
     /// A fatal error ended membership.
@@ -155,7 +153,6 @@ impl fmt::Display for NotOwned {
                     LostCause::Fenced => "the coordinator fenced its member epoch",
                     LostCause::UnknownMember => "the coordinator no longer knows the member",
                     LostCause::IllegalGeneration => "the group moved to a newer generation",
-                    LostCause::SessionTimeout => "its session timed out",
                     LostCause::PollIntervalExceeded => {
                         "it left the group after max.poll.interval.ms without a poll"
                     }
@@ -429,8 +426,8 @@ mod tests {
         assert_eq!(o.revocation_done([tp(0)].iter()), [tp(0)]);
         assert_eq!(o.why_not(&tp(0)), Some(NotOwnedReason::Revoked));
         assert!(!o.revocation_pending());
-        assert_eq!(o.lose_all(LostCause::SessionTimeout), [tp(1)]);
-        assert_eq!(o.why_not(&tp(1)), Some(NotOwnedReason::Lost(LostCause::SessionTimeout)));
+        assert_eq!(o.lose_all(LostCause::UnknownMember), [tp(1)]);
+        assert_eq!(o.why_not(&tp(1)), Some(NotOwnedReason::Lost(LostCause::UnknownMember)));
         // A later assignment gives a revoked partition back.
         assert_eq!(o.assign([tp(0)]), [tp(0)]);
         assert_eq!(o.why_not(&tp(0)), None);
