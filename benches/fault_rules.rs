@@ -31,7 +31,8 @@ fn rules(count: usize, text: &str) -> FaultSet {
 fn decide(c: &mut Criterion) {
     let frame = fetch_request();
     let summary = peek_request(&frame).expect("a header");
-    let facts = RequestFacts { summary: &summary, frame: &frame, broker: "127.0.0.1:9092" };
+    let facts =
+        RequestFacts { summary: &summary, frame: &frame, broker: "127.0.0.1:9092", topic_name_of: &|_| None };
     let mut group = c.benchmark_group("fault_rules_decide_fetch");
     for (name, set) in [
         ("no_rules", rules(0, "action=cut-before")),

@@ -384,9 +384,12 @@ a summary go to stderr.
 
 Faults (--faults FILE of [[rule]] tables, or --fault KEY=VALUE,...): each request is matched
 against the rules in order (api, version, broker, client_id, topic, partition; first, every,
-probability, after, until) and the first that fires acts on it: delay (delay_ms, direction),
-hold (hold_ms: its response held), drop-response, cut-before, cut-after, or error (error =
-NOT_LEADER_OR_FOLLOWER, ...: answered by the proxy with that error in every partition). Each
+probability, after, until) and the first that fires acts on it: delay (delay_ms, direction;
+jitter_ms, distribution = uniform|normal), hold (hold_ms: its response held), drop-response,
+cut-before, cut-after, error (error = NOT_LEADER_OR_FOLLOWER, ...: answered by the proxy with
+that error in every partition), corrupt (a Fetch batch's CRC broken), rewrite (field, value:
+every field of that name in the response set) or bandwidth (bytes_per_second, direction: passed
+on at that rate). Each
 applied fault is named in its pair's line (\"fault\": rule and action); the counts per rule come
 with the summary. SIGHUP reads the rules file again; --control HOST:PORT serves /metrics and
 switches rules on and off.

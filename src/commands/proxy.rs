@@ -19,10 +19,13 @@ use std::fs::File;
 use std::io::{BufWriter, Write as _};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
+use kafka_wire::protocol::frame::decode_response;
+use kafka_wire::protocol::messages::MetadataRequest;
+use kafka_wire::protocol::ApiKey;
 use kwire_capture::rewrite::{carries_endpoints, rewrite_response};
 use kwire_capture::{peek_request, Direction, Exchange, Pairer, PcapngWriter, RequestSummary, Unmatched};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -38,6 +41,7 @@ use crate::exit::{Exit, Failure};
 use crate::faults::corrupt::corrupt_fetch_response;
 use crate::faults::error_answer::error_answer;
 use crate::faults::owed::{Fate, Owed};
+use crate::faults::rewrite::rewrite_fields;
 use crate::faults::{Action, Decision, RequestFacts};
 use crate::time::now_ns;
 
@@ -83,6 +87,9 @@ struct Shared {
     max_frame: usize,
     pcap: bool,
     faults: Option<Arc<LiveRules>>,
+    /// Topic names by id (base64url text), from the Metadata answers passed on while rules
+    /// are loaded: how a `topic` rule knows a Fetch v13+ that names its topic by id.
+    topic_ids: RwLock<HashMap<String, String>>,
 }
 
 /// What a connection's two forwarding tasks share when fault rules are loaded.
@@ -209,6 +216,7 @@ impl RunningProxy {
             max_frame: args.max_frame,
             pcap: args.pcap.is_some(),
             faults,
+            topic_ids: RwLock::new(HashMap::new()),
         });
         let mut bootstrap = Vec::new();
         for (host, port) in &upstreams {
@@ -464,7 +472,7 @@ impl Side<'_> {
         let Some(f) = self.faults else { return Ok(()) };
         let due = lock(&f.owed).due();
         for frame in due {
-            self.deliver(frame, now_ns(), to, true).await?;
+            self.deliver(frame, now_ns(), to, Delivery::Write).await?;
         }
         Ok(())
     }
@@ -474,7 +482,15 @@ impl Side<'_> {
     fn decide(&self, whole: &Bytes, summary: &RequestSummary) -> Option<Decision> {
         let set = self.shared.faults.as_ref()?.current();
         let frame = whole.slice(4..);
-        let facts = RequestFacts { summary, frame: &frame, broker: &self.names.broker };
+        let topic_name_of = |id: &str| {
+            self.shared.topic_ids.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
+        };
+        let facts = RequestFacts {
+            summary,
+            frame: &frame,
+            broker: &self.names.broker,
+            topic_name_of: &topic_name_of,
+        };
         let decision = set.decide(&facts, Instant::now())?;
         if let Some(f) = self.faults {
             lock(&f.applied).insert(summary.correlation_id, decision.clone());
@@ -501,18 +517,27 @@ impl Side<'_> {
             Direction::ToBroker => {
                 let mut fate = Fate::Pass;
                 let mut cut_after = false;
+                let mut pace_request = None;
                 let mut made = None;
                 // The header is read once, and only when rules are loaded.
                 let summary = self.faults.and_then(|_| peek_request(&whole.slice(4..)));
                 let decision = summary.as_ref().and_then(|s| self.decide(&whole, s));
                 if let (Some(decision), Some(summary)) = (decision, &summary) {
                     match decision.action {
-                        Action::Delay { delay, on_response: false } => tokio::time::sleep(delay).await,
-                        Action::Delay { delay, on_response: true } | Action::Hold { hold: delay } => {
-                            fate = Fate::Delay(delay);
+                        Action::Delay { on_response: false, .. } => tokio::time::sleep(decision.delay).await,
+                        Action::Delay { on_response: true, .. } => fate = Fate::Delay(decision.delay),
+                        Action::Hold { hold } => fate = Fate::Delay(hold),
+                        Action::Bandwidth { bytes_per_second, on_response: true } => {
+                            fate = Fate::Pace(bytes_per_second);
+                        }
+                        Action::Bandwidth { bytes_per_second, on_response: false } => {
+                            pace_request = Some(bytes_per_second);
                         }
                         Action::DropResponse => fate = Fate::Drop,
                         Action::Corrupt => fate = Fate::Corrupt { version: summary.version },
+                        Action::Rewrite { .. } => {
+                            fate = Fate::Rewrite { api: summary.api, version: summary.version };
+                        }
                         Action::CutBefore => {
                             self.request_not_forwarded(&whole, at).await;
                             self.cut();
@@ -546,17 +571,18 @@ impl Side<'_> {
                         lock(&f.owed).forwarded(summary.correlation_id, fate);
                     }
                 }
-                to.write_all(&whole).await?;
+                // Known to the pairer before the broker can answer it: a paced request's last
+                // bytes reach the broker well before its write returns.
+                let mut paired = Vec::new();
+                lock(self.pairer).request(whole.slice(4..), at, &mut |p| paired.push(p));
+                match pace_request {
+                    Some(rate) => write_paced(to, &whole, rate).await?,
+                    None => to.write_all(&whole).await?,
+                }
                 if self.shared.pcap {
                     let _ =
                         items.send(Item::Wire(self.client, self.local, direction, whole.clone(), at)).await;
                 }
-                let mut paired = Vec::new();
-                self.pairer.lock().unwrap_or_else(std::sync::PoisonError::into_inner).request(
-                    whole.slice(4..),
-                    at,
-                    &mut |p| paired.push(p),
-                );
                 for p in paired {
                     let _ = items.send(self.item(p)).await;
                 }
@@ -566,10 +592,10 @@ impl Side<'_> {
                 }
             }
             Direction::ToClient => {
-                let fate = match (self.faults, whole.get(4..8)) {
-                    (Some(f), Some(id)) => {
-                        lock(&f.owed).answered(i32::from_be_bytes([id[0], id[1], id[2], id[3]]))
-                    }
+                let correlation_id =
+                    whole.get(4..8).map(|id| i32::from_be_bytes([id[0], id[1], id[2], id[3]]));
+                let fate = match (self.faults, correlation_id) {
+                    (Some(f), Some(id)) => lock(&f.owed).answered(id),
                     _ => Fate::Pass,
                 };
                 let mut whole = whole;
@@ -592,9 +618,40 @@ impl Side<'_> {
                         };
                         let _ = self.shared.items.send(Item::Note(Arc::clone(self.names), at, note)).await;
                     }
-                    Fate::Pass | Fate::Drop => {}
+                    Fate::Rewrite { api, version } => {
+                        let rule = self
+                            .faults
+                            .zip(correlation_id)
+                            .and_then(|(f, id)| lock(&f.applied).get(&id).cloned());
+                        if let Some(Decision { action: Action::Rewrite { field, value }, origin, .. }) = rule
+                        {
+                            match rewrite_fields(&whole.slice(4..), api, version, &field, &value) {
+                                Ok((rewritten, _)) => {
+                                    let mut out = Vec::with_capacity(4 + rewritten.len());
+                                    out.extend((rewritten.len() as u32).to_be_bytes());
+                                    out.extend(rewritten);
+                                    whole = Bytes::from(out);
+                                }
+                                Err(why) => {
+                                    let note =
+                                        format!("fault rule {origin}: response passed on unchanged: {why}");
+                                    let _ = self
+                                        .shared
+                                        .items
+                                        .send(Item::Note(Arc::clone(self.names), at, note))
+                                        .await;
+                                }
+                            }
+                        }
+                    }
+                    Fate::Pass | Fate::Drop | Fate::Pace(_) => {}
                 }
-                self.deliver(whole, at, to, fate != Fate::Drop).await?;
+                let delivery = match fate {
+                    Fate::Drop => Delivery::Withhold,
+                    Fate::Pace(rate) => Delivery::Pace(rate),
+                    _ => Delivery::Write,
+                };
+                self.deliver(whole, at, to, delivery).await?;
                 self.deliver_due(to).await?;
             }
         }
@@ -612,13 +669,13 @@ impl Side<'_> {
     }
 
     /// One response frame (size prefix included) on its way to the client: paired, rewritten
-    /// if it names brokers, written (unless `write` is false: a dropped response), printed.
+    /// if it names brokers, written as `delivery` says, printed.
     async fn deliver(
         &self,
         whole: Bytes,
         at: i64,
         to: &mut (impl AsyncWrite + Unpin),
-        write: bool,
+        delivery: Delivery,
     ) -> std::io::Result<()> {
         let items = &self.shared.items;
         let answered = lock(self.pairer).response(whole.slice(4..), at);
@@ -627,6 +684,11 @@ impl Side<'_> {
             Ok(mut exchange) => {
                 let api = exchange.request.summary.api;
                 let version = exchange.request.summary.version;
+                if self.faults.is_some() && api == ApiKey::METADATA {
+                    if let Some(response) = &exchange.response {
+                        self.learn_topic_ids(&response.frame, version);
+                    }
+                }
                 if let Some(response) = exchange.response.as_mut().filter(|_| carries_endpoints(api, version))
                 {
                     let shared = self.shared;
@@ -654,14 +716,30 @@ impl Side<'_> {
             }
             Err(unmatched) => Err(unmatched),
         };
-        if write {
-            to.write_all(&sent).await?;
+        if delivery != Delivery::Withhold {
+            match delivery {
+                Delivery::Pace(rate) => write_paced(to, &sent, rate).await?,
+                _ => to.write_all(&sent).await?,
+            }
             if self.shared.pcap {
                 let _ = items.send(Item::Wire(self.client, self.local, Direction::ToClient, sent, at)).await;
             }
         }
         let _ = items.send(self.item(answered)).await;
         Ok(())
+    }
+
+    /// Notes the topic ids a Metadata answer (`frame`, without its size prefix) gives.
+    fn learn_topic_ids(&self, frame: &Bytes, version: i16) {
+        let Ok((_, answer)) = decode_response::<MetadataRequest>(frame.clone(), version) else { return };
+        let known: Vec<(String, String)> = answer
+            .topics
+            .into_iter()
+            .filter_map(|t| Some((t.topic_id.filter(|id| !id.is_zero())?.to_string(), t.name?)))
+            .collect();
+        if !known.is_empty() {
+            self.shared.topic_ids.write().unwrap_or_else(std::sync::PoisonError::into_inner).extend(known);
+        }
     }
 
     fn item(&self, paired: Result<Exchange, Unmatched>) -> Item {
@@ -675,6 +753,37 @@ impl Side<'_> {
             Err(unmatched) => Item::Unmatched(Arc::clone(self.names), unmatched),
         }
     }
+}
+
+/// How [`Side::deliver`] passes a response on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Delivery {
+    Write,
+    /// At no more than this many bytes a second.
+    Pace(u64),
+    /// Not at all (a dropped response).
+    Withhold,
+}
+
+/// Writes `frame` at no more than `bytes_per_second`: a slice of what 10 ms allows, each
+/// written when the bytes before it have had their time (`action = bandwidth`).
+async fn write_paced(
+    to: &mut (impl AsyncWrite + Unpin),
+    frame: &[u8],
+    bytes_per_second: u64,
+) -> std::io::Result<()> {
+    const TICKS_PER_SECOND: u64 = 100;
+    let slice = usize::try_from((bytes_per_second / TICKS_PER_SECOND).max(1)).unwrap_or(usize::MAX);
+    let start = tokio::time::Instant::now();
+    let mut sent = 0u64;
+    for piece in frame.chunks(slice) {
+        to.write_all(piece).await?;
+        to.flush().await?;
+        sent += piece.len() as u64;
+        let due = std::time::Duration::from_secs_f64(sent as f64 / bytes_per_second as f64);
+        tokio::time::sleep_until(start + due).await;
+    }
+    Ok(())
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -710,7 +819,7 @@ fn print_items(
     while let Some(item) = items.blocking_recv() {
         let line = match item {
             Item::Exchange(names, exchange, fault) => {
-                let action = fault.as_ref().map(|d| d.action.to_string());
+                let action = fault.as_ref().map(Decision::applied);
                 let applied = fault
                     .as_ref()
                     .zip(action.as_deref())

@@ -11,10 +11,12 @@ pub mod corrupt;
 pub mod error_answer;
 pub mod owed;
 pub mod request_topics;
+pub mod rewrite;
 pub mod rules;
 pub mod scenario;
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -22,16 +24,28 @@ use std::time::{Duration, Instant};
 use kafka_wire::protocol::ApiKey;
 use kwire_capture::RequestSummary;
 
-pub use rules::{Action, Rule};
+pub use rules::{Action, DelaySpread, Distribution, Rule};
 
 /// What a rule may look at in one request.
-#[derive(Debug)]
 pub struct RequestFacts<'a> {
     pub summary: &'a RequestSummary,
     /// The request without its size prefix (its header and body).
     pub frame: &'a bytes::Bytes,
     /// The upstream broker the connection goes to (`host:port`).
     pub broker: &'a str,
+    /// The name of the topic with this id (base64url text), where known: a `topic` rule
+    /// matches a request that names its topic by id alone (Fetch v13+) through it.
+    pub topic_name_of: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl fmt::Debug for RequestFacts<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestFacts")
+            .field("summary", self.summary)
+            .field("frame", self.frame)
+            .field("broker", &self.broker)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A rule's decision about one request.
@@ -41,6 +55,21 @@ pub struct Decision {
     pub rule: usize,
     pub origin: String,
     pub action: Action,
+    /// For `action = delay`: this request's delay, drawn from the rule's spread; zero otherwise.
+    pub delay: Duration,
+}
+
+impl Decision {
+    /// The action as the proxy's output names it; a delay drawn from a spread says what it drew
+    /// (`delay 100 ms ± 20 ms normal (request): 113 ms`).
+    pub fn applied(&self) -> String {
+        match &self.action {
+            Action::Delay { delay, .. } if !delay.jitter.is_zero() => {
+                format!("{}: {} ms", self.action, self.delay.as_millis())
+            }
+            other => other.to_string(),
+        }
+    }
 }
 
 /// One rule as the control endpoint shows it.
@@ -153,7 +182,16 @@ impl FaultSet {
                 && t.probability.is_none_or(|p| self.draw() < p);
             if fires {
                 self.applied[i].fetch_add(1, Ordering::Relaxed);
-                return Some(Decision { rule: i, origin: rule.origin.clone(), action: rule.action.clone() });
+                let delay = match &rule.action {
+                    Action::Delay { delay, .. } => delay.draw(|| self.draw()),
+                    _ => Duration::ZERO,
+                };
+                return Some(Decision {
+                    rule: i,
+                    origin: rule.origin.clone(),
+                    action: rule.action.clone(),
+                    delay,
+                });
             }
         }
         None
@@ -194,8 +232,11 @@ fn selects(rule: &Rule, request: &RequestFacts<'_>, topics: &mut Option<Vec<requ
     }
     let named = topics.get_or_insert_with(|| request_topics::named_in(request.frame));
     named.iter().any(|n| {
-        s.topic.as_ref().is_none_or(|t| n.topic.as_ref() == Some(t))
-            && s.partition.is_none_or(|p| n.partition == Some(p))
+        s.topic.as_ref().is_none_or(|t| match (&n.topic, &n.topic_id) {
+            (Some(name), _) => name == t,
+            (None, Some(id)) => (request.topic_name_of)(id).as_ref() == Some(t),
+            (None, None) => false,
+        }) && s.partition.is_none_or(|p| n.partition == Some(p))
     })
 }
 
@@ -235,7 +276,8 @@ mod tests {
 
     fn decide(set: &FaultSet, client: &str, at: Duration) -> Option<usize> {
         let (summary, frame) = metadata(client);
-        let facts = RequestFacts { summary: &summary, frame: &frame, broker: "b:9092" };
+        let facts =
+            RequestFacts { summary: &summary, frame: &frame, broker: "b:9092", topic_name_of: &|_| None };
         set.decide(&facts, set.loaded + at).map(|d| d.rule)
     }
 
@@ -281,6 +323,31 @@ mod tests {
             [(true, 1, 1), (true, 1, 1)],
             "a switched-off rule counts nothing"
         );
+    }
+
+    #[test]
+    fn a_topic_rule_matches_a_fetch_naming_the_topic_by_id_once_the_id_is_known() {
+        use kafka_wire::protocol::schema::encode::json_to_frame;
+        let fetch = serde_json::json!({
+            "header": {"request_api_key": 1, "request_api_version": 13, "correlation_id": 1, "client_id": "c"},
+            "body": {"replica_id": -1, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 1000,
+                "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+                "topics": [{"topic_id": "x6PVMq1pS4W3wfd3cT6Ncg", "partitions": [{"partition": 3,
+                    "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+                    "log_start_offset": -1, "partition_max_bytes": 1000}]}],
+                "forgotten_topics_data": [], "rack_id": ""}
+        });
+        let frame = bytes::Bytes::from(json_to_frame(&fetch, None).unwrap());
+        let summary = peek_request(&frame).unwrap();
+        let set = set(&["topic=orders,partition=3,action=cut-before"]);
+        let ask = |lookup: &dyn Fn(&str) -> Option<String>| {
+            let facts =
+                RequestFacts { summary: &summary, frame: &frame, broker: "b:9092", topic_name_of: lookup };
+            set.decide(&facts, set.loaded).is_some()
+        };
+        assert!(!ask(&|_| None), "an unknown id names no topic");
+        assert!(!ask(&|_| Some("payments".to_owned())));
+        assert!(ask(&|id| (id == "x6PVMq1pS4W3wfd3cT6Ncg").then(|| "orders".to_owned())));
     }
 
     #[test]

@@ -17,6 +17,14 @@ pub enum Fate {
     Drop,
     /// Passed on this late (the responses behind it wait).
     Delay(Duration),
+    /// Passed on at no more than this many bytes a second.
+    Pace(u64),
+    /// A response of this API and request version, passed on with the fields the request's
+    /// rule names rewritten.
+    Rewrite {
+        api: kafka_wire::protocol::ApiKey,
+        version: i16,
+    },
     /// A Fetch response of this request version, passed on with a batch corrupted.
     Corrupt {
         version: i16,

@@ -13,10 +13,10 @@ use crate::exchange_output::parse_api_filter;
 /// What a matching request suffers.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// Forward it `delay` late (`direction = "request"`, the default), or forward its
-    /// response `delay` late (`direction = "response"`; later responses on the connection
-    /// wait behind it, as they would behind a slow broker).
-    Delay { delay: Duration, on_response: bool },
+    /// Forward it late (`direction = "request"`, the default), or forward its response late
+    /// (`direction = "response"`; later responses on the connection wait behind it, as they
+    /// would behind a slow broker); each request draws its own delay from `delay`.
+    Delay { delay: DelaySpread, on_response: bool },
     /// Forward it, and hold its response `hold` before passing it on: long enough and the
     /// client times the request out after the broker carried it out.
     Hold { hold: Duration },
@@ -32,6 +32,56 @@ pub enum Action {
     /// Forward it, and flip a byte inside the first record batch of its response (Fetch
     /// only), which the client's CRC check must catch.
     Corrupt,
+    /// Pass its response (`direction = "response"`, the default) or the request itself
+    /// (`direction = "request"`) on at no more than `bytes_per_second`, a slice every 10 ms.
+    /// A connection's frames go one after another, so a rule that takes every request of a
+    /// connection limits that connection's bandwidth in that direction.
+    Bandwidth { bytes_per_second: u64, on_response: bool },
+    /// Forward it, and pass its response on with every field named `field` set to `value`
+    /// (re-encoded by the schema interpreter).
+    Rewrite { field: String, value: serde_json::Value },
+}
+
+/// How a delay is drawn, in whole milliseconds: `delay_ms`, give or take `jitter_ms`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DelaySpread {
+    pub delay: Duration,
+    /// Zero: every delay is `delay`.
+    pub jitter: Duration,
+    pub distribution: Distribution,
+}
+
+/// The shape of a delay's jitter (tc-netem's names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distribution {
+    /// Any delay in `[delay − jitter, delay + jitter]` equally likely (Toxiproxy's latency).
+    Uniform,
+    /// A normal distribution of mean `delay` and standard deviation `jitter`.
+    Normal,
+}
+
+impl DelaySpread {
+    /// Always `delay`.
+    pub fn fixed(delay: Duration) -> Self {
+        Self { delay, jitter: Duration::ZERO, distribution: Distribution::Uniform }
+    }
+
+    /// One delay, from draws in `[0, 1)`; never below zero.
+    pub fn draw(&self, mut uniform: impl FnMut() -> f64) -> Duration {
+        if self.jitter.is_zero() {
+            return self.delay;
+        }
+        let (mean, spread) = (self.delay.as_secs_f64(), self.jitter.as_secs_f64());
+        let offset = match self.distribution {
+            Distribution::Uniform => (2.0 * uniform() - 1.0) * spread,
+            // Box–Muller; 1 − u keeps the logarithm's argument in (0, 1].
+            Distribution::Normal => {
+                let (u1, u2) = (1.0 - uniform(), uniform());
+                (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos() * spread
+            }
+        };
+        Duration::try_from_secs_f64(mean + offset).unwrap_or(Duration::ZERO)
+    }
 }
 
 impl Action {
@@ -45,6 +95,8 @@ impl Action {
             Action::CutAfter => "cut-after",
             Action::Error { .. } => "error",
             Action::Corrupt => "corrupt",
+            Action::Bandwidth { .. } => "bandwidth",
+            Action::Rewrite { .. } => "rewrite",
         }
     }
 }
@@ -52,10 +104,21 @@ impl Action {
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Action::Delay { delay, on_response } => write!(
+            Action::Delay { delay, on_response } => {
+                write!(f, "delay {} ms", delay.delay.as_millis())?;
+                if !delay.jitter.is_zero() {
+                    let shape = match delay.distribution {
+                        Distribution::Uniform => "uniform",
+                        Distribution::Normal => "normal",
+                    };
+                    write!(f, " ± {} ms {shape}", delay.jitter.as_millis())?;
+                }
+                write!(f, " ({})", if *on_response { "response" } else { "request" })
+            }
+            Action::Rewrite { field, value } => write!(f, "rewrite {field} = {value}"),
+            Action::Bandwidth { bytes_per_second, on_response } => write!(
                 f,
-                "delay {} ms ({})",
-                delay.as_millis(),
+                "bandwidth {bytes_per_second} B/s ({})",
                 if *on_response { "response" } else { "request" }
             ),
             Action::Hold { hold } => write!(f, "hold the response {} ms", hold.as_millis()),
@@ -134,8 +197,13 @@ const KEYS: &[&str] = &[
     "action",
     "direction",
     "delay_ms",
+    "jitter_ms",
+    "distribution",
     "hold_ms",
     "error",
+    "bytes_per_second",
+    "field",
+    "value",
 ];
 
 /// Reads the `[[rule]]` tables of a fault file; `path` names it in errors.
@@ -229,6 +297,8 @@ fn rule_of(origin: String, pairs: &[(String, String)]) -> Result<Rule, String> {
     let mut selector = Selector::default();
     let mut trigger = Trigger::default();
     let (mut action, mut direction, mut delay_ms, mut hold_ms, mut error) = (None, None, None, None, None);
+    let (mut jitter_ms, mut distribution, mut bytes_per_second) = (None, None, None);
+    let (mut field, mut new_value) = (None, None);
     let mut seen: Vec<&str> = Vec::new();
     for (key, value) in pairs {
         let key = key.as_str();
@@ -273,6 +343,22 @@ fn rule_of(origin: String, pairs: &[(String, String)]) -> Result<Rule, String> {
                 });
             }
             "delay_ms" => delay_ms = Some(millis(value).map_err(|e| fail(key, e))?),
+            "jitter_ms" => jitter_ms = Some(millis(value).map_err(|e| fail(key, e))?),
+            "distribution" => {
+                distribution = Some(match value {
+                    "uniform" => Distribution::Uniform,
+                    "normal" => Distribution::Normal,
+                    _ => return Err(fail(key, format!("`{value}`: give uniform or normal"))),
+                });
+            }
+            "bytes_per_second" => bytes_per_second = Some(positive(value).map_err(|e| fail(key, e))?),
+            "field" => {
+                if value.is_empty() {
+                    return Err(fail(key, "names no field".to_owned()));
+                }
+                field = Some(value.to_owned());
+            }
+            "value" => new_value = Some(json_scalar(value)),
             "hold_ms" => hold_ms = Some(millis(value).map_err(|e| fail(key, e))?),
             "error" => error = Some(error_code(value).map_err(|e| fail(key, e))?),
             _ => unreachable!("every key of KEYS is handled"),
@@ -287,12 +373,28 @@ fn rule_of(origin: String, pairs: &[(String, String)]) -> Result<Rule, String> {
         action.ok_or_else(|| format!("{origin}: no `action` (one of {})", ACTIONS.join(", ")))?;
     // The keys an action takes; any other action key given is a mistake worth naming.
     let (action, own): (Action, &[&str]) = match action_name.as_str() {
-        "delay" => (
-            Action::Delay {
-                delay: delay_ms.ok_or_else(|| fail("delay_ms", "`action = delay` needs it".to_owned()))?,
-                on_response: direction.unwrap_or(false),
+        "delay" => {
+            let delay = delay_ms.ok_or_else(|| fail("delay_ms", "`action = delay` needs it".to_owned()))?;
+            if distribution.is_some() && jitter_ms.is_none() {
+                return Err(fail("distribution", "shapes `jitter_ms`: give it too".to_owned()));
+            }
+            let spread = DelaySpread {
+                delay,
+                jitter: jitter_ms.unwrap_or(Duration::ZERO),
+                distribution: distribution.unwrap_or(Distribution::Uniform),
+            };
+            (
+                Action::Delay { delay: spread, on_response: direction.unwrap_or(false) },
+                &["delay_ms", "jitter_ms", "distribution", "direction"],
+            )
+        }
+        "bandwidth" => (
+            Action::Bandwidth {
+                bytes_per_second: bytes_per_second
+                    .ok_or_else(|| fail("bytes_per_second", "`action = bandwidth` needs it".to_owned()))?,
+                on_response: direction.unwrap_or(true),
             },
-            &["delay_ms", "direction"],
+            &["bytes_per_second", "direction"],
         ),
         "hold" => (
             Action::Hold {
@@ -318,20 +420,58 @@ fn rule_of(origin: String, pairs: &[(String, String)]) -> Result<Rule, String> {
             },
             &["error"],
         ),
+        "rewrite" => (
+            Action::Rewrite {
+                field: field.ok_or_else(|| fail("field", "`action = rewrite` needs it".to_owned()))?,
+                value: new_value.ok_or_else(|| fail("value", "`action = rewrite` needs it".to_owned()))?,
+            },
+            &["field", "value"],
+        ),
         other => {
             return Err(fail("action", format!("unknown action `{other}` (one of {})", ACTIONS.join(", "))))
         }
     };
-    if let Some(stray) = ["delay_ms", "hold_ms", "error", "direction"]
-        .into_iter()
-        .find(|k| seen.contains(k) && !own.contains(k))
+    if let Some(stray) = [
+        "delay_ms",
+        "jitter_ms",
+        "distribution",
+        "hold_ms",
+        "error",
+        "bytes_per_second",
+        "field",
+        "value",
+        "direction",
+    ]
+    .into_iter()
+    .find(|k| seen.contains(k) && !own.contains(k))
     {
         return Err(fail(stray, format!("does not apply to `action = {action_name}`")));
     }
     Ok(Rule { origin, selector, trigger, action })
 }
 
-const ACTIONS: &[&str] = &["delay", "hold", "drop-response", "cut-before", "cut-after", "error", "corrupt"];
+const ACTIONS: &[&str] = &[
+    "delay",
+    "hold",
+    "drop-response",
+    "cut-before",
+    "cut-after",
+    "error",
+    "corrupt",
+    "bandwidth",
+    "rewrite",
+];
+
+/// A `value` as the JSON scalar a field takes: a whole number, `true` / `false`, `null`, or
+/// else the text itself.
+fn json_scalar(text: &str) -> serde_json::Value {
+    match text {
+        "true" => serde_json::Value::Bool(true),
+        "false" => serde_json::Value::Bool(false),
+        "null" => serde_json::Value::Null,
+        _ => text.parse::<i64>().map_or_else(|_| serde_json::Value::from(text), serde_json::Value::from),
+    }
+}
 
 fn number<T: std::str::FromStr>(value: &str) -> Result<T, String> {
     value.parse().map_err(|_| format!("`{value}` is not a whole number in range"))
@@ -415,11 +555,38 @@ mod tests {
         let rule = |text| parse_flag(text, 1).map(|r| r.action);
         assert_eq!(
             rule("action=delay,delay_ms=250,direction=response"),
-            Ok(Action::Delay { delay: Duration::from_millis(250), on_response: true })
+            Ok(Action::Delay { delay: DelaySpread::fixed(Duration::from_millis(250)), on_response: true })
         );
         assert_eq!(
             rule("action=delay,delay_ms=5"),
-            Ok(Action::Delay { delay: Duration::from_millis(5), on_response: false })
+            Ok(Action::Delay { delay: DelaySpread::fixed(Duration::from_millis(5)), on_response: false })
+        );
+        assert_eq!(
+            rule("action=delay,delay_ms=100,jitter_ms=20,distribution=normal"),
+            Ok(Action::Delay {
+                delay: DelaySpread {
+                    delay: Duration::from_millis(100),
+                    jitter: Duration::from_millis(20),
+                    distribution: Distribution::Normal
+                },
+                on_response: false
+            })
+        );
+        assert_eq!(
+            rule("action=bandwidth,bytes_per_second=65536"),
+            Ok(Action::Bandwidth { bytes_per_second: 65536, on_response: true })
+        );
+        assert_eq!(
+            rule("api=Metadata,action=rewrite,field=leader_id,value=99"),
+            Ok(Action::Rewrite { field: "leader_id".to_owned(), value: serde_json::Value::from(99) })
+        );
+        assert_eq!(
+            rule("action=rewrite,field=host,value=elsewhere"),
+            Ok(Action::Rewrite { field: "host".to_owned(), value: serde_json::Value::from("elsewhere") })
+        );
+        assert_eq!(
+            rule("action=bandwidth,bytes_per_second=10,direction=request"),
+            Ok(Action::Bandwidth { bytes_per_second: 10, on_response: false })
         );
         assert_eq!(rule("action=hold,hold_ms=31000"), Ok(Action::Hold { hold: Duration::from_secs(31) }));
         assert_eq!(rule("action=drop-response"), Ok(Action::DropResponse));
@@ -428,6 +595,52 @@ mod tests {
         assert_eq!(rule("action=error,error=16"), Ok(Action::Error { code: ErrorCode::NOT_COORDINATOR }));
         assert_eq!(rule("api=Fetch,action=corrupt"), Ok(Action::Corrupt));
         assert!(rule("api=Produce,action=corrupt").unwrap_err().contains("give api = Fetch"));
+    }
+
+    /// A deterministic stream of draws in `[0, 1)`.
+    fn draws(seed: u64) -> impl FnMut() -> f64 {
+        let mut x = seed | 1;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// Mean and standard deviation of `n` delays, in milliseconds, and the least and most.
+    fn moments(spread: DelaySpread, n: usize) -> (f64, f64, f64, f64) {
+        let mut uniform = draws(7);
+        let ms: Vec<f64> = (0..n).map(|_| spread.draw(&mut uniform).as_secs_f64() * 1e3).collect();
+        let mean = ms.iter().sum::<f64>() / n as f64;
+        let sd = (ms.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+        let (lo, hi) = ms.iter().fold((f64::MAX, f64::MIN), |(lo, hi), m| (lo.min(*m), hi.max(*m)));
+        (mean, sd, lo, hi)
+    }
+
+    #[test]
+    fn delays_are_drawn_around_delay_ms_with_the_jitter_and_shape_asked_for() {
+        let ms = Duration::from_millis;
+        let fixed = DelaySpread::fixed(ms(40));
+        assert_eq!(fixed.draw(|| unreachable!("a fixed delay draws nothing")), ms(40));
+
+        let uniform = DelaySpread { delay: ms(100), jitter: ms(20), distribution: Distribution::Uniform };
+        let (mean, sd, lo, hi) = moments(uniform, 20_000);
+        assert!((mean - 100.0).abs() < 1.0, "uniform mean {mean}");
+        // A uniform spread over ±20 ms has a standard deviation of 20/√3 ≈ 11.5 ms.
+        assert!((sd - 11.55).abs() < 0.5, "uniform sd {sd}");
+        assert!(lo >= 80.0 && hi <= 120.0, "uniform range {lo}..{hi}");
+
+        let normal = DelaySpread { delay: ms(100), jitter: ms(20), distribution: Distribution::Normal };
+        let (mean, sd, lo, hi) = moments(normal, 20_000);
+        assert!((mean - 100.0).abs() < 1.0, "normal mean {mean}");
+        assert!((sd - 20.0).abs() < 1.0, "normal sd {sd}");
+        assert!(lo < 40.0 && hi > 160.0, "a normal spread has tails past 3 sd: {lo}..{hi}");
+
+        // Never below zero, however wide the jitter.
+        let wide = DelaySpread { delay: ms(5), jitter: ms(50), distribution: Distribution::Normal };
+        let (_, _, lo, _) = moments(wide, 5_000);
+        assert!(lo >= 0.0, "{lo}");
     }
 
     #[test]
@@ -447,6 +660,14 @@ mod tests {
             ("action=error,error=NOT_A_THING", "unknown error `NOT_A_THING`"),
             ("action=error,error=NONE", "unknown error `NONE`"),
             ("action=cut-before,delay_ms=5", "`delay_ms`: does not apply to `action = cut-before`"),
+            ("action=delay,delay_ms=5,distribution=normal", "`distribution`: shapes `jitter_ms`"),
+            ("action=delay,delay_ms=5,jitter_ms=1,distribution=pareto", "give uniform or normal"),
+            ("action=bandwidth", "`bytes_per_second`: `action = bandwidth` needs it"),
+            ("action=bandwidth,bytes_per_second=0", "at least 1"),
+            ("action=rewrite,value=1", "`field`: `action = rewrite` needs it"),
+            ("action=rewrite,field=offset", "`value`: `action = rewrite` needs it"),
+            ("action=cut-after,field=offset", "`field`: does not apply to `action = cut-after`"),
+            ("action=hold,hold_ms=5,jitter_ms=1", "`jitter_ms`: does not apply to `action = hold`"),
             ("action=cut-before,api=Nope", "unknown API `Nope`"),
             ("action=cut-before,version=7-3", "not a version range"),
             ("action=cut-before,probability=1.5", "not between 0 and 1"),

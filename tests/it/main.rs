@@ -47,6 +47,7 @@ mod client_transactions;
 mod client_versions;
 mod proxy_clients;
 mod proxy_confluent_kafka;
+mod proxy_fault_actions;
 mod proxy_faults;
 mod proxy_leader_change;
 mod proxy_pcap;
