@@ -124,6 +124,40 @@ fn an_idempotent_producer_writes_each_record_once_in_order_through_dropped_held_
     }
 }
 
+/// Found by `scripts/fault-compare`: a lost answer resolved only once later batches were
+/// acknowledged. With small batches sent back to back, the batches after the one whose answer
+/// was lost are acknowledged before it times out; the broker keeps only the last five batches
+/// to recognise a retry by, so its retry met OUT_OF_ORDER_SEQUENCE_NUMBER, retried again every
+/// second and failed at the delivery timeout — records that were written, reported as lost.
+#[test]
+fn an_idempotent_producer_resolves_a_lost_answer_by_the_later_batches_acknowledged() {
+    let Some(cluster) = support::cluster() else { return };
+    let proxy = KwireProxy::start(&cluster, &["--fault", "api=Produce,every=5,action=drop-response"]);
+    let rt = support::multi_thread_runtime();
+    let direct = rt.block_on(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap())).unwrap();
+    let topic = rt.block_on(support::new_topic_with_leaders(&direct, "proxy-lost-answer", 3));
+    let (failed, took) = rt.block_on(async {
+        let client = Arc::new(Client::connect(ClientConfig::new(&proxy.bootstrap).unwrap()).await.unwrap());
+        let config = ProducerConfig {
+            batch_size: 1_024,
+            linger: Duration::from_millis(5),
+            request_timeout: Some(Duration::from_secs(2)),
+            delivery_timeout: Duration::from_secs(30),
+            ..ProducerConfig::default()
+        };
+        let producer = Producer::new(client, config).unwrap();
+        let started = Instant::now();
+        let results = send_each(&producer, &topic, 0..2_000).await;
+        producer.close().await;
+        (results.iter().filter(|r| r.is_err()).count(), started.elapsed())
+    });
+    let run = proxy.stop();
+    assert!(!faults_applied(&run).is_empty(), "{}", run.stderr);
+    assert_eq!(failed, 0, "sends that failed (after {took:?})");
+    let read = rt.block_on(read_back(&direct, &topic, 3));
+    assert_once_in_key_order(&read, 2_000);
+}
+
 #[test]
 fn without_idempotence_the_same_faults_duplicate_records() {
     let Some(cluster) = support::cluster() else { return };

@@ -35,13 +35,30 @@ pub(crate) enum BatchRecovery {
     Fail,
 }
 
+/// Where an idempotent batch's sequence numbers stand against its partition's last
+/// acknowledged one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SequencePlace {
+    /// Its base sequence is the one after the last acknowledged: no earlier batch of the
+    /// partition is unresolved.
+    NextInLine,
+    /// An earlier batch of the partition is still unresolved.
+    AfterUnresolved,
+    /// A batch with later sequences was acknowledged. A broker appends a producer's batches
+    /// only in sequence order, so it has this one: its answer was lost or came too late.
+    Acknowledged,
+}
+
 /// The one retry decision for a produced batch, as the Java producer makes it.
 ///
 /// `answer` is the partition's error code, or the error of the whole request (no answer: a
 /// connection cut after sending, a timeout). `idempotent`: the batch carries a producer id and
-/// sequence number. `next_in_line`: its base sequence is the one after the partition's last
-/// acknowledged sequence, i.e. no earlier batch of the partition is still unresolved.
+/// sequence number; `place`: where its sequences stand (see [`SequencePlace`]).
 ///
+/// - An idempotent batch whose place is `Acknowledged` is done when it has no answer or one
+///   about its sequence (OUT_OF_ORDER_SEQUENCE_NUMBER: the broker keeps only its last five
+///   batches to recognise a retry by, and this one is older) — Java resolves such a batch the
+///   same way (`TransactionManager`'s unresolved sequences). Its records' offsets are unknown.
 /// - Without an answer the batch is sent again: with idempotence the broker discards a copy it
 ///   already has (DUPLICATE_SEQUENCE_NUMBER, or the original's offset); without, it may be
 ///   appended twice.
@@ -57,8 +74,23 @@ pub(crate) enum BatchRecovery {
 pub(crate) fn batch_recovery(
     answer: Result<ErrorCode, &ClientError>,
     idempotent: bool,
-    next_in_line: bool,
+    place: SequencePlace,
 ) -> BatchRecovery {
+    if idempotent && place == SequencePlace::Acknowledged {
+        let about_its_sequence = match answer {
+            Ok(code) => matches!(
+                code,
+                ErrorCode::NONE
+                    | ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER
+                    | ErrorCode::DUPLICATE_SEQUENCE_NUMBER
+            ),
+            Err(e) => e.is_retriable(),
+        };
+        if about_its_sequence {
+            return BatchRecovery::Done;
+        }
+    }
+    let next_in_line = place == SequencePlace::NextInLine;
     let code = match answer {
         Ok(code) => code,
         Err(ClientError::Kafka { code, .. }) => *code,
@@ -146,28 +178,42 @@ mod tests {
         };
         for idempotent in [true, false] {
             assert_eq!(
-                batch_recovery(Err(&cut), idempotent, true),
+                batch_recovery(Err(&cut), idempotent, SequencePlace::NextInLine),
                 BatchRecovery::Retry { refresh_metadata: true }
             );
         }
+        // Unless a later batch of the same producer was acknowledged meanwhile: then the
+        // broker has it, and sending it again would only meet OUT_OF_ORDER_SEQUENCE_NUMBER.
+        assert_eq!(batch_recovery(Err(&cut), true, SequencePlace::Acknowledged), BatchRecovery::Done);
     }
 
     #[test]
     fn sequence_errors_are_judged_by_whether_the_batch_is_next_in_line() {
         use BatchRecovery::*;
+        use SequencePlace::{Acknowledged, AfterUnresolved, NextInLine};
         let ooo = ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER;
         let unknown = ErrorCode::UNKNOWN_PRODUCER_ID;
-        assert_eq!(batch_recovery(Ok(ooo), true, false), Retry { refresh_metadata: false });
-        assert_eq!(batch_recovery(Ok(ooo), true, true), Fail);
-        assert_eq!(batch_recovery(Ok(unknown), true, true), BumpEpochAndRetry);
-        assert_eq!(batch_recovery(Ok(unknown), true, false), Retry { refresh_metadata: false });
-        assert_eq!(batch_recovery(Ok(ErrorCode::DUPLICATE_SEQUENCE_NUMBER), true, true), Done);
-        assert_eq!(batch_recovery(Ok(ErrorCode::INVALID_PRODUCER_EPOCH), true, true), Fail);
-        assert_eq!(batch_recovery(Ok(ErrorCode::PRODUCER_FENCED), true, true), Fail);
+        assert_eq!(batch_recovery(Ok(ooo), true, AfterUnresolved), Retry { refresh_metadata: false });
+        assert_eq!(batch_recovery(Ok(ooo), true, NextInLine), Fail);
+        assert_eq!(
+            batch_recovery(Ok(ooo), true, Acknowledged),
+            Done,
+            "an old retry the broker no longer recognises"
+        );
+        assert_eq!(batch_recovery(Ok(unknown), true, NextInLine), BumpEpochAndRetry);
+        assert_eq!(batch_recovery(Ok(unknown), true, AfterUnresolved), Retry { refresh_metadata: false });
+        assert_eq!(batch_recovery(Ok(ErrorCode::DUPLICATE_SEQUENCE_NUMBER), true, NextInLine), Done);
+        assert_eq!(batch_recovery(Ok(ErrorCode::INVALID_PRODUCER_EPOCH), true, NextInLine), Fail);
+        assert_eq!(batch_recovery(Ok(ErrorCode::PRODUCER_FENCED), true, NextInLine), Fail);
+        assert_eq!(
+            batch_recovery(Ok(ErrorCode::PRODUCER_FENCED), true, Acknowledged),
+            Fail,
+            "fencing stays fatal"
+        );
         // A moved leader is retried after a refresh either way.
         let moved = ErrorCode::NOT_LEADER_OR_FOLLOWER;
-        assert_eq!(batch_recovery(Ok(moved), false, true), Retry { refresh_metadata: true });
-        assert_eq!(batch_recovery(Ok(ErrorCode::NONE), false, true), Done);
+        assert_eq!(batch_recovery(Ok(moved), false, NextInLine), Retry { refresh_metadata: true });
+        assert_eq!(batch_recovery(Ok(ErrorCode::NONE), false, NextInLine), Done);
     }
 
     #[test]

@@ -15,17 +15,26 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::Notify;
 
+use crate::cluster::retry::SequencePlace;
 use crate::error::ClientError;
 use crate::producer::produce::{Produced, RecordRef};
 use kafka_wire::protocol::records::{restamp, BatchBuilder, Compression, ProducerStamp, RecordEncodeError};
 
-/// Bytes a record is charged against `buffer_memory` and `batch_size` beyond its key, value
-/// and headers: the widest varints of its length, deltas and counts (as Java's estimate).
+/// Bytes a record is charged against `buffer_memory` beyond its key, value and headers: the
+/// widest varints of its length, deltas and counts (as Java's estimate). A batch is filled to
+/// `batch_size` by what its records take encoded (as Java's), which for small records is about
+/// half of what they are charged.
 pub(crate) const RECORD_OVERHEAD: usize = 21;
 
 /// The buffer a new batch starts with (unless its first record needs more, or `batch_size`
 /// is smaller); it doubles from there up to `batch_size`.
 const INITIAL_BATCH_CAPACITY: usize = 64 * 1024;
+
+/// Whether sequence `a` is `b` or comes before it, sequences wrapping at `i32::MAX` (the
+/// nearer way round decides).
+fn at_or_before(a: i32, b: i32) -> bool {
+    (b.wrapping_sub(a) & i32::MAX) < (1 << 30)
+}
 
 /// Bytes of a batch beyond its records: the fixed header.
 const BATCH_HEADER: usize = 61;
@@ -151,6 +160,15 @@ impl Batch {
         self.bytes += size;
         Ok(index)
     }
+
+    /// Bytes its records take as encoded so far (uncompressed), for `batch_size`; a sealed
+    /// batch is never appended to again, so what it was charged stands in.
+    fn filled(&self) -> usize {
+        match &self.body {
+            Body::Open(builder) => builder.len().saturating_sub(BATCH_HEADER),
+            Body::Sealed(_) => self.bytes,
+        }
+    }
 }
 
 /// One partition's batches and sequence state.
@@ -198,8 +216,10 @@ impl PartitionQueue {
         now_ms: i64,
         appended: impl FnOnce(&Arc<BatchOutcome>, i32) -> T,
     ) -> Result<T, RecordEncodeError> {
-        let full =
-            self.open.as_ref().is_some_and(|b| b.bytes + size > batch_size || b.record_count() == i32::MAX);
+        let full = self
+            .open
+            .as_ref()
+            .is_some_and(|b| b.filled() + size > batch_size || b.record_count() == i32::MAX);
         if full {
             self.close_open();
         }
@@ -224,7 +244,7 @@ impl PartitionQueue {
     /// Closes the open batch when `size` more bytes would take it past `batch_size` (as
     /// [`append`](Self::append) would before adding them); returns whether it did.
     pub(crate) fn close_if_cannot_take(&mut self, size: usize, batch_size: usize) -> bool {
-        let cannot = self.open.as_ref().is_some_and(|b| b.bytes + size > batch_size);
+        let cannot = self.open.as_ref().is_some_and(|b| b.filled() + size > batch_size);
         if cannot {
             self.close_open();
         }
@@ -233,7 +253,7 @@ impl PartitionQueue {
 
     /// Whether the open batch is at least `batch_size` (a sticky partition moves on then).
     pub(crate) fn open_is_full(&self, batch_size: usize) -> bool {
-        self.open.as_ref().is_some_and(|b| b.bytes >= batch_size)
+        self.open.as_ref().is_some_and(|b| b.filled() >= batch_size)
     }
 
     /// Bytes of the batch [`take`](Self::take) would return (its records as charged, and the
@@ -262,7 +282,7 @@ impl PartitionQueue {
         }
         self.open
             .as_ref()
-            .is_some_and(|b| drain_all || b.bytes >= batch_size || now.duration_since(b.created) >= linger)
+            .is_some_and(|b| drain_all || b.filled() >= batch_size || now.duration_since(b.created) >= linger)
     }
 
     /// When a batch of this partition becomes sendable by time alone, if one will.
@@ -300,10 +320,28 @@ impl PartitionQueue {
         batch.stamp.base_sequence == ((self.last_acked.wrapping_add(1)) & i32::MAX)
     }
 
+    /// Where `batch`'s sequences stand against the last acknowledged one (a batch without
+    /// sequences is always next in line).
+    pub(crate) fn place_of(&self, batch: &Batch) -> SequencePlace {
+        if batch.has_sequence()
+            && self.last_acked >= 0
+            && at_or_before(batch.last_sequence(), self.last_acked)
+        {
+            SequencePlace::Acknowledged
+        } else if !batch.has_sequence() || self.is_next_in_line(batch) {
+            SequencePlace::NextInLine
+        } else {
+            SequencePlace::AfterUnresolved
+        }
+    }
+
     /// Notes that the broker has `batch`; a partition held to one batch in flight by a retry
-    /// is released once no retried batch is left.
+    /// is released once no retried batch is left. The last acknowledged sequence never moves
+    /// back (a batch resolved as written after a later one was acknowledged).
     pub(crate) fn acknowledged(&mut self, batch: &Batch) {
-        if batch.has_sequence() {
+        if batch.has_sequence()
+            && (self.last_acked < 0 || !at_or_before(batch.last_sequence(), self.last_acked))
+        {
             self.last_acked = batch.last_sequence();
         }
         if self.retrying && !self.ready.iter().any(|b| b.sent) {
@@ -398,10 +436,12 @@ mod tests {
     fn a_batch_closes_when_the_next_record_would_pass_batch_size() {
         let now = Instant::now();
         let mut q = PartitionQueue::default();
-        // 31 bytes a record: three fit in 100, the fourth opens a new batch.
-        fill(&mut q, 4, 100, now);
+        // 31 bytes charged a record, 17 encoded: five fit in 100 (the fifth is let in on the
+        // four before it taking 68 and its charge of 31), the sixth opens a new batch.
+        fill(&mut q, 6, 100, now);
         assert_eq!(q.ready.len(), 1);
-        assert_eq!(q.ready[0].record_count(), 3);
+        assert_eq!(q.ready[0].record_count(), 5);
+        assert_eq!(q.ready[0].bytes, 5 * 31, "charged as before");
         assert!(q.sendable(now, Duration::from_secs(60), 100, false));
     }
 
@@ -412,10 +452,10 @@ mod tests {
         assert_eq!(q.next_batch_bytes(), 0);
         fill(&mut q, 1, 100, now); // one open batch of 31 bytes
         assert_eq!(q.next_batch_bytes(), 31 + BATCH_HEADER);
-        fill(&mut q, 3, 100, now); // closed: 3 records; open: 1
-        assert_eq!(q.next_batch_bytes(), 3 * 31 + BATCH_HEADER);
+        fill(&mut q, 5, 100, now); // closed: 5 records; open: 1
+        assert_eq!(q.next_batch_bytes(), 5 * 31 + BATCH_HEADER);
         let taken = q.take(None).unwrap();
-        assert_eq!(taken.bytes + BATCH_HEADER, 3 * 31 + BATCH_HEADER);
+        assert_eq!(taken.bytes + BATCH_HEADER, 5 * 31 + BATCH_HEADER);
         assert_eq!(q.next_batch_bytes(), 31 + BATCH_HEADER);
     }
 
@@ -435,10 +475,10 @@ mod tests {
     fn sequences_follow_record_counts_and_survive_a_retry() {
         let now = Instant::now();
         let mut q = PartitionQueue::default();
-        fill(&mut q, 6, 100, now); // batches of 3 and 3
+        fill(&mut q, 10, 100, now); // batches of 5 and 5
         let first = q.take(Some((42, 0))).unwrap();
         let second = q.take(Some((42, 0))).unwrap();
-        assert_eq!((first.stamp.base_sequence, second.stamp.base_sequence), (0, 3));
+        assert_eq!((first.stamp.base_sequence, second.stamp.base_sequence), (0, 5));
         assert_eq!(first.stamp.producer_id, 42);
         assert!(q.is_next_in_line(&first) && !q.is_next_in_line(&second));
         // The first comes back (connection cut): it is resent before anything newer, with
@@ -456,6 +496,26 @@ mod tests {
         assert!(q.is_next_in_line(&again));
         q.acknowledged(&again);
         assert!(!q.retrying);
+    }
+
+    #[test]
+    fn a_batch_behind_an_acknowledged_one_is_placed_as_acknowledged_and_never_moves_the_mark_back() {
+        let now = Instant::now();
+        let mut q = PartitionQueue::default();
+        fill(&mut q, 15, 100, now); // batches of 5, 5 and 5
+        let first = q.take(Some((42, 0))).unwrap();
+        let second = q.take(Some((42, 0))).unwrap();
+        let third = q.take(Some((42, 0))).unwrap();
+        assert_eq!(q.place_of(&first), SequencePlace::NextInLine);
+        assert_eq!(q.place_of(&third), SequencePlace::AfterUnresolved);
+        // The first's answer is lost; the second and third are acknowledged.
+        q.acknowledged(&second);
+        q.acknowledged(&third);
+        assert_eq!(q.place_of(&first), SequencePlace::Acknowledged);
+        q.acknowledged(&first);
+        assert_eq!(q.last_acked, third.last_sequence(), "the mark stays at the third");
+        assert!(at_or_before(i32::MAX - 2, 3), "across the wrap");
+        assert!(!at_or_before(3, i32::MAX - 2));
     }
 
     #[test]

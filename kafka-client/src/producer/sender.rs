@@ -449,7 +449,7 @@ fn answer(
         let Some(queue) = state.partitions.get_mut(&tp) else { continue };
         queue.in_flight = queue.in_flight.saturating_sub(1);
         let idempotent = batch.has_sequence();
-        let recovery = batch_recovery(code.as_ref().map(|c| *c), idempotent, queue.is_next_in_line(&batch));
+        let recovery = batch_recovery(code.as_ref().map(|c| *c), idempotent, queue.place_of(&batch));
         let error = || match &code {
             Ok(code) => ClientError::Kafka {
                 broker: BrokerRef { node_id: Some(node), addr: String::new() },
