@@ -626,12 +626,7 @@ impl Side<'_> {
                         if let Some(Decision { action: Action::Rewrite { field, value }, origin, .. }) = rule
                         {
                             match rewrite_fields(&whole.slice(4..), api, version, &field, &value) {
-                                Ok((rewritten, _)) => {
-                                    let mut out = Vec::with_capacity(4 + rewritten.len());
-                                    out.extend((rewritten.len() as u32).to_be_bytes());
-                                    out.extend(rewritten);
-                                    whole = Bytes::from(out);
-                                }
+                                Ok((rewritten, _)) => whole = size_prefixed(&rewritten),
                                 Err(why) => {
                                     let note =
                                         format!("fault rule {origin}: response passed on unchanged: {why}");
@@ -699,10 +694,7 @@ impl Side<'_> {
                     };
                     match rewrite_response(api, version, &response.frame, &mut map) {
                         Ok(Some(rewritten)) => {
-                            let mut out = Vec::with_capacity(4 + rewritten.len());
-                            out.extend((rewritten.len() as u32).to_be_bytes());
-                            out.extend_from_slice(&rewritten);
-                            sent = Bytes::from(out);
+                            sent = size_prefixed(&rewritten);
                             response.frame = rewritten;
                         }
                         Ok(None) => {}
@@ -753,6 +745,14 @@ impl Side<'_> {
             Err(unmatched) => Item::Unmatched(Arc::clone(self.names), unmatched),
         }
     }
+}
+
+/// `frame` (a response without its size prefix) with its size prefix, as it goes on the wire.
+fn size_prefixed(frame: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(4 + frame.len());
+    out.extend((frame.len() as u32).to_be_bytes());
+    out.extend_from_slice(frame);
+    Bytes::from(out)
 }
 
 /// How [`Side::deliver`] passes a response on.

@@ -181,8 +181,8 @@ pub struct Rule {
     pub action: Action,
 }
 
-/// The keys a rule may have, for the error that names an unknown one.
-const KEYS: &[&str] = &[
+/// The keys any rule may have (selector, trigger, `action`).
+const RULE_KEYS: &[&str] = &[
     "api",
     "version",
     "broker",
@@ -195,7 +195,11 @@ const KEYS: &[&str] = &[
     "after",
     "until",
     "action",
-    "direction",
+];
+
+/// The keys only some actions take; each action names its own where it is read, and any other
+/// of these given is named as not applying.
+const ACTION_KEYS: &[&str] = &[
     "delay_ms",
     "jitter_ms",
     "distribution",
@@ -204,7 +208,13 @@ const KEYS: &[&str] = &[
     "bytes_per_second",
     "field",
     "value",
+    "direction",
 ];
+
+/// Every key a rule may have, in the order the error for an unknown one lists them.
+fn keys() -> impl Iterator<Item = &'static str> {
+    RULE_KEYS.iter().chain(ACTION_KEYS).copied()
+}
 
 /// Reads the `[[rule]]` tables of a fault file; `path` names it in errors.
 pub fn parse_file(text: &str, path: &str) -> Result<Vec<Rule>, String> {
@@ -302,8 +312,9 @@ fn rule_of(origin: String, pairs: &[(String, String)]) -> Result<Rule, String> {
     let mut seen: Vec<&str> = Vec::new();
     for (key, value) in pairs {
         let key = key.as_str();
-        if !KEYS.contains(&key) {
-            return Err(format!("{origin}: unknown key `{key}` (a rule takes {})", KEYS.join(", ")));
+        if !keys().any(|k| k == key) {
+            let all: Vec<&str> = keys().collect();
+            return Err(format!("{origin}: unknown key `{key}` (a rule takes {})", all.join(", ")));
         }
         if seen.contains(&key) {
             return Err(fail(key, "given twice".to_owned()));
@@ -361,7 +372,7 @@ fn rule_of(origin: String, pairs: &[(String, String)]) -> Result<Rule, String> {
             "value" => new_value = Some(json_scalar(value)),
             "hold_ms" => hold_ms = Some(millis(value).map_err(|e| fail(key, e))?),
             "error" => error = Some(error_code(value).map_err(|e| fail(key, e))?),
-            _ => unreachable!("every key of KEYS is handled"),
+            _ => unreachable!("every key of RULE_KEYS and ACTION_KEYS is handled"),
         }
     }
     if let (Some(after), Some(until)) = (trigger.after, trigger.until) {
@@ -431,20 +442,7 @@ fn rule_of(origin: String, pairs: &[(String, String)]) -> Result<Rule, String> {
             return Err(fail("action", format!("unknown action `{other}` (one of {})", ACTIONS.join(", "))))
         }
     };
-    if let Some(stray) = [
-        "delay_ms",
-        "jitter_ms",
-        "distribution",
-        "hold_ms",
-        "error",
-        "bytes_per_second",
-        "field",
-        "value",
-        "direction",
-    ]
-    .into_iter()
-    .find(|k| seen.contains(k) && !own.contains(k))
-    {
+    if let Some(stray) = ACTION_KEYS.iter().copied().find(|k| seen.contains(k) && !own.contains(k)) {
         return Err(fail(stray, format!("does not apply to `action = {action_name}`")));
     }
     Ok(Rule { origin, selector, trigger, action })
@@ -693,11 +691,11 @@ mod tests {
         /// Rules' own keys with any values: a rule or an error naming the rule, never a panic.
         #[test]
         fn any_values_of_the_rule_keys_are_read_or_refused_by_name(
-            pairs in proptest::collection::vec((0..KEYS.len(), "[ -~]{0,12}"), 0..8),
+            pairs in proptest::collection::vec((0..RULE_KEYS.len() + ACTION_KEYS.len(), "[ -~]{0,12}"), 0..8),
         ) {
             let text: Vec<String> = pairs
                 .iter()
-                .map(|(k, v)| format!("{} = \"{}\"", KEYS[*k], v.replace(['\\', '"'], "")))
+                .map(|(k, v)| format!("{} = \"{}\"", keys().nth(*k).unwrap_or("api"), v.replace(['\\', '"'], "")))
                 .collect();
             let file = format!("[[rule]]\n{}\n", text.join("\n"));
             if let Err(e) = parse_file(&file, "f.toml") {
