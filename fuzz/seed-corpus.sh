@@ -96,15 +96,17 @@ echo "seed-corpus: $c captured frames; $e endpoint_rewrite inputs from both"
 
 # Record sets written by Kafka's MemoryRecordsBuilder (lines `set <name> <hex>`), where present:
 # into record_set (byte 0 = 3: CRCs checked, legacy nesting 1), record_batch and record_batch_view
-# (byte 0 = 1).
+# (byte 0 = 1), and record_batch_streamed (byte 0 = 1, byte 1 = 3: 64-byte chunks).
 m=0
 for file in ../kafka-wire/src/protocol/records/testdata/kafka-*-records.txt; do
     [ -f "$file" ] || continue
     release=$(basename "$file" -records.txt)
     while read -r kind name hex; do
         [ "$kind" = set ] || continue
-        mkdir -p "$corpus/record_set" "$corpus/record_batch" "$corpus/record_batch_view"
+        mkdir -p "$corpus/record_set" "$corpus/record_batch" "$corpus/record_batch_view" \
+            "$corpus/record_batch_streamed"
         echo "03$hex" | xxd -r -p > "$corpus/record_set/$release-$name"
+        echo "0103$hex" | xxd -r -p > "$corpus/record_batch_streamed/$release-$name"
         echo "01$hex" | xxd -r -p > "$corpus/record_batch/$release-$name"
         echo "01$hex" | xxd -r -p > "$corpus/record_batch_view/$release-$name"
         m=$((m + 1))

@@ -126,6 +126,8 @@ fn main() {
         write(&corpus, "record_batch", &format!("{name}-nocrc"), &prefixed(&[0], &bytes));
         write(&corpus, "record_batch_view", &format!("{name}-crc"), &prefixed(&[1], &bytes));
         write(&corpus, "record_batch_view", &format!("{name}-nocrc"), &prefixed(&[0], &bytes));
+        write(&corpus, "record_batch_streamed", &format!("{name}-crc"), &prefixed(&[1, 3], &bytes));
+        write(&corpus, "record_batch_streamed", &format!("{name}-nocrc"), &prefixed(&[0, 0], &bytes));
         write(&corpus, "record_set", &format!("v2-{name}"), &prefixed(&[3], &bytes));
         set.extend_from_slice(&bytes);
     }
@@ -165,6 +167,20 @@ fn main() {
         let mut empty = Vec::new();
         compress(codec, b"", &mut empty).expect("compresses");
         write(&corpus, target, "empty", &empty);
+    }
+    // The streaming decompressor: byte 0 the codec (0 gzip, 1 snappy, 2 lz4, 3 zstd), byte 1 the
+    // read size less one.
+    for (id, codec) in
+        [Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd].into_iter().enumerate()
+    {
+        let mut packed = Vec::new();
+        compress(codec, &text, &mut packed).expect("compresses");
+        write(
+            &corpus,
+            "decompress_streaming",
+            &format!("text-{codec}"),
+            &prefixed(&[id as u8, 100], &packed),
+        );
     }
     let mut xerial = Vec::new();
     compress(Compression::Snappy, &text, &mut xerial).expect("compresses");

@@ -212,6 +212,62 @@ pub fn decompress(codec: Compression, input: &[u8]) {
     assert!(back == out, "{codec}: decompress(compress(x)) != x");
 }
 
+/// The streaming decompressor against the whole-buffer one on the same input and cap, read in
+/// pieces of `step` bytes: the same output, or both refuse the input.
+pub fn streaming_matches_whole(codec: Compression, input: &[u8], step: usize) {
+    use kafka_wire::protocol::records::{compression, Decompressor};
+    let whole = compression::decompress(codec, input, DECOMPRESS_CAP);
+    let streamed = Decompressor::new(codec, input, DECOMPRESS_CAP).and_then(|mut d| {
+        let (mut out, mut buf) = (Vec::new(), vec![0u8; step.max(1)]);
+        loop {
+            let n = d.read(&mut buf)?;
+            assert!(
+                d.produced() <= DECOMPRESS_CAP + 1,
+                "{codec}: {} bytes buffered past the cap",
+                d.produced()
+            );
+            if n == 0 {
+                return Ok(out);
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+    });
+    match (whole, streamed) {
+        (Ok(a), Ok(b)) => assert!(a == b, "{codec}: streamed output differs from whole"),
+        (Err(_), Err(_)) => {}
+        (whole, streamed) => {
+            panic!("{codec}: whole {:?} vs streamed {:?}", whole.map(|v| v.len()), streamed.map(|v| v.len()))
+        }
+    }
+}
+
+/// A batch read as it decompresses ([`StreamedBatch`], `chunk_size` bytes at a time) against
+/// the view that decompresses it whole: both fail, or both give the same records. The input's
+/// length field is set to its length first (a stream is handed an entry a record set already
+/// split off; the view checks the length itself).
+pub fn check_streamed_matches_view(bytes: &[u8], opts: &DecodeOptions, chunk_size: usize) {
+    use kafka_wire::protocol::records::StreamedBatch;
+    let mut bytes = bytes.to_vec();
+    let Some(len) = bytes.len().checked_sub(12).and_then(|n| i32::try_from(n).ok()) else { return };
+    bytes[8..12].copy_from_slice(&len.to_be_bytes());
+    let viewed = BatchView::parse(&bytes, opts)
+        .and_then(|view| view.records().map(|r| r.map(RecordView::to_record)).collect::<Result<Vec<_>, _>>());
+    let streamed = StreamedBatch::parse_entry(&bytes, 0, opts, chunk_size).and_then(|mut batch| {
+        let mut records = Vec::new();
+        while let Some(r) = batch.next_record() {
+            let (record, chunk) = r?;
+            assert!(chunk.len() <= opts.max_decompressed_size, "a chunk past the cap");
+            records.push(record.to_record_in(chunk));
+        }
+        Ok(records)
+    });
+    match (viewed, streamed) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "streamed records != view records"),
+        (Err(_), Err(_)) => {}
+        (viewed, streamed) => panic!("view and stream disagree: {viewed:?} vs {streamed:?}"),
+    }
+}
+
 /// The group every `file_store` input is decoded as (the seeds are documents of this group).
 pub const FILE_STORE_GROUP: &str = "g";
 

@@ -6,6 +6,8 @@
 //!   control batches.
 //! - [`legacy`]: MessageSet magic 0/1, including compressed wrapper messages.
 //! - [`compression`]: gzip, snappy (raw and xerial), lz4 (frame), zstd — each a cargo feature.
+//! - [`StreamedBatch`]: a compressed batch read record by record as it decompresses
+//!   ([`Decompressor`]), holding a chunk of it at a time: for readers with a memory budget.
 //! - [`RecordSet`]: a Fetch response's `records` field as a whole, whose last batch may be cut
 //!   short.
 //!
@@ -58,16 +60,20 @@ pub(crate) mod batch;
 pub(crate) mod builder;
 pub mod compression;
 pub(crate) mod control;
+pub(crate) mod decompressor;
 pub mod legacy;
 pub(crate) mod set;
+pub(crate) mod streamed;
 pub(crate) mod view;
 
 pub use batch::{BatchAttributes, Header, Record, RecordBatch, TimestampType};
 pub use builder::{restamp, BatchBuilder, ProducerStamp};
 pub use compression::Compression;
 pub use control::{ControlRecordKey, ControlRecordType, EndTransactionMarker};
+pub use decompressor::Decompressor;
 pub use legacy::{LegacyBatch, LegacyMessage};
 pub use set::{Entries, Entry, RecordSet, RecordSetBatch};
+pub use streamed::StreamedBatch;
 pub use view::{BatchHeader, BatchView, HeaderIter, HeaderView, Headers, RecordView, Records};
 
 /// Limits applied while decoding record data.
@@ -150,6 +156,24 @@ impl Budget {
     /// Bytes decompressed so far under this budget.
     pub fn spent(&self) -> usize {
         self.max - self.left
+    }
+
+    /// Bytes this budget still allows.
+    pub fn left(&self) -> usize {
+        self.left
+    }
+
+    /// A budget of `at_most` of what this one has left (for one batch held to a tighter
+    /// bound); what it spends is charged back with [`Budget::absorb`].
+    #[must_use]
+    pub fn part(&self, at_most: usize) -> Budget {
+        let left = self.left.min(at_most);
+        Budget { left, max: left }
+    }
+
+    /// Charges what `part`, made by [`Budget::part`], spent.
+    pub fn absorb(&mut self, part: &Budget) {
+        self.left = self.left.saturating_sub(part.spent());
     }
 
     /// Decompresses `input`, charging its output to the budget; errors name the configured cap.

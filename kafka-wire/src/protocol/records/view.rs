@@ -509,7 +509,7 @@ impl<'a> Iterator for HeaderIter<'a> {
 impl FusedIterator for HeaderIter<'_> {}
 
 #[inline]
-fn read_record<'a>(c: &mut Cursor<'a>) -> DecodeResult<RecordView<'a>> {
+pub(super) fn read_record<'a>(c: &mut Cursor<'a>) -> DecodeResult<RecordView<'a>> {
     let len = c.varint("record.length")?;
     let len = usize::try_from(len)
         .map_err(|_| c.error(DecodeErrorKind::NegativeLength(i64::from(len)), "record.length"))?;
