@@ -111,6 +111,22 @@ pub enum ClientError {
         /// What the decoder refused.
         source: DecodeError,
     },
+    /// A partition's record data in a Fetch response did not decode: a corrupt batch, or one
+    /// that decompresses past [`DecodeOptions::max_decompressed_size`](kafka_wire::protocol::records::DecodeOptions::max_decompressed_size).
+    /// Nothing of the batch was returned; the records before it were.
+    Records {
+        /// The partition whose records they are.
+        partition: TopicPartition,
+        /// The base offset of the batch that did not decode (the fetch position when the data
+        /// cannot be split into batches, or is a legacy message set).
+        offset: i64,
+        /// The broker that sent the response.
+        broker: BrokerRef,
+        /// The Fetch version the response was decoded at.
+        version: i16,
+        /// What the decoder refused.
+        source: DecodeError,
+    },
     /// The request could not be encoded at the negotiated version.
     Encode {
         /// The API of the request.
@@ -272,6 +288,10 @@ impl fmt::Display for ClientError {
             Self::Decode { broker, api, version, source } => {
                 write!(f, "malformed {api} v{version} response from {broker}: {source}")
             }
+            Self::Records { partition, offset, broker, version, source } => write!(
+                f,
+                "malformed Fetch v{version} response from {broker}: the records of {partition} from offset {offset}: {source}"
+            ),
             Self::Encode { api, version, source } => write!(f, "cannot encode {api} v{version}: {source}"),
             Self::NotSupported { broker, feature, needs } => {
                 write!(f, "{feature} on {broker}: not supported by this broker (needs Kafka {needs})")
@@ -336,7 +356,7 @@ impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Connect { source, .. } | Self::Io { source, .. } => Some(source.as_ref()),
-            Self::Decode { source, .. } => Some(source),
+            Self::Decode { source, .. } | Self::Records { source, .. } => Some(source),
             Self::Encode { source, .. } => Some(source),
             Self::RecordEncode { source, .. } => Some(source),
             Self::DeadlineExceeded { last_error, .. } => Some(last_error.as_ref()),

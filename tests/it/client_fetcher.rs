@@ -185,6 +185,73 @@ fn a_leader_moved_under_a_pipelined_fetcher_loses_and_doubles_no_record() {
     assert!(fetches.requests_to(&now) > 0, "no Fetch went to the new leader {now}");
 }
 
+/// Issue 37: one zstd batch that decompresses to 4 MB (4,000 records of 1 KB), read under a
+/// 256 KiB decompressed budget — streamed, a budget's worth per round, every record once and in
+/// order, no chunk of records holding much more than the budget; and the same batch under an
+/// absolute cap of 1 MiB is refused with an error naming the partition and the batch's offset.
+#[test]
+fn a_batch_larger_than_the_decompressed_budget_is_streamed_and_one_past_the_cap_is_named() {
+    const RECORDS: i64 = 4_000;
+    let Some(cluster) = support::cluster() else { return };
+    let runtime = support::multi_thread_runtime();
+    let client = runtime.block_on(async {
+        Arc::new(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap()).await.unwrap())
+    });
+    let topic = runtime.block_on(support::new_topic_with_leaders(&client, "fetcher-one-big-batch", 1));
+    let options = kafka_client::ProduceOptions {
+        compression: kafka_wire::protocol::records::Compression::Zstd,
+        ..kafka_client::ProduceOptions::default()
+    };
+    runtime.block_on(async {
+        let records = (0..RECORDS)
+            .map(|i| kafka_client::ProduceRecord::new(None, Some(bytes::Bytes::from(format!("{i:x<1000}")))))
+            .collect();
+        // One call, one batch: 4 MB of values, a few KB on the wire.
+        client.produce(&topic, 0, records, &options).await.unwrap();
+    });
+    let tp = TopicPartition::new(topic.as_str(), 0);
+    let ranges = [FetchRange::new(tp.clone(), 0, RECORDS)];
+    let budget = 256 * 1024;
+
+    let options =
+        FetchOptions { max_decompressed_bytes: budget, timeout: TIMEOUT, ..FetchOptions::default() };
+    let mut fetcher = Fetcher::new(Arc::clone(&client), &ranges, options);
+    let (mut largest, mut chunks) = (0, 0);
+    let mut next = BTreeMap::new();
+    let records = runtime.block_on(drain_in_order(&mut fetcher, &mut next, |chunk| {
+        largest = largest.max(value_bytes(chunk));
+        chunks += 1;
+    }));
+    assert_eq!(records as i64, RECORDS, "every record once");
+    assert!(chunks >= 8, "4 MB under a 256 KiB budget came in {chunks} chunks");
+    // The budget, plus the one 32 KiB decompression chunk the last record kept was read in.
+    assert!(largest <= budget + 32 * 1024, "a chunk of {largest} value bytes under a {budget}-byte budget");
+
+    let capped = FetchOptions {
+        max_decompressed_bytes: budget,
+        decode: kafka_wire::protocol::records::DecodeOptions {
+            max_decompressed_size: 1 << 20,
+            ..kafka_wire::protocol::records::DecodeOptions::default()
+        },
+        timeout: TIMEOUT,
+        ..FetchOptions::default()
+    };
+    let mut fetcher = Fetcher::new(Arc::clone(&client), &ranges, capped);
+    let error = runtime.block_on(async {
+        loop {
+            match fetcher.next().await {
+                Some((_, Ok(_))) => {}
+                Some((_, Err(e))) => break e,
+                None => panic!("a batch of 4 MB was read under a 1 MiB cap"),
+            }
+        }
+    });
+    let kafka_client::ClientError::Records { partition, offset, .. } = &error else { panic!("{error}") };
+    assert_eq!((partition, *offset), (&tp, 0), "{error}");
+    let text = error.to_string();
+    assert!(text.contains(&format!("{tp} from offset 0")) && text.contains("1048576"), "{text}");
+}
+
 /// Issue 37: compressible records (1 KB values of one repeated byte, lz4: ≈ 200× smaller on
 /// the wire) read through a small decompressed budget — every record once and in order, and no
 /// chunk holding more decompressed bytes than a response's share plus the one batch a response

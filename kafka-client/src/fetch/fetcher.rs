@@ -422,7 +422,8 @@ impl Fetcher {
             .iter()
             .filter(|(lane, s)| s.in_flight || s.undelivered > 0 || **lane == round.lane)
             .count();
-        let mut unpacked = Unpacked::new(self.options.max_decompressed_bytes / (2 * lanes.max(1)));
+        let budget = self.options.max_decompressed_bytes;
+        let mut unpacked = Unpacked::new(budget / (2 * lanes.max(1)), budget);
         let mut answers = round.answers;
         // Stalled partitions decoded first, as the request put them first: one the share left
         // out last round is unpacked first now.
@@ -436,7 +437,7 @@ impl Fetcher {
             r.in_flight = false;
             let Some(answer) = answers.remove(&tp) else { continue };
             let p = &mut r.progress;
-            match answer.and_then(|data| apply_answer(p, data, &self.options, &mut unpacked)) {
+            match answer.and_then(|data| apply_answer(&tp, p, data, &self.options, &mut unpacked)) {
                 Ok(()) => {
                     self.client.leader_confirms_end(&tp, p, self.options.isolation);
                     let complete = p.done(self.options.isolation);

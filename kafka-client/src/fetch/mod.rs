@@ -7,3 +7,4 @@
 pub(crate) mod fetcher;
 pub(crate) mod offsets;
 pub(crate) mod ranges;
+mod streamed;

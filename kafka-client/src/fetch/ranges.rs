@@ -32,8 +32,11 @@ use kafka_wire::protocol::messages::{
     FetchPartition, FetchPartitionResponse, FetchRequest, FetchTopic, ForgottenTopic,
 };
 use kafka_wire::protocol::records::{
-    legacy, BatchView, Budget, ControlRecordType, DecodeOptions, Entries, Header, TimestampType,
+    legacy, BatchHeader, BatchView, Budget, ControlRecordKey, ControlRecordType, DecodeOptions, Entries,
+    Entry, Header, StreamedBatch, TimestampType,
 };
+
+use super::streamed::{chunk_size, take_streamed, Taken};
 use kafka_wire::protocol::{DecodeError, DecodeErrorKind, ErrorCode, TaggedFields, Uuid};
 
 /// One partition's offsets to read: `from` inclusive, `until` exclusive.
@@ -185,6 +188,9 @@ pub(super) struct Progress {
     pub(super) fetched: FetchedPartition,
     /// Reading goes on past the log's end (a consumer's partition): only `until` completes it.
     pub(super) follows: bool,
+    /// The base offset of a batch found too large to unpack whole, still being read as it
+    /// decompresses: the next rounds stream it without trying to unpack it first.
+    pub(super) streaming: Option<i64>,
 }
 
 impl Progress {
@@ -197,6 +203,7 @@ impl Progress {
             stalls: 0,
             bounds_from: None,
             follows: false,
+            streaming: None,
             fetched: FetchedPartition {
                 records: Vec::new(),
                 next_offset: range.from,
@@ -299,7 +306,7 @@ impl Client {
                 let Some(p) = progress.get_mut(&tp) else { continue };
                 // Every record of the range is kept until the end anyway: no budget.
                 let outcome =
-                    answer.and_then(|data| apply_answer(p, data, options, &mut Unpacked::unbounded()));
+                    answer.and_then(|data| apply_answer(&tp, p, data, options, &mut Unpacked::unbounded()));
                 if outcome.is_ok() {
                     self.leader_confirms_end(&tp, p, options.isolation);
                 }
@@ -498,21 +505,25 @@ impl Client {
 /// What one response may still decompress, across its partitions: its share of
 /// [`FetchOptions::max_decompressed_bytes`]. Spent, it stops the decoding at the next
 /// compressed batch — once the response has yielded a batch, so that reading always moves on.
+/// A single batch larger than the whole budget (`batch_limit`) is read as it decompresses,
+/// a budget's worth per round.
 #[derive(Debug)]
 pub(super) struct Unpacked {
     left: usize,
     yielded: bool,
+    /// The most one batch may decompress to and still be unpacked whole.
+    batch_limit: usize,
 }
 
 impl Unpacked {
-    /// A response's share: `bytes` decompressed bytes.
-    pub(super) fn new(bytes: usize) -> Self {
-        Self { left: bytes, yielded: false }
+    /// A response's share (`share` decompressed bytes) of a budget of `budget` bytes.
+    pub(super) fn new(share: usize, budget: usize) -> Self {
+        Self { left: share, yielded: false, batch_limit: budget }
     }
 
     /// No bound but [`DecodeOptions`]' (a caller that keeps every record anyway).
     pub(super) fn unbounded() -> Self {
-        Self::new(usize::MAX)
+        Self::new(usize::MAX, usize::MAX)
     }
 
     fn spent(&self) -> bool {
@@ -536,6 +547,7 @@ const MIN_PARTITION_BYTES: i32 = 4 * 1024;
 /// decode is the partition's error. A partition `unpacked` stopped asks next round for about
 /// the bytes that fitted; one that moved on grows back to `max.partition.fetch.bytes`.
 pub(super) fn apply_answer(
+    tp: &TopicPartition,
     p: &mut Progress,
     data: LeaderData,
     options: &FetchOptions,
@@ -544,10 +556,15 @@ pub(super) fn apply_answer(
     let before = p.position;
     let Some(response) = &data.response else { return Ok(()) };
     p.bounds_from = if data.from_replica { data.broker.node_id } else { None };
-    let cut =
-        apply_response(p, response, options.isolation, &options.decode, unpacked).map_err(|source| {
-            ClientError::Decode { broker: data.broker, api: fetch::SPEC.key, version: data.version, source }
-        })?;
+    let cut = apply_response(p, response, options.isolation, &options.decode, unpacked).map_err(|e| {
+        ClientError::Records {
+            partition: tp.clone(),
+            offset: e.offset,
+            broker: data.broker,
+            version: data.version,
+            source: e.source,
+        }
+    })?;
     if let Some(read) = cut {
         // The records unpack to more than the response could hold: ask for about as many
         // compressed bytes as fitted (nothing fitted: the budget went to the partitions before
@@ -700,14 +717,16 @@ fn build_request(
 ///
 /// `unpacked`, the response's share of [`FetchOptions::max_decompressed_bytes`], stops the
 /// reading the same way across partitions: `Some(bytes)` says it stopped this one, after
-/// `bytes` of its record data.
+/// `bytes` of its record data. A batch that alone decompresses past the whole of
+/// `max_decompressed_bytes` is not unpacked at once but streamed (`super::streamed`), a
+/// budget's worth of records per round.
 pub(super) fn apply_response(
     p: &mut Progress,
     response: &FetchPartitionResponse,
     isolation: Isolation,
     decode: &DecodeOptions,
     unpacked: &mut Unpacked,
-) -> Result<Option<usize>, DecodeError> {
+) -> Result<Option<usize>, Unreadable> {
     p.fetched.high_watermark = response.high_watermark;
     p.fetched.log_start = response.log_start_offset.filter(|o| *o >= 0);
     p.fetched.last_stable = response.last_stable_offset.filter(|o| *o >= 0);
@@ -716,72 +735,151 @@ pub(super) fn apply_response(
     let mut budget = Budget::new(decode);
     let mut entries = Entries::new(records);
     let start = p.position;
-    while let Some(entry) = entries.next_entry()? {
+    while let Some(entry) = entries.next_entry().map_err(|e| Unreadable::at(p.position, e))? {
         if p.position >= p.until {
             break;
         }
         let after_progress = p.position > start;
-        let budget_spent = |e: &DecodeError| {
-            after_progress && matches!(e.kind, DecodeErrorKind::DecompressedTooLarge { .. })
-        };
+        let budget_spent = |e: &DecodeError| after_progress && too_large(e);
         if unpacked.spent() {
             return Ok(Some(entry.at));
         }
-        let unpacked_before = budget.spent();
-        if entry.magic == 2 {
-            let batch = match BatchView::parse_entry(entry.bytes, entry.at, decode, &mut budget) {
-                Ok(batch) => batch,
+        if entry.magic != 2 {
+            let unpacked_before = budget.spent();
+            match take_legacy(p, &entry, records, decode, &mut budget) {
+                Ok(()) => {}
                 Err(e) if budget_spent(&e) => break,
-                Err(e) => return Err(e),
-            };
-            unpacked.charge(budget.spent() - unpacked_before);
-            // A batch's offsets are spoken for even when compaction removed its records.
-            let next = batch.header.next_offset();
-            let dropped = match isolation {
-                Isolation::ReadCommitted => aborted.drops(&batch),
-                Isolation::ReadUncommitted => false,
-            };
-            if !dropped && !batch.header.attributes.is_control && next > p.position {
-                take_v2(p, &batch, records)?;
+                Err(e) => return Err(Unreadable::at(p.position, e)),
             }
-            p.position = p.position.max(next.min(p.until));
+            unpacked.charge(budget.spent() - unpacked_before);
             continue;
         }
-        let mut messages = Vec::new();
-        match legacy::read_entry(
-            &records.slice_ref(entry.bytes),
-            entry.at,
-            decode,
-            &mut budget,
-            0,
-            &mut messages,
-        ) {
-            Ok(_) => {}
-            Err(e) if budget_spent(&e) => break,
-            Err(e) => return Err(e),
+        let base_offset = entry_base_offset(&entry);
+        let unreadable = |e| Unreadable::at(base_offset, e);
+        if p.streaming != Some(base_offset) {
+            let mut part = budget.part(unpacked.batch_limit);
+            match BatchView::parse_entry(entry.bytes, entry.at, decode, &mut part) {
+                Ok(batch) => {
+                    unpacked.charge(part.spent());
+                    budget.absorb(&part);
+                    take_whole(p, &batch, records, isolation, &mut aborted).map_err(unreadable)?;
+                    continue;
+                }
+                // Larger than the whole decompressed budget: read as it decompresses, below.
+                Err(e) if too_large(&e) && unpacked.batch_limit < budget.left() => {}
+                Err(e) if budget_spent(&e) => break,
+                Err(e) => return Err(unreadable(e)),
+            }
         }
-        unpacked.charge(budget.spent() - unpacked_before);
-        for m in messages {
-            if m.offset < p.position {
-                continue;
-            }
-            if m.offset >= p.until {
-                p.position = p.until;
-                break;
-            }
-            p.position = m.offset.saturating_add(1);
-            p.fetched.records.push(FetchedRecord {
-                offset: m.offset,
-                timestamp: m.timestamp.filter(|t| *t >= 0),
-                timestamp_type: m.timestamp_type(),
-                key: m.key,
-                value: m.value,
-                headers: Vec::new(),
-                leader_epoch: None,
-            });
+        p.streaming = Some(base_offset);
+        let limit = unpacked.batch_limit;
+        let batch = StreamedBatch::parse_entry(entry.bytes, entry.at, decode, chunk_size(limit))
+            .map_err(unreadable)?;
+        let control = || streamed_control_type(&entry, decode);
+        let dropped = match isolation {
+            Isolation::ReadCommitted => aborted.drops(&batch.header, control),
+            Isolation::ReadUncommitted => false,
+        };
+        let next = batch.header.next_offset();
+        if dropped || batch.header.attributes.is_control || next <= p.position {
+            p.position = p.position.max(next.min(p.until));
+            p.streaming = None;
+            continue;
+        }
+        let (taken, held) = take_streamed(p, batch, limit).map_err(unreadable)?;
+        unpacked.charge(held);
+        match taken {
+            Taken::Whole => p.streaming = None,
+            Taken::Part => return Ok(Some(entry.at)),
         }
     }
     Ok(None)
+}
+
+/// A partition's record data that did not decode, and where.
+#[derive(Debug)]
+pub(super) struct Unreadable {
+    /// The base offset of the batch that did not decode; the fetch position when the data
+    /// cannot be split into batches, or for a legacy message set.
+    pub(super) offset: i64,
+    pub(super) source: DecodeError,
+}
+
+impl Unreadable {
+    fn at(offset: i64, source: DecodeError) -> Self {
+        Self { offset, source }
+    }
+}
+
+fn too_large(e: &DecodeError) -> bool {
+    matches!(e.kind, DecodeErrorKind::DecompressedTooLarge { .. })
+}
+
+/// An entry's first field: a batch's base offset (a legacy wrapper's last offset). [`Entries`]
+/// yields only entries longer than their 12-byte log overhead.
+fn entry_base_offset(entry: &Entry<'_>) -> i64 {
+    entry.bytes.first_chunk::<8>().map_or(-1, |b| i64::from_be_bytes(*b))
+}
+
+/// Takes a batch unpacked whole: its records in `[position, until)` unless read_committed
+/// drops it; the position moves past it either way.
+fn take_whole(
+    p: &mut Progress,
+    batch: &BatchView<'_>,
+    records: &Bytes,
+    isolation: Isolation,
+    aborted: &mut Aborted,
+) -> Result<(), DecodeError> {
+    // A batch's offsets are spoken for even when compaction removed its records.
+    let next = batch.header.next_offset();
+    let dropped = match isolation {
+        Isolation::ReadCommitted => aborted.drops(&batch.header, || batch.control_type()),
+        Isolation::ReadUncommitted => false,
+    };
+    if !dropped && !batch.header.attributes.is_control && next > p.position {
+        take_v2(p, batch, records)?;
+    }
+    p.position = p.position.max(next.min(p.until));
+    Ok(())
+}
+
+/// A streamed control batch's marker type, read from its first record's key.
+fn streamed_control_type(entry: &Entry<'_>, decode: &DecodeOptions) -> Option<ControlRecordType> {
+    let mut batch = StreamedBatch::parse_entry(entry.bytes, entry.at, decode, 4096).ok()?;
+    let (first, _) = batch.next_record()?.ok()?;
+    ControlRecordKey::parse(first.key?).ok().map(|k| k.kind)
+}
+
+/// Takes a legacy (magic 0/1) entry's messages in `[position, until)`.
+fn take_legacy(
+    p: &mut Progress,
+    entry: &Entry<'_>,
+    records: &Bytes,
+    decode: &DecodeOptions,
+    budget: &mut Budget,
+) -> Result<(), DecodeError> {
+    let mut messages = Vec::new();
+    legacy::read_entry(&records.slice_ref(entry.bytes), entry.at, decode, budget, 0, &mut messages)?;
+    for m in messages {
+        if m.offset < p.position {
+            continue;
+        }
+        if m.offset >= p.until {
+            p.position = p.until;
+            break;
+        }
+        p.position = m.offset.saturating_add(1);
+        p.fetched.records.push(FetchedRecord {
+            offset: m.offset,
+            timestamp: m.timestamp.filter(|t| *t >= 0),
+            timestamp_type: m.timestamp_type(),
+            key: m.key,
+            value: m.value,
+            headers: Vec::new(),
+            leader_epoch: None,
+        });
+    }
+    Ok(())
 }
 
 /// Adds a data batch's records in `[position, until)`; `input` is the `records` field the
@@ -833,8 +931,7 @@ impl Aborted {
 
     /// Whether read_committed drops this data batch. Must see every batch in offset order,
     /// control batches included (an ABORT marker closes its producer's aborted transaction).
-    fn drops(&mut self, batch: &BatchView<'_>) -> bool {
-        let h = &batch.header;
+    fn drops(&mut self, h: &BatchHeader, control_type: impl FnOnce() -> Option<ControlRecordType>) -> bool {
         if h.producer_id < 0 {
             return false;
         }
@@ -846,7 +943,7 @@ impl Aborted {
             self.ahead.pop();
         }
         if h.attributes.is_control {
-            if batch.control_type() == Some(ControlRecordType::Abort) {
+            if control_type() == Some(ControlRecordType::Abort) {
                 self.open.remove(&h.producer_id);
             }
             return true;
@@ -924,6 +1021,11 @@ mod tests {
         isolation: Isolation,
     ) -> Result<Option<usize>, DecodeError> {
         apply_response(p, response, isolation, &DecodeOptions::default(), &mut Unpacked::unbounded())
+            .map_err(|e| e.source)
+    }
+
+    fn tp() -> TopicPartition {
+        TopicPartition::new("t", 0)
     }
 
     fn progress(from: i64, until: i64) -> Progress {
@@ -1047,18 +1149,21 @@ mod tests {
             from_replica,
         };
         let mut p = progress(0, 10);
-        apply_answer(&mut p, replica(true), &FetchOptions::default(), &mut Unpacked::unbounded()).unwrap();
+        apply_answer(&tp(), &mut p, replica(true), &FetchOptions::default(), &mut Unpacked::unbounded())
+            .unwrap();
         assert_eq!(p.position, 3);
         assert!(!p.done(Isolation::ReadUncommitted));
         assert_eq!(p.at_replica_end(Isolation::ReadUncommitted), Some(3));
         // The same bounds from the leader end the range.
         let mut p = progress(0, 10);
-        apply_answer(&mut p, replica(false), &FetchOptions::default(), &mut Unpacked::unbounded()).unwrap();
+        apply_answer(&tp(), &mut p, replica(false), &FetchOptions::default(), &mut Unpacked::unbounded())
+            .unwrap();
         assert!(p.done(Isolation::ReadUncommitted));
         assert_eq!(p.at_replica_end(Isolation::ReadUncommitted), None);
         // `until` reached through a follower is the end.
         let mut p = progress(0, 3);
-        apply_answer(&mut p, replica(true), &FetchOptions::default(), &mut Unpacked::unbounded()).unwrap();
+        apply_answer(&tp(), &mut p, replica(true), &FetchOptions::default(), &mut Unpacked::unbounded())
+            .unwrap();
         assert!(p.done(Isolation::ReadUncommitted));
         assert_eq!(p.at_replica_end(Isolation::ReadUncommitted), None);
     }
@@ -1145,6 +1250,8 @@ mod tests {
         let mut p = progress(0, 3);
         let err = apply_response(&mut p, &r, Isolation::ReadUncommitted, &opts, &mut Unpacked::unbounded())
             .unwrap_err();
+        assert_eq!(err.offset, 0, "the batch's base offset");
+        let err = err.source;
         assert!(matches!(err.kind, DecodeErrorKind::DecompressedTooLarge { max: 20_000 }), "{err}");
         assert!(p.fetched.records.is_empty());
         assert_eq!(p.position, 0);
@@ -1179,8 +1286,8 @@ mod tests {
         };
         let options = FetchOptions::default();
         let mut p = progress(0, 12);
-        let mut share = Unpacked::new(50_000);
-        apply_answer(&mut p, answer(r), &options, &mut share).unwrap();
+        let mut share = Unpacked::new(50_000, usize::MAX);
+        apply_answer(&tp(), &mut p, answer(r), &options, &mut share).unwrap();
         assert_eq!(offsets(&p), vec![0, 1, 2, 3, 4, 5]);
         assert_eq!((p.position, p.stalls), (6, 0));
         assert_eq!(
@@ -1193,7 +1300,8 @@ mod tests {
         // round, and keeps what it asked for (no doubling: nothing was cut short by the broker).
         let mut q = progress(0, 12);
         let asked = q.max_bytes;
-        apply_answer(&mut q, answer(response(&[compressible(0, 3)], &[], 12)), &options, &mut share).unwrap();
+        apply_answer(&tp(), &mut q, answer(response(&[compressible(0, 3)], &[], 12)), &options, &mut share)
+            .unwrap();
         assert!(q.fetched.records.is_empty());
         assert_eq!((q.position, q.stalls, q.max_bytes), (0, 1, asked));
 
@@ -1201,9 +1309,77 @@ mod tests {
         // max.partition.fetch.bytes once a response fits.
         let shrunk = p.max_bytes;
         let rest = response(&[compressible(6, 3), compressible(9, 3)], &[], 12);
-        apply_answer(&mut p, answer(rest), &options, &mut Unpacked::new(1 << 20)).unwrap();
+        apply_answer(&tp(), &mut p, answer(rest), &options, &mut Unpacked::new(1 << 20, usize::MAX)).unwrap();
         assert_eq!(p.position, 12);
         assert_eq!(p.max_bytes, (shrunk * 2).min(options.partition_max_bytes));
+    }
+
+    /// Rounds of `batch` (the broker sends it whole each time the position is inside it) until
+    /// the range is read or an error: the offsets each round added, and the error.
+    #[cfg(feature = "lz4")]
+    fn rounds_of(
+        batch: &RecordBatch,
+        options: &FetchOptions,
+        budget: usize,
+    ) -> (Vec<Vec<i64>>, Option<ClientError>) {
+        let until = batch.next_offset();
+        let mut p = progress(0, until);
+        let mut rounds = Vec::new();
+        while p.position < until && rounds.len() < 100 {
+            let r = response(std::slice::from_ref(batch), &[], until);
+            let result =
+                apply_answer(&tp(), &mut p, answer(r), options, &mut Unpacked::new(budget / 2, budget));
+            rounds.push(p.fetched.records.drain(..).map(|r| r.offset).collect());
+            if let Err(e) = result {
+                return (rounds, Some(e));
+            }
+        }
+        (rounds, None)
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_batch_larger_than_the_whole_budget_is_streamed_a_budget_per_round_every_record_once() {
+        // 40 records of 10 KB: ≈ 400 KB decompressed, ≈ 4 KB on the wire; a 100 KB budget.
+        let batch = compressible(0, 40);
+        let (rounds, error) = rounds_of(&batch, &FetchOptions::default(), 100_000);
+        assert!(error.is_none(), "{error:?}");
+        let read: Vec<i64> = rounds.concat();
+        assert_eq!(read, (0..40).collect::<Vec<_>>(), "every record once, in order");
+        // A budget's worth per round (ten 10 KB records, at most a chunk more), not all at once.
+        assert!(rounds.len() >= 4, "{} rounds", rounds.len());
+        for round in &rounds {
+            assert!(round.len() <= 12, "a round kept {} records of 10 KB under a 100 KB budget", round.len());
+        }
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_streamed_batch_past_the_absolute_cap_is_an_error_naming_partition_and_offset() {
+        let batch = compressible(700, 40);
+        let options = FetchOptions {
+            decode: DecodeOptions { max_decompressed_size: 150_000, ..DecodeOptions::default() },
+            ..FetchOptions::default()
+        };
+        let (rounds, error) = rounds_of(&batch, &options, 100_000);
+        let error = error.expect("the batch passes the 150 KB cap");
+        let ClientError::Records { partition, offset, source, .. } = &error else { panic!("{error}") };
+        assert_eq!((partition, *offset), (&tp(), 700));
+        assert_eq!(source.kind, DecodeErrorKind::DecompressedTooLarge { max: 150_000 });
+        let text = error.to_string();
+        assert!(text.contains("t-0") && text.contains("offset 700") && text.contains("150000"), "{text}");
+        // What came before the cap was passed came once, in order.
+        let read: Vec<i64> = rounds.concat();
+        assert_eq!(read, (700..700 + read.len() as i64).collect::<Vec<_>>());
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_batch_within_the_budget_is_unpacked_whole_not_streamed() {
+        let batch = compressible(0, 5);
+        let (rounds, error) = rounds_of(&batch, &FetchOptions::default(), 100_000);
+        assert!(error.is_none());
+        assert_eq!(rounds, vec![vec![0, 1, 2, 3, 4]]);
     }
 
     #[cfg(feature = "lz4")]
@@ -1211,7 +1387,8 @@ mod tests {
     fn a_response_always_yields_its_first_batch_whatever_its_share() {
         let r = response(&[compressible(0, 3), compressible(3, 3)], &[], 6);
         let mut p = progress(0, 6);
-        apply_answer(&mut p, answer(r), &FetchOptions::default(), &mut Unpacked::new(1)).unwrap();
+        apply_answer(&tp(), &mut p, answer(r), &FetchOptions::default(), &mut Unpacked::new(1, usize::MAX))
+            .unwrap();
         assert_eq!(offsets(&p), vec![0, 1, 2], "one batch, ≈ 30 KB over a 1-byte share");
         assert_eq!(p.stalls, 0);
     }

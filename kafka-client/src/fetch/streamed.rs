@@ -1,0 +1,76 @@
+//! A batch too large to unpack whole within [`FetchOptions::max_decompressed_bytes`]: read as
+//! it decompresses ([`StreamedBatch`]), its records kept until the budget's worth of their
+//! decompressed chunks is held, the rest left for the next round.
+//!
+//! The next round's Fetch starts inside the same batch (the broker sends it again from its
+//! start), which is decompressed again up to the position and kept from there: a batch of `n`
+//! budgets' worth is read in `n` rounds, decompressing ≈ `n²/2` budgets in all, holding one
+//! budget (plus one chunk) at any time. Only a batch past
+//! [`DecodeOptions::max_decompressed_size`] in all, or a single record past it, is refused.
+//!
+//! [`FetchOptions::max_decompressed_bytes`]: super::ranges::FetchOptions::max_decompressed_bytes
+//! [`DecodeOptions::max_decompressed_size`]: kafka_wire::protocol::records::DecodeOptions::max_decompressed_size
+
+use kafka_wire::protocol::records::StreamedBatch;
+use kafka_wire::protocol::DecodeError;
+
+use super::ranges::{FetchedRecord, Progress};
+
+/// The decompressed bytes read at a time: small enough that a chunk is a small part of any
+/// sensible budget, large enough that the per-chunk copy of a record cut at its end is noise.
+pub(super) fn chunk_size(limit: usize) -> usize {
+    (limit / 8).clamp(16 << 10, 1 << 20)
+}
+
+/// How much of a streamed batch a round took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Taken {
+    /// Every record the range wants from it: reading goes on with the next batch.
+    Whole,
+    /// Records up to `limit` decompressed bytes (at least one): the next round reads on from
+    /// `p.position`, inside this batch.
+    Part,
+}
+
+/// Adds the batch's records in `[position, until)` to `p`, stopping once the chunks holding
+/// the records kept add up to `limit` bytes. Returns how far it got and the bytes held.
+pub(super) fn take_streamed(
+    p: &mut Progress,
+    mut batch: StreamedBatch<'_>,
+    limit: usize,
+) -> Result<(Taken, usize), DecodeError> {
+    let h = batch.header;
+    let leader_epoch = (h.partition_leader_epoch >= 0).then_some(h.partition_leader_epoch);
+    let mut held = 0usize;
+    let mut last_chunk: *const u8 = std::ptr::null();
+    while let Some(record) = batch.next_record() {
+        let (r, chunk) = record?;
+        let offset = h.offset_of(&r);
+        if offset < p.position {
+            continue;
+        }
+        if offset >= p.until {
+            break;
+        }
+        if chunk.as_ptr() != last_chunk {
+            last_chunk = chunk.as_ptr();
+            held += chunk.len();
+        }
+        let record = r.to_record_in(chunk);
+        p.fetched.records.push(FetchedRecord {
+            offset,
+            timestamp: Some(h.timestamp_of(&r)),
+            timestamp_type: h.attributes.timestamp_type,
+            key: record.key,
+            value: record.value,
+            headers: record.headers,
+            leader_epoch,
+        });
+        p.position = offset.saturating_add(1);
+        if held >= limit && p.position < h.next_offset().min(p.until) {
+            return Ok((Taken::Part, held));
+        }
+    }
+    p.position = p.position.max(h.next_offset().min(p.until));
+    Ok((Taken::Whole, held))
+}
