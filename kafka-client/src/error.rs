@@ -124,8 +124,8 @@ pub enum ClientError {
         broker: BrokerRef,
         /// The Fetch version the response was decoded at.
         version: i16,
-        /// What the decoder refused.
-        source: DecodeError,
+        /// What the decoder refused (boxed: it would double the size of every `ClientError`).
+        source: Box<DecodeError>,
     },
     /// The request could not be encoded at the negotiated version.
     Encode {
@@ -356,7 +356,8 @@ impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Connect { source, .. } | Self::Io { source, .. } => Some(source.as_ref()),
-            Self::Decode { source, .. } | Self::Records { source, .. } => Some(source),
+            Self::Decode { source, .. } => Some(source),
+            Self::Records { source, .. } => Some(source.as_ref()),
             Self::Encode { source, .. } => Some(source),
             Self::RecordEncode { source, .. } => Some(source),
             Self::DeadlineExceeded { last_error, .. } => Some(last_error.as_ref()),

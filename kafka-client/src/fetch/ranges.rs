@@ -562,7 +562,7 @@ pub(super) fn apply_answer(
             offset: e.offset,
             broker: data.broker,
             version: data.version,
-            source: e.source,
+            source: Box::new(e.source),
         }
     })?;
     if let Some(read) = cut {
