@@ -65,9 +65,10 @@ pub use consumer::listener::{RebalanceListener, RevokeCommits};
 pub use consumer::membership::GroupMemberState;
 pub use consumer::start_positions::{StartPosition, StartRefusal};
 pub use error::{BrokerRef, ClientError, TransactionError};
+pub use fetch::fetched::{FetchedPartition, FetchedRecord};
 pub use fetch::fetcher::{FetchedChunk, Fetcher};
 pub use fetch::offsets::{ListedOffset, LogBounds, LogRange, OffsetQuery};
-pub use fetch::ranges::{FetchOptions, FetchRange, FetchedPartition, FetchedRecord};
+pub use fetch::ranges::{FetchOptions, FetchRange};
 pub use groups::commit_metadata::{topic_id_from_metadata, topic_id_metadata, TOPIC_ID_METADATA_PREFIX};
 pub use groups::committed_offsets::{CommittedOffset, CommittedOffsets};
 pub use groups::description::{

@@ -39,9 +39,8 @@ use tokio::task::JoinSet;
 use crate::cluster::client::Client;
 use crate::cluster::router::{PartitionResults, TopicPartition};
 use crate::error::{BrokerRef, ClientError};
-use crate::fetch::ranges::{
-    apply_answer, stalled, FetchOptions, FetchRange, FetchedPartition, Progress, Unpacked, Want,
-};
+use crate::fetch::fetched::FetchedPartition;
+use crate::fetch::ranges::{apply_answer, stalled, FetchOptions, FetchRange, Progress, Unpacked, Want};
 use kafka_wire::protocol::ErrorCode;
 
 /// What one response brought for one partition.

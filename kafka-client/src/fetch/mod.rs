@@ -4,6 +4,7 @@
 //! May import `cluster/`, `producer/produce.rs` (topic ids by name) and the shared files at the
 //! crate's top; `admin.rs` takes its offset queries.
 
+pub(crate) mod fetched;
 pub(crate) mod fetcher;
 pub(crate) mod offsets;
 pub(crate) mod ranges;

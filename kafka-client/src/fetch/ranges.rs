@@ -33,9 +33,10 @@ use kafka_wire::protocol::messages::{
 };
 use kafka_wire::protocol::records::{
     legacy, BatchHeader, BatchView, Budget, ControlRecordKey, ControlRecordType, DecodeOptions, Entries,
-    Entry, Header, StreamedBatch, TimestampType,
+    Entry, StreamedBatch,
 };
 
+use super::fetched::{FetchedPartition, FetchedRecord};
 use super::streamed::{chunk_size, take_streamed, Taken};
 use kafka_wire::protocol::{DecodeError, DecodeErrorKind, ErrorCode, TaggedFields, Uuid};
 
@@ -108,46 +109,6 @@ impl Default for FetchOptions {
             decode: DecodeOptions::default(),
         }
     }
-}
-
-/// One record as fetched. Key, value and header values are slices of the response buffer
-/// (or of one decompressed buffer per batch): nothing is copied per record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchedRecord {
-    /// The record's offset in its partition.
-    pub offset: i64,
-    /// Milliseconds since the epoch; `None` for magic-0 messages, which have none.
-    pub timestamp: Option<i64>,
-    /// Whether `timestamp` was set by the producer (create time) or by the broker (log append
-    /// time).
-    pub timestamp_type: TimestampType,
-    /// The record key; `None` for a null key (distinct from an empty one).
-    pub key: Option<Bytes>,
-    /// The record value; `None` for a null value (a tombstone on a compacted topic).
-    pub value: Option<Bytes>,
-    /// The record headers in the order they were written (always empty for legacy messages).
-    pub headers: Vec<Header>,
-    /// The leader epoch stamped on the record's batch (`None` for legacy messages).
-    pub leader_epoch: Option<i32>,
-}
-
-/// One partition's records, and its log bounds as the last response reported them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchedPartition {
-    /// In offset order, all within the requested range.
-    pub records: Vec<FetchedRecord>,
-    /// Where reading stopped: `until`, or below it when the log ended first (the high
-    /// watermark, or the last stable offset for read_committed).
-    pub next_offset: i64,
-    /// The log start offset, the first offset still in the log (Fetch v5+; `None` on older
-    /// brokers).
-    pub log_start: Option<i64>,
-    /// The high watermark: one past the last offset replicated to all in-sync replicas
-    /// (exclusive). `-1` when no response for this partition arrived (an empty range).
-    pub high_watermark: i64,
-    /// The last stable offset: below it no transaction is still open (Fetch v4+; `None` on older
-    /// brokers).
-    pub last_stable: Option<i64>,
 }
 
 /// A leader's answer for one partition, decoded after the merge so a bad record set fails
@@ -786,7 +747,8 @@ pub(super) fn apply_response(
             p.streaming = None;
             continue;
         }
-        let (taken, held) = take_streamed(p, batch, limit).map_err(unreadable)?;
+        let (taken, held) = take_streamed(batch, &mut p.position, p.until, &mut p.fetched.records, limit)
+            .map_err(unreadable)?;
         unpacked.charge(held);
         match taken {
             Taken::Whole => p.streaming = None,
@@ -957,7 +919,8 @@ mod tests {
     use super::*;
     use crate::cluster::fetch_session::FetchSession;
     use kafka_wire::protocol::records::{
-        BatchAttributes, Compression, ControlRecordKey, EndTransactionMarker, Record, RecordBatch,
+        BatchAttributes, Compression, ControlRecordKey, EndTransactionMarker, Header, Record, RecordBatch,
+        TimestampType,
     };
 
     fn data(base: i64, n: i32, producer_id: i64, transactional: bool) -> RecordBatch {

@@ -14,7 +14,7 @@
 use kafka_wire::protocol::records::StreamedBatch;
 use kafka_wire::protocol::DecodeError;
 
-use super::ranges::{FetchedRecord, Progress};
+use super::fetched::FetchedRecord;
 
 /// The decompressed bytes read at a time: small enough that a chunk is a small part of any
 /// sensible budget, large enough that the per-chunk copy of a record cut at its end is noise.
@@ -28,15 +28,18 @@ pub(super) enum Taken {
     /// Every record the range wants from it: reading goes on with the next batch.
     Whole,
     /// Records up to `limit` decompressed bytes (at least one): the next round reads on from
-    /// `p.position`, inside this batch.
+    /// `*position`, inside this batch.
     Part,
 }
 
-/// Adds the batch's records in `[position, until)` to `p`, stopping once the chunks holding
-/// the records kept add up to `limit` bytes. Returns how far it got and the bytes held.
+/// Appends the batch's records in `[*position, until)` to `records`, stopping once the chunks
+/// holding the records kept add up to `limit` bytes; `*position` ends one past the last record
+/// taken (or at the batch's end, capped at `until`). Returns how far it got and the bytes held.
 pub(super) fn take_streamed(
-    p: &mut Progress,
     mut batch: StreamedBatch<'_>,
+    position: &mut i64,
+    until: i64,
+    records: &mut Vec<FetchedRecord>,
     limit: usize,
 ) -> Result<(Taken, usize), DecodeError> {
     let h = batch.header;
@@ -46,10 +49,10 @@ pub(super) fn take_streamed(
     while let Some(record) = batch.next_record() {
         let (r, chunk) = record?;
         let offset = h.offset_of(&r);
-        if offset < p.position {
+        if offset < *position {
             continue;
         }
-        if offset >= p.until {
+        if offset >= until {
             break;
         }
         if chunk.as_ptr() != last_chunk {
@@ -57,7 +60,7 @@ pub(super) fn take_streamed(
             held += chunk.len();
         }
         let record = r.to_record_in(chunk);
-        p.fetched.records.push(FetchedRecord {
+        records.push(FetchedRecord {
             offset,
             timestamp: Some(h.timestamp_of(&r)),
             timestamp_type: h.attributes.timestamp_type,
@@ -66,11 +69,11 @@ pub(super) fn take_streamed(
             headers: record.headers,
             leader_epoch,
         });
-        p.position = offset.saturating_add(1);
-        if held >= limit && p.position < h.next_offset().min(p.until) {
+        *position = offset.saturating_add(1);
+        if held >= limit && *position < h.next_offset().min(until) {
             return Ok((Taken::Part, held));
         }
     }
-    p.position = p.position.max(h.next_offset().min(p.until));
+    *position = (*position).max(h.next_offset().min(until));
     Ok((Taken::Whole, held))
 }
