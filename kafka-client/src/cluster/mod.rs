@@ -13,5 +13,6 @@ pub(crate) mod fetch_session;
 pub(crate) mod metadata;
 pub(crate) mod read_replica;
 pub(crate) mod retry;
+pub(crate) mod route_plan;
 pub(crate) mod router;
 pub(crate) mod sasl;
