@@ -39,8 +39,11 @@ use tokio::task::JoinSet;
 use crate::cluster::client::Client;
 use crate::cluster::router::{PartitionResults, TopicPartition};
 use crate::error::{BrokerRef, ClientError};
+use crate::fetch::answer::{apply_answer, LeaderData};
 use crate::fetch::fetched::FetchedPartition;
-use crate::fetch::ranges::{apply_answer, stalled, FetchOptions, FetchRange, Progress, Unpacked, Want};
+use crate::fetch::progress::{stalled, Progress, Want};
+use crate::fetch::ranges::{FetchOptions, FetchRange};
+use crate::fetch::unpack::Unpacked;
 use kafka_wire::protocol::ErrorCode;
 
 /// What one response brought for one partition.
@@ -90,7 +93,7 @@ struct Round {
     lane: Lane,
     /// The partitions asked for, each with the [`Reading::added`] it was asked for.
     asked: Vec<(TopicPartition, u64)>,
-    answers: PartitionResults<crate::fetch::ranges::LeaderData>,
+    answers: PartitionResults<LeaderData>,
     /// The log's bounds for each partition answered OFFSET_OUT_OF_RANGE, looked up inside the
     /// round's task so that taking the round in never waits (and `next` stays cancel-safe).
     out_of_range_logs: PartitionResults<crate::fetch::offsets::LogRange>,
@@ -223,7 +226,7 @@ impl Fetcher {
             self.queue(tp.clone(), Err(ClientError::InvalidArgument { message }), None);
             return;
         }
-        let mut progress = Progress::new(range, self.options.partition_max_bytes.max(1));
+        let mut progress = Progress::new(range.from, range.until, self.options.partition_max_bytes);
         progress.follows = follows;
         if progress.position >= progress.until {
             let fetched = progress.fetched;
@@ -370,11 +373,7 @@ impl Fetcher {
             for tp in &asked {
                 if let Some(r) = self.reading.get_mut(tp) {
                     r.in_flight = true;
-                    let p = &r.progress;
-                    requested.insert(
-                        tp.clone(),
-                        Want { position: p.position, max_bytes: p.max_bytes, stalls: p.stalls },
-                    );
+                    requested.insert(tp.clone(), r.progress.want());
                     asked_readings.push((tp.clone(), r.added));
                 }
             }
@@ -436,7 +435,8 @@ impl Fetcher {
             r.in_flight = false;
             let Some(answer) = answers.remove(&tp) else { continue };
             let p = &mut r.progress;
-            match answer.and_then(|data| apply_answer(&tp, p, data, &self.options, &mut unpacked)) {
+            let (isolation, decode) = (self.options.isolation, &self.options.decode);
+            match answer.and_then(|data| apply_answer(&tp, p, data, isolation, decode, &mut unpacked)) {
                 Ok(()) => {
                     self.client.leader_confirms_end(&tp, p, self.options.isolation);
                     let complete = p.done(self.options.isolation);

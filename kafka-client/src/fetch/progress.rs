@@ -1,0 +1,160 @@
+//! One offset range being read, sans-IO: where reading stands in `[from, until)` (`from`
+//! inclusive, `until` exclusive), the records taken so far with the log bounds the last answer
+//! reported, how many bytes the next Fetch asks for, and when the range is complete. No
+//! socket, no clock: [`Client::fetch_range`](crate::Client::fetch_range) and the
+//! [`Fetcher`](crate::Fetcher) keep one per partition and move it with each answer
+//! (`answer.rs`, `unpack.rs`).
+//!
+//! Offsets are Kafka offsets; byte counts are compressed bytes on the wire, as a Fetch
+//! request's `partition_max_bytes` counts them.
+//!
+//! Imports no file of `fetch/` but `fetched.rs`.
+
+use crate::error::{BrokerRef, ClientError};
+use kafka_vocab::{Isolation, TopicPartition};
+
+use super::fetched::FetchedPartition;
+
+/// What one round asks of one partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Want {
+    pub(super) position: i64,
+    pub(super) max_bytes: i32,
+    /// Rounds in a row this partition made no progress.
+    pub(super) stalls: u32,
+}
+
+/// A range being read.
+#[derive(Debug)]
+pub(super) struct Progress {
+    pub(super) from: i64,
+    pub(super) until: i64,
+    pub(super) position: i64,
+    /// The bytes the next request asks for (`partition_max_bytes`), at least 1.
+    pub(super) max_bytes: i32,
+    /// `max.partition.fetch.bytes` as configured: what `max_bytes` grows back to after the
+    /// decompressed budget shrank it.
+    pub(super) partition_max_bytes: i32,
+    /// Rounds in a row without progress; such partitions go first in the next request.
+    pub(super) stalls: u32,
+    /// The preferred read replica whose answer gave the log bounds in `fetched`; `None` when
+    /// the leader gave them. A replica's end of the log does not end a range: see
+    /// [`Progress::at_replica_end`].
+    pub(super) bounds_from: Option<i32>,
+    pub(super) fetched: FetchedPartition,
+    /// Reading goes on past the log's end (a consumer's partition): only `until` completes it.
+    pub(super) follows: bool,
+    /// The base offset of a batch found too large to unpack whole, still being read as it
+    /// decompresses: the next rounds stream it without trying to unpack it first.
+    pub(super) streaming: Option<i64>,
+}
+
+impl Progress {
+    /// The range `[from, until)` at its start, asking `partition_max_bytes`
+    /// (`max.partition.fetch.bytes`, at least 1) per round.
+    pub(super) fn new(from: i64, until: i64, partition_max_bytes: i32) -> Self {
+        Self {
+            from,
+            until,
+            position: from,
+            max_bytes: partition_max_bytes.max(1),
+            partition_max_bytes,
+            stalls: 0,
+            bounds_from: None,
+            follows: false,
+            streaming: None,
+            fetched: FetchedPartition {
+                records: Vec::new(),
+                next_offset: from,
+                log_start: None,
+                high_watermark: -1,
+                last_stable: None,
+            },
+        }
+    }
+
+    /// What the next round asks of the partition.
+    pub(super) fn want(&self) -> Want {
+        Want { position: self.position, max_bytes: self.max_bytes, stalls: self.stalls }
+    }
+
+    /// The range is complete: `until` reached, or — unless it follows the log
+    /// ([`Fetcher::follow`](crate::Fetcher::follow)) — the end of the log as its leader reported it.
+    pub(super) fn done(&self, isolation: Isolation) -> bool {
+        self.position >= self.until
+            || (!self.follows && self.bounds_from.is_none() && self.at_log_end(isolation))
+    }
+
+    /// The preferred read replica that reported the position at its end of the log, short of
+    /// `until`. A follower's high watermark may lag the leader's, so only the leader's word
+    /// ends a range: the caller sends the next fetch to the leader (which names the replica
+    /// again if the range goes on).
+    pub(super) fn at_replica_end(&self, isolation: Isolation) -> Option<i32> {
+        self.bounds_from.filter(|_| self.position < self.until && self.at_log_end(isolation))
+    }
+
+    fn at_log_end(&self, isolation: Isolation) -> bool {
+        let end = match isolation {
+            Isolation::ReadUncommitted => Some(self.fetched.high_watermark),
+            Isolation::ReadCommitted => self.fetched.last_stable.or(Some(self.fetched.high_watermark)),
+        };
+        end.is_some_and(|end| end >= 0 && self.position >= end)
+    }
+}
+
+/// The error of a range the deadline stopped short of complete: where reading stood, and the
+/// log bounds last reported.
+pub(super) fn stalled(tp: &TopicPartition, p: &Progress) -> ClientError {
+    ClientError::DeadlineExceeded {
+        what: format!("Fetch of {tp} [{}, {})", p.from, p.until),
+        last_error: Box::new(ClientError::Protocol {
+            broker: BrokerRef { node_id: None, addr: "leader".to_owned() },
+            message: format!(
+                "reading stopped at offset {} (high watermark {}, last stable {:?})",
+                p.position, p.fetched.high_watermark, p.fetched.last_stable
+            ),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fetch::test_support::{data, mixed_log, progress, read_into, response};
+
+    /// `fetch_range` with `until = i64::MAX` ("up to whatever is there") once never completed:
+    /// that value also meant "follow the log". Only a followed partition reads past the end.
+    #[test]
+    fn a_range_to_i64_max_ends_at_the_log_end_and_only_a_followed_one_goes_on() {
+        let mut read = progress(0, i64::MAX);
+        read_into(&mut read, &mixed_log(), Isolation::ReadUncommitted).unwrap();
+        assert_eq!(read.position, 13);
+        assert!(read.done(Isolation::ReadUncommitted));
+
+        let mut followed = progress(0, i64::MAX);
+        followed.follows = true;
+        read_into(&mut followed, &mixed_log(), Isolation::ReadUncommitted).unwrap();
+        assert_eq!(followed.position, 13);
+        assert!(!followed.done(Isolation::ReadUncommitted));
+    }
+
+    #[test]
+    fn a_range_past_the_high_watermark_ends_at_the_high_watermark() {
+        let mut p = progress(0, 100);
+        let r = response(&[data(0, 3, -1, false)], &[], 3);
+        read_into(&mut p, &r, Isolation::ReadUncommitted).unwrap();
+        assert!(p.done(Isolation::ReadUncommitted));
+        assert_eq!(p.position, 3);
+    }
+
+    #[test]
+    fn read_committed_stops_at_the_last_stable_offset() {
+        let mut p = progress(0, 10);
+        let mut r = response(&[data(0, 2, -1, false)], &[], 5);
+        r.last_stable_offset = Some(2);
+        read_into(&mut p, &r, Isolation::ReadCommitted).unwrap();
+        assert!(p.done(Isolation::ReadCommitted));
+        assert!(!p.done(Isolation::ReadUncommitted));
+        assert_eq!(p.fetched.last_stable, Some(2));
+    }
+}
