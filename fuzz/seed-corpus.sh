@@ -10,10 +10,13 @@
 #   3. every consumer-protocol message kafka-clients wrote in
 #      kafka-wire/src/protocol/messages/testdata/kafka-4.1.1-consumer-protocol.txt, for
 #      consumer_protocol;
-#   4. generated seeds (fuzz/examples/seeds.rs): sample bodies of every API and version,
+#   4. the fault rules files of the book (docs/src/proxy-and-decoding.md: its ```toml blocks
+#      and <<'TOML' here-documents), for fault_rules;
+#   5. generated seeds (fuzz/examples/seeds.rs): sample bodies of every API and version,
 #      record batches with each codec, control/transactional batches, legacy message sets,
 #      compressed blobs for each decompressor, frames for the splitter, offset files for
-#      file_store, CSVs for consumer_groups_csv and consumer-protocol messages.
+#      file_store, CSVs for consumer_groups_csv, consumer-protocol messages, fault rules and
+#      --fault texts for fault_rules, and request and response frames for fault_answers.
 # Safe to re-run: files are named after their content's origin and overwritten.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -124,6 +127,15 @@ while read -r name version hex; do
     echo "$hex" | xxd -r -p > "$corpus/consumer_protocol/kafka-4.1.1-$name-v$version-$p"
 done < "$testdata/kafka-4.1.1-consumer-protocol.txt"
 echo "seed-corpus: $p consumer-protocol messages from Kafka"
+
+# The book's fault rules files, as the user copies them, for fault_rules.
+mkdir -p "$corpus/fault_rules"
+r=$(awk -v dir="$corpus/fault_rules" '
+    /^```toml$/ || /<<.TOML.$/ { n++; on = 1; file = dir "/docs-proxy-and-decoding-" n; printf "" > file; next }
+    on && (/^```$/ || /^TOML$/) { on = 0; close(file); next }
+    on { print > file }
+    END { print n + 0 }' ../docs/src/proxy-and-decoding.md)
+echo "seed-corpus: $r fault rules files from the book"
 
 # The generated seeds; the example builds on the pinned stable toolchain (no libFuzzer needed).
 cargo run --quiet --locked --example seeds -- "$corpus"

@@ -10,7 +10,6 @@ mod command_config;
 pub mod commands;
 mod exchange_output;
 pub mod exit;
-pub mod faults;
 mod handed_out;
 mod line_reader;
 mod option_scope;

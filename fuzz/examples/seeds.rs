@@ -3,7 +3,8 @@
 //! version (with and without a header), record batches with each codec, control and
 //! transactional batches, legacy message sets (plain and compressed wrappers), a cut-short tail,
 //! compressed blobs for each decompressor, request frames for the frame splitter, kwire offset
-//! files, kafka-consumer-groups CSVs and consumer-protocol subscriptions and assignments.
+//! files, kafka-consumer-groups CSVs, consumer-protocol subscriptions and assignments, fault
+//! rules (files, scenarios, `--fault` texts) and the frames the proxy's fault actions take.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,10 @@ use kafka_wire::protocol::consumer_protocol::{
     ConsumerAssignment, ConsumerSubscription, ConsumerTopicPartitions, VERSIONS,
 };
 use kafka_wire::protocol::frame::encode_request;
-use kafka_wire::protocol::messages::{ApiVersionsRequest, MetadataRequest};
+use kafka_wire::protocol::messages::{
+    ApiVersionsRequest, FetchPartitionResponse, FetchRequest, FetchResponse, FetchableTopicResponse,
+    MetadataRequest,
+};
 use kafka_wire::protocol::records::compression::compress;
 use kafka_wire::protocol::records::legacy::encode_compressed;
 use kafka_wire::protocol::records::{
@@ -21,7 +25,8 @@ use kafka_wire::protocol::records::{
     LegacyMessage, Record, RecordBatch,
 };
 use kafka_wire::protocol::registry::supported_apis;
-use kafka_wire::protocol::Uuid;
+use kafka_wire::protocol::schema::encode::json_to_frame;
+use kafka_wire::protocol::{ApiKey, Body, Uuid};
 use kwire_stores::file;
 use offset_store::StoredOffset;
 
@@ -275,6 +280,138 @@ fn main() {
                 bytes.extend_from_slice(&[0, 0, 0, 1, 0xff]);
                 write(&corpus, "consumer_protocol", &format!("{name}-v9"), &bytes);
             }
+        }
+    }
+
+    fault_rules(&corpus);
+    fault_answers(&corpus);
+}
+
+/// Rules files (every action and key, a list of APIs, inline tables), a scenario, and `--fault`
+/// texts as kwire's tests and docs write them; each is read as a file, a scenario and a flag.
+fn fault_rules(corpus: &Path) {
+    let files = [
+        (
+            "every-action",
+            "# One rule of each action.\n\
+             [[rule]]\napi = [\"Produce\", \"fetch\"]\nversion = \"3+\"\ntopic = \"orders\"\nfirst = 3\n\
+             action = \"error\"\nerror = \"not_leader_or_follower\"\n\n\
+             [[rule]]\napi = \"Metadata\"\nevery = 5\nafter = 10\nuntil = 40.5\naction = \"delay\"\n\
+             delay_ms = 100\njitter_ms = 20\ndistribution = \"normal\"\ndirection = \"response\"\n\n\
+             [[rule]]\napi = \"Produce\"\nprobability = 0.25\naction = \"hold\"\nhold_ms = 2500\n\n\
+             [[rule]]\nbroker = \"127.0.0.1:9092\"\nclient_id = \"app\"\naction = \"drop-response\"\n\n\
+             [[rule]]\napi = \"join-group\"\nversion = \"2-7\"\naction = \"cut-before\"\n\n\
+             [[rule]]\napi = 3\npartition = 7\naction = \"cut-after\"\n\n\
+             [[rule]]\napi = \"Fetch\"\naction = \"corrupt\"\n\n\
+             [[rule]]\naction = \"bandwidth\"\nbytes_per_second = 65536\ndirection = \"request\"\n\n\
+             [[rule]]\napi = \"Metadata\"\naction = \"rewrite\"\nfield = \"leader_id\"\nvalue = 99\n",
+        ),
+        (
+            "scenario",
+            "[scenario]\nupstream = \"127.0.0.1:9092\"\ntimeout_s = 60\n\n\
+             [[rule]]\napi = \"Produce\"\nfirst = 3\naction = \"error\"\nerror = \"NOT_LEADER_OR_FOLLOWER\"\n\n\
+             [[rule]]\napi = \"Produce\"\nevery = 2\nafter = 0\nuntil = 600\naction = \"drop-response\"\n",
+        ),
+        ("inline", "rule = [{ action = \"cut-before\" }, { api = \"Fetch\", action = \"corrupt\" }]\n"),
+        ("mistake", "[[rule]]\naction = \"delay\"\ndelay_ms = 5\nretries = 2\n"),
+        ("flag-storm", "api=Produce|Fetch,version=3+,topic=orders,first=3,action=error,error=NOT_LEADER_OR_FOLLOWER"),
+        ("flag-delay", "api=Fetch,every=7,action=delay,delay_ms=300,jitter_ms=20,distribution=normal,direction=response"),
+        ("flag-rewrite", "api=Metadata,action=rewrite,field=host,value=elsewhere"),
+        ("flag-window", "probability=0.25,after=10,until=20,every=3,action=cut-before"),
+        ("flag-bandwidth", "broker=b:9092,client_id=app,partition=3,action=bandwidth,bytes_per_second=10"),
+    ];
+    for (name, text) in files {
+        write(corpus, "fault_rules", name, text.as_bytes());
+    }
+}
+
+/// Frames for the proxy's fault actions (`kwire_fuzz::fault_answers`, byte 0 the action):
+/// sample requests of every API and version behind their header (action 0, byte 1 an error
+/// code), sample responses and ones with fields to rewrite (action 1: API, version, field),
+/// and Fetch responses carrying a batch to corrupt (action 2: version).
+fn fault_answers(corpus: &Path) {
+    let specs = supported_apis();
+    for (i, (api, is_request, version, body)) in kwire_fuzz::default_bodies().into_iter().enumerate() {
+        let spec = specs.iter().find(|s| s.name == api).expect("listed");
+        let key = spec.key.0;
+        let mut frame = Vec::new();
+        if is_request {
+            frame.extend_from_slice(&[0, (i % 132) as u8]);
+            frame.extend_from_slice(&key.to_be_bytes());
+            frame.extend_from_slice(&version.to_be_bytes());
+            frame.extend_from_slice(&[0, 0, 0, 7, 0, 4]);
+            frame.extend_from_slice(b"seed");
+            if spec.request_header_version(version) >= 2 {
+                frame.push(0);
+            }
+        } else {
+            // `throttle_time_ms` or `error_code` (most responses have one), with each value.
+            let value = i / 2 % kwire_fuzz::rewrite_values().len();
+            let pick = (value * kwire_fuzz::REWRITE_FIELDS.len() + i % 2) as u8;
+            frame.extend_from_slice(&[1, key as u8, version as u8, pick, 0, 0, 0, 7]);
+            if spec.response_header_version(version) >= 1 {
+                frame.push(0);
+            }
+        }
+        frame.extend_from_slice(&body);
+        let kind = if is_request { "request" } else { "response" };
+        write(corpus, "fault_answers", &format!("{kind}-{api}-v{version}"), &frame);
+    }
+
+    // Responses with the fields a rewrite sets: `offset` (index 4 of REWRITE_FIELDS) of a
+    // ListOffsets v7, `host` (7) of a Metadata v10.
+    let field =
+        |name: &str| kwire_fuzz::REWRITE_FIELDS.iter().position(|f| *f == name).expect("a field") as u8;
+    let list_offsets = serde_json::json!({
+        "header": {"correlation_id": 9},
+        "body": {"throttle_time_ms": 0, "topics": [{"name": "t", "partitions": [
+            {"partition_index": 0, "error_code": 0, "timestamp": -1, "offset": 40, "leader_epoch": 3},
+            {"partition_index": 1, "error_code": 0, "timestamp": -1, "offset": 41, "leader_epoch": 3}]}]}
+    });
+    let metadata = serde_json::json!({
+        "header": {"correlation_id": 1},
+        "body": {"throttle_time_ms": 0, "brokers": [{"node_id": 1, "host": "h", "port": 9092, "rack": null}],
+            "cluster_id": "c", "controller_id": 1, "topics": [{"error_code": 0, "name": "t",
+                "topic_id": "x6PVMq1pS4W3wfd3cT6Ncg", "is_internal": false, "partitions": [
+                    {"error_code": 0, "partition_index": 0, "leader_id": 1, "leader_epoch": 4,
+                     "replica_nodes": [1], "isr_nodes": [1], "offline_replicas": []}],
+                "topic_authorized_operations": 0}],
+            "cluster_authorized_operations": i32::MIN}
+    });
+    for (name, api, version, json, pick) in [
+        ("list-offsets-v7-offset", ApiKey::LIST_OFFSETS, 7, list_offsets, field("offset")),
+        ("metadata-v10-host", ApiKey::METADATA, 10, metadata.clone(), field("host")),
+        ("metadata-v10-leader-id", ApiKey::METADATA, 10, metadata, field("leader_id")),
+    ] {
+        let mut frame = vec![1, api.0 as u8, version as u8, pick];
+        frame.extend(json_to_frame(&json, Some((api, version))).expect("a response"));
+        write(corpus, "fault_answers", name, &frame);
+    }
+
+    // Fetch responses with a batch in a partition, in old, flexible and topic-id versions.
+    let fetch = <FetchRequest as Body>::SPEC;
+    for (name, batch) in batches() {
+        let records = batch.to_bytes().expect("encodes");
+        for version in [4, 11, 12, 13, 16] {
+            let response = FetchResponse {
+                responses: vec![FetchableTopicResponse {
+                    topic: (version < 13).then(|| "t".to_owned()),
+                    topic_id: (version >= 13).then_some(Uuid([0x5a; 16])),
+                    partitions: vec![FetchPartitionResponse {
+                        partition_index: 3,
+                        records: Some(records.clone()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            let mut frame = vec![2, (version - fetch.versions.min) as u8, 0, 0, 0, 42];
+            if fetch.is_flexible(version) {
+                frame.push(0);
+            }
+            frame.extend(response.encode_body(version).expect("encodes"));
+            write(corpus, "fault_answers", &format!("fetch-v{version}-{name}"), &frame);
         }
     }
 }

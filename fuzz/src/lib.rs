@@ -16,7 +16,7 @@ use kafka_wire::protocol::records::{
     BatchView, Compression, DecodeOptions, LegacyBatch, RecordBatch, RecordSet, RecordSetBatch, RecordView,
 };
 use kafka_wire::protocol::registry::supported_apis;
-use kafka_wire::protocol::{ApiSpec, Body, Request};
+use kafka_wire::protocol::{ApiKey, ApiSpec, Body, DecodeError, Request};
 
 /// A request value to seed the message targets with: `Default` where the request has one.
 macro_rules! sample_request {
@@ -107,6 +107,18 @@ macro_rules! dispatch {
                 return request_of::<$req>(rest, version);
             })*
             unreachable!("{}: supported_apis() expands from the same list", spec.name);
+        }
+
+        /// The typed decoder of `api`'s responses on `frame` (header and body, no size prefix)
+        /// at `version`; `None` where kwire has no typed messages for that API or version.
+        pub fn typed_response(api: ApiKey, version: i16, frame: &Bytes) -> Option<Result<(), DecodeError>> {
+            $(if api == <$req as Body>::SPEC.key {
+                if !<$req as Body>::SPEC.versions.contains(version) {
+                    return None;
+                }
+                return Some(decode_response::<$req>(frame.clone(), version).map(|_| ()));
+            })*
+            None
         }
 
         /// Sample (mostly default-valued) request and response bodies for every API and version: seed inputs
@@ -392,6 +404,29 @@ mod tests {
     }
 
     #[test]
+    fn the_fault_properties_hold_for_the_book_s_rules_a_flag_and_an_answered_request() {
+        fault_rules(
+            b"[[rule]]\napi = \"Produce\"\ntopic = \"orders\"\nfirst = 3\naction = \"error\"\n\
+              error = \"NOT_LEADER_OR_FOLLOWER\"\n",
+        );
+        fault_rules(b"api=Produce|Fetch,version=3+,action=delay,delay_ms=5,direction=response");
+        fault_rules(b"rule = [{ action = \"cut-before\" }]\n");
+        fault_rules(&[0xff]);
+        for data in [&[][..], &[0], &[0, 1], &[1, 3, 12, 0], &[2, 12, 0, 0]] {
+            fault_answers(data);
+        }
+        // A Metadata v12 request, answered with NOT_COORDINATOR (byte 1: the code plus 1).
+        let request = kafka_wire::protocol::frame::encode_request(
+            &MetadataRequest::for_topics(&["t".to_owned()]),
+            12,
+            7,
+            Some("c"),
+        )
+        .unwrap();
+        fault_answers(&[&[0, 17][..], &request[4..]].concat());
+    }
+
+    #[test]
     fn every_supported_api_is_dispatched() {
         for spec in specs() {
             let bytes = Bytes::new();
@@ -481,4 +516,268 @@ pub fn schema(spec: ApiSpec, kind: Kind, version: i16, rest: &Bytes) {
 /// (`kafka_client::fuzzing::member_answers`): no panic.
 pub fn member_answers(data: &[u8]) {
     kafka_client::fuzzing::member_answers(data);
+}
+
+// ---------------------------------------------------------------------------------------------
+// `kwire proxy`'s fault injection (kwire-faults)
+
+/// The path every `fault_rules` input is read as, which its errors and rules must name.
+pub const FAULT_RULES_PATH: &str = "fuzz.toml";
+
+/// The position every `fault_rules` input is read at as a `--fault` flag.
+const FAULT_FLAG_POSITION: usize = 3;
+
+/// The fault rules' parsers (`kwire_faults::rules::parse_file`, `parse_flag` and
+/// `kwire_faults::scenario::parse_scenario`) on `data` as text (other bytes are not text): no
+/// panic, and what the parsers promise —
+/// - every error names where: the file (`fuzz.toml...`) or the flag (`--fault #3: `);
+/// - each rule of a file names the line of its own `[[rule]]` header (or inline table), as
+///   toml's own parser places it;
+/// - a rules file is a scenario without settings: what `parse_file` reads, `parse_scenario`
+///   reads to the same rules;
+/// - the two spellings read alike: a flag that reads, written as a `[[rule]]` table of the same
+///   keys and values, reads to the same selector, trigger and action.
+pub fn fault_rules(data: &[u8]) {
+    use kwire_faults::rules::{parse_file, parse_flag};
+    use kwire_faults::scenario::{parse_scenario, Scenario};
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let path = FAULT_RULES_PATH;
+
+    let file = parse_file(text, path);
+    match &file {
+        Ok(rules) => {
+            let lines = rule_lines(text);
+            assert_eq!(lines.len(), rules.len(), "one place per rule: {lines:?}");
+            for (rule, line) in rules.iter().zip(&lines) {
+                assert_eq!(rule.origin, format!("{path}:{line}"), "the rule's origin is its own line");
+            }
+        }
+        Err(e) => assert!(e.starts_with(path), "a file's error names it: {e}"),
+    }
+
+    match parse_scenario(text, path) {
+        Ok(scenario) => {
+            if let Ok(rules) = file {
+                assert_eq!(scenario, Scenario { rules, ..Scenario::default() }, "a rules file is a scenario");
+            }
+        }
+        Err(e) => {
+            assert!(e.starts_with(path), "a scenario's error names it: {e}");
+            assert!(file.is_err(), "a rules file the scenario parser refuses: {e}");
+        }
+    }
+
+    let prefix = format!("--fault #{FAULT_FLAG_POSITION}");
+    match parse_flag(text, FAULT_FLAG_POSITION) {
+        Ok(rule) => {
+            assert_eq!(rule.origin, prefix);
+            let table = flag_as_table(text);
+            let again = parse_file(&table, path)
+                .unwrap_or_else(|e| panic!("the flag reads, its [[rule]] table does not: {e}\n{table}"));
+            assert_eq!(again.len(), 1, "{table}");
+            let again = &again[0];
+            assert_eq!(
+                (&again.selector, &again.trigger, &again.action),
+                (&rule.selector, &rule.trigger, &rule.action),
+                "the flag and its [[rule]] table read differently:\n{table}"
+            );
+        }
+        Err(e) => assert!(e.starts_with(&format!("{prefix}: ")), "a flag's error names its position: {e}"),
+    }
+}
+
+/// The line of each rule of a TOML document that has only `rule` at its top (a `[[rule]]`
+/// header, or the inline table in a `rule = [...]` array), as toml's own parser spans them.
+fn rule_lines(text: &str) -> Vec<usize> {
+    let doc = toml::de::DeTable::parse(text).expect("parse_file read it");
+    let Some(rules) = doc.get_ref().get("rule").and_then(|r| r.get_ref().as_array()) else {
+        return Vec::new();
+    };
+    let line = |at: usize| text[..at].matches('\n').count() + 1;
+    rules.iter().map(|rule| line(rule.span().start)).collect()
+}
+
+/// A `--fault` text as one `[[rule]]` table of the same keys and values (split as the flag
+/// parser splits it: pairs at `,`, key and value at the first `=`, `|` in a list for `,`).
+fn flag_as_table(text: &str) -> String {
+    let quoted = |s: &str| {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    };
+    let mut table = String::from("[[rule]]\n");
+    for pair in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (k, v) = pair.split_once('=').expect("the flag read: every pair is key=value");
+        table.push_str(&format!("{} = {}\n", quoted(k.trim()), quoted(&v.trim().replace('|', ","))));
+    }
+    table
+}
+
+/// The field names `fault_answers` rewrites (byte 3 picks one, and a value): scalars of many
+/// responses, of each type (ints of every width, strings, nullable strings, uuids, records).
+pub const REWRITE_FIELDS: &[&str] = &[
+    "throttle_time_ms",
+    "error_code",
+    "leader_id",
+    "leader_epoch",
+    "offset",
+    "high_watermark",
+    "timestamp",
+    "host",
+    "port",
+    "rack",
+    "node_id",
+    "partition_index",
+    "name",
+    "topic_id",
+    "cluster_id",
+    "member_id",
+    "generation_id",
+    "records",
+    "is_internal",
+    "session_id",
+];
+
+/// The values `fault_answers` writes: what a rule's `value` can be (a whole number, `true` /
+/// `false`, `null` or text), at the edges of the field types.
+pub fn rewrite_values() -> [serde_json::Value; 12] {
+    use serde_json::Value;
+    [
+        Value::from(0),
+        Value::from(-1),
+        Value::from(99),
+        Value::from(70_000),
+        Value::from(i64::MAX),
+        Value::from(i64::MIN),
+        Value::from("elsewhere"),
+        Value::from(""),
+        Value::from("x6PVMq1pS4W3wfd3cT6Ncg"),
+        Value::Bool(true),
+        Value::Bool(false),
+        Value::Null,
+    ]
+}
+
+/// `kwire proxy`'s byte-level fault actions on `data`. Byte 0 modulo 3 picks the action:
+/// - 0: the request actions on the rest as a request frame (no size prefix), byte 1 the error
+///   code (less 1: -1 to 254): `error_answer`, which must give a size-prefixed response of the
+///   request's API and version, with its correlation id, that kafka-wire decodes (the schema
+///   interpreter, and the typed decoder where kwire has one); and `request_topics::named_in`,
+///   which names nothing for a request that does not decode;
+/// - 1: `rewrite_fields` on the rest as a response of the API and version bytes 1 and 2 pick
+///   ([`pick_any_api`]), byte 3 the field and value: a rewritten response decodes, with the
+///   field set to the value as many times as it says;
+/// - 2: `corrupt_fetch_response` on the rest as a Fetch response of the version byte 1 picks:
+///   one byte of the frame flipped, inside a batch whose base offset it names, the response
+///   still decodes, and a batch whose CRC held no longer does.
+pub fn fault_answers(data: &[u8]) {
+    let [action, rest @ ..] = data else { return };
+    match action % 3 {
+        0 => request_faults(rest),
+        1 => rewritten_response(rest),
+        _ => corrupted_fetch(rest),
+    }
+}
+
+fn request_faults(data: &[u8]) {
+    use kafka_wire::protocol::schema::decode::{request_frame_to_json, response_frame_to_json};
+    use kafka_wire::protocol::ErrorCode;
+    use kwire_faults::error_answer::error_answer;
+    use kwire_faults::request_topics::named_in;
+    let [code, frame @ ..] = data else { return };
+    let frame = Bytes::copy_from_slice(frame);
+    let named = named_in(&frame);
+    let Ok(request) = request_frame_to_json(frame.clone(), false) else {
+        assert!(named.is_empty(), "a request that does not decode names nothing: {named:?}");
+        return;
+    };
+    let code = ErrorCode(i16::from(*code) - 1);
+    let Ok(answer) = error_answer(&frame, code) else { return };
+    let (api, version) = (request.api, request.version);
+    let size = u32::from_be_bytes(answer[..4].try_into().expect("a size prefix"));
+    assert_eq!(size as usize, answer.len() - 4, "{api} v{version}: the size prefix counts the rest");
+    let body = Bytes::from(answer).slice(4..);
+    let decoded = response_frame_to_json(api, version, body.clone(), false)
+        .unwrap_or_else(|e| panic!("{api} v{version}: the error answer does not decode: {e}"));
+    assert_eq!(
+        decoded.json["header"]["correlation_id"], request.json["header"]["correlation_id"],
+        "{api} v{version}: the answer's correlation id"
+    );
+    if let Some(Err(e)) = typed_response(api, version, &body) {
+        panic!("{api} v{version}: the error answer does not decode with the typed decoder: {e}");
+    }
+}
+
+fn rewritten_response(data: &[u8]) {
+    use kafka_wire::protocol::schema::decode::response_frame_to_json;
+    use kwire_faults::rewrite::rewrite_fields;
+    let Some((spec, version, rest)) = pick_any_api(data) else { return };
+    let [pick, frame @ ..] = rest else { return };
+    let values = rewrite_values();
+    let field = REWRITE_FIELDS[usize::from(*pick) % REWRITE_FIELDS.len()];
+    let value = &values[usize::from(*pick) / REWRITE_FIELDS.len() % values.len()];
+    let (api, frame) = (spec.key, Bytes::copy_from_slice(frame));
+    let Ok((out, set)) = rewrite_fields(&frame, api, version, field, value) else { return };
+    assert!(set > 0, "{api} v{version}: a rewrite that set nothing");
+    let again = response_frame_to_json(api, version, Bytes::from(out), false).unwrap_or_else(|e| {
+        panic!("{api} v{version}: `{field}` = {value}: the rewrite does not decode: {e}")
+    });
+    let holding = count_fields(&again.json["body"], field, value);
+    assert!(
+        holding == set,
+        "{api} v{version}: `{field}` = {value} set {set} times, {holding} read back\n{}",
+        again.json
+    );
+}
+
+/// How many scalar fields named `field` below `node` equal `value`.
+fn count_fields(node: &serde_json::Value, field: &str, value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match node {
+        Value::Object(fields) => fields
+            .iter()
+            .map(|(key, child)| match child {
+                Value::Object(_) | Value::Array(_) => count_fields(child, field, value),
+                _ => usize::from(key == field && child == value),
+            })
+            .sum(),
+        Value::Array(items) => items.iter().map(|item| count_fields(item, field, value)).sum(),
+        _ => 0,
+    }
+}
+
+fn corrupted_fetch(data: &[u8]) {
+    use kafka_wire::protocol::DecodeErrorKind;
+    use kwire_faults::corrupt::corrupt_fetch_response;
+    let [version, frame @ ..] = data else { return };
+    let versions = <FetchRequest as Body>::SPEC.versions;
+    let version = versions.min + i16::from(*version) % (versions.max - versions.min + 1);
+    let frame = Bytes::copy_from_slice(frame);
+    let Some((out, which)) = corrupt_fetch_response(&frame, version) else { return };
+    assert_eq!(out.len(), frame.len(), "v{version}: the corrupted response keeps its length");
+    let flipped: Vec<usize> = (0..out.len()).filter(|i| out[*i] != frame[*i]).collect();
+    let [at] = flipped[..] else { panic!("v{version}: {} bytes changed, not one", flipped.len()) };
+    assert_eq!(out[at], !frame[at], "v{version}: the byte is flipped");
+    // The batch: its first byte 61 before the flipped one (the v2 batch header's size).
+    let start = at.checked_sub(61).expect("the flip is past a batch header");
+    let base_offset = i64::from_be_bytes(frame[start..start + 8].try_into().expect("8 bytes"));
+    assert_eq!(which.base_offset, base_offset, "v{version}: the batch named is the batch corrupted");
+    decode_response::<FetchRequest>(Bytes::from(out.clone()), version)
+        .unwrap_or_else(|e| panic!("v{version}: the corrupted response does not decode: {e}"));
+    let length = i32::from_be_bytes(frame[start + 8..start + 12].try_into().expect("4 bytes"));
+    let end = start + 12 + usize::try_from(length).expect("a whole batch");
+    let opts = DecodeOptions { verify_crc: true, ..DecodeOptions::default() };
+    if RecordBatch::decode(frame.slice(start..end), &opts).is_ok() {
+        let err = RecordBatch::decode(Bytes::from(out).slice(start..end), &opts)
+            .expect_err("a batch whose CRC held fails it once corrupted");
+        assert!(matches!(err.kind, DecodeErrorKind::CrcMismatch { .. }), "v{version}: {err}");
+    }
 }

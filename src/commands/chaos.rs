@@ -1,5 +1,5 @@
 //! `kwire chaos run SCENARIO -- COMMAND...`: a command against the cluster through an
-//! in-process `kwire proxy` applying a scenario's fault rules (`crate::faults::scenario`), and a
+//! in-process `kwire proxy` applying a scenario's fault rules (`kwire_faults::scenario`), and a
 //! report of what happened: the command's exit status and time, each rule's matched and applied
 //! counts, the proxy's pair summary. The command's own output passes through; the report comes
 //! after it on stdout.
@@ -8,6 +8,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kwire_faults::scenario::parse_scenario;
+use kwire_faults::FaultSet;
 use serde_json::json;
 
 use super::proxy::RunningProxy;
@@ -15,8 +17,6 @@ use super::proxy_control::LiveRules;
 use super::Context;
 use crate::cli::{ChaosRunArgs, Format, PairFilterArgs, ProxyArgs};
 use crate::exit::{Exit, Failure};
-use crate::faults::scenario::parse_scenario;
-use crate::faults::FaultSet;
 use crate::time::now_ns;
 
 /// How the command ended.

@@ -4,13 +4,13 @@
 //! request/response pair is printed (`exchange_output`), and with `--pcap` the conversation is
 //! written as pcapng (`kwire_capture::PcapngWriter`).
 //!
-//! With `--faults` / `--fault`, each request goes past the rules first (`crate::faults`: which
+//! With `--faults` / `--fault`, each request goes past the rules first (kwire-faults: which
 //! rule fires, the error answers it makes, the order of owed responses) and this file does what
 //! the rule decided: waits, drops a response, cuts the connection, or answers in the broker's
 //! place.
 //!
 //! The pure parts (frame pairing, rewriting, pcapng, fault decisions) live in kwire-capture and
-//! `crate::faults` with their tests; this file is the tokio shell: listeners, two forwarding
+//! kwire-faults with their tests; this file is the tokio shell: listeners, two forwarding
 //! tasks per connection, and one printing thread fed through a bounded channel (so a slow
 //! terminal slows the proxy down rather than growing its memory).
 
@@ -28,6 +28,11 @@ use kafka_wire::protocol::messages::MetadataRequest;
 use kafka_wire::protocol::ApiKey;
 use kwire_capture::rewrite::{carries_endpoints, rewrite_response};
 use kwire_capture::{peek_request, Direction, Exchange, Pairer, PcapngWriter, RequestSummary, Unmatched};
+use kwire_faults::corrupt::corrupt_fetch_response;
+use kwire_faults::error_answer::error_answer;
+use kwire_faults::owed::{Fate, Owed};
+use kwire_faults::rewrite::rewrite_fields;
+use kwire_faults::{Action, Decision, RequestFacts};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch, Notify};
@@ -38,11 +43,6 @@ use crate::commands::stop_signal::wait_for_stop;
 use crate::commands::Context;
 use crate::exchange_output::{parse_api_filter, AppliedFault, Filters, Place, Renderer};
 use crate::exit::{Exit, Failure};
-use crate::faults::corrupt::corrupt_fetch_response;
-use crate::faults::error_answer::error_answer;
-use crate::faults::owed::{Fate, Owed};
-use crate::faults::rewrite::rewrite_fields;
-use crate::faults::{Action, Decision, RequestFacts};
 use crate::time::now_ns;
 
 /// Items queued for the printing thread.
@@ -228,7 +228,7 @@ impl RunningProxy {
     }
 
     /// The rules in force, if any.
-    pub fn faults(&self) -> Option<Arc<crate::faults::FaultSet>> {
+    pub fn faults(&self) -> Option<Arc<kwire_faults::FaultSet>> {
         self.shared.faults.as_ref().map(|live| live.current())
     }
 

@@ -17,12 +17,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use kwire_faults::{rules, FaultSet, RuleStatus};
 use serde_json::json;
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
 
 use super::http_request::read_request_line;
-use crate::faults::{rules, FaultSet, RuleStatus};
 
 /// Where the rules come from, and the set in force.
 pub struct LiveRules {

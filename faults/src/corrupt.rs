@@ -16,7 +16,9 @@ const MAGIC_AT: usize = 16;
 /// Which batch was corrupted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Corrupted {
+    /// The topic's name, or its id (base64url text) where the response names it by id alone.
     pub topic: String,
+    /// The partition's index.
     pub partition: i32,
     /// The batch's base offset.
     pub base_offset: i64,

@@ -14,8 +14,11 @@ use super::rules::{parse_toml, rules_in, Rule};
 /// A scenario's settings besides its rules.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Scenario {
+    /// `upstream`: the brokers behind the proxy (`HOST:PORT[,...]`); `None`: `--bootstrap`.
     pub upstream: Option<String>,
+    /// `timeout_s`: the command is stopped past this; `None`: never.
     pub timeout: Option<Duration>,
+    /// The `[[rule]]` tables, in order.
     pub rules: Vec<Rule>,
 }
 
@@ -83,5 +86,25 @@ mod tests {
         assert!(e.contains("unknown top-level key `faults`"), "{e}");
         let e = parse_scenario("[[rule]]\napi = \"Produce\"\n", "s.toml").unwrap_err();
         assert!(e.contains("s.toml:1: no `action`"), "{e}");
+    }
+
+    proptest::proptest! {
+        /// No text panics the scenario parser; its errors name the file; and a rules file is a
+        /// scenario without settings (what `parse_file` reads, it reads to the same rules).
+        #[test]
+        fn no_text_panics_it_and_a_rules_file_reads_as_a_scenario(
+            text in proptest::prop_oneof![
+                "\\PC{0,200}",
+                "(\\[scenario\\]\n|\\[\\[rule\\]\\]\n|(upstream|timeout_s|api|action|first) = (\"[a-z:0-9-]{0,8}\"|-?[0-9]{1,3}(\\.5)?)\n){0,8}",
+            ],
+        ) {
+            let scenario = parse_scenario(&text, "s.toml");
+            if let Err(e) = &scenario {
+                proptest::prop_assert!(e.starts_with("s.toml"), "{}", e);
+            }
+            if let Ok(rules) = crate::rules::parse_file(&text, "s.toml") {
+                proptest::prop_assert_eq!(scenario, Ok(Scenario { rules, ..Scenario::default() }));
+            }
+        }
     }
 }

@@ -12,6 +12,7 @@ use bytes::Bytes;
 /// What happens to a broker's response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fate {
+    /// Passed on as it came.
     Pass,
     /// Never passed on.
     Drop,
@@ -22,11 +23,14 @@ pub enum Fate {
     /// A response of this API and request version, passed on with the fields the request's
     /// rule names rewritten.
     Rewrite {
+        /// The API of the request it answers.
         api: kafka_wire::protocol::ApiKey,
+        /// The version of the request it answers.
         version: i16,
     },
     /// A Fetch response of this request version, passed on with a batch corrupted.
     Corrupt {
+        /// The version of the Fetch request it answers.
         version: i16,
     },
 }

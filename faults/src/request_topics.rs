@@ -14,9 +14,11 @@ use serde_json::Value;
 /// partitions, a partition of no topic).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Named {
+    /// The topic's name.
     pub topic: Option<String>,
     /// The topic's id (base64url text) where the request names it by id alone.
     pub topic_id: Option<String>,
+    /// The partition's index.
     pub partition: Option<i32>,
 }
 

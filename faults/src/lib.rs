@@ -1,12 +1,25 @@
-//! `kwire proxy`'s fault injection, sans-IO: the rules ([`rules`]), which request a rule picks
-//! ([`FaultSet::decide`]), and the error answer a rule sends instead of the broker's
-//! ([`error_answer`]). The proxy's connection loop (`commands/proxy.rs`) does the waiting,
-//! dropping and cutting the decisions ask for.
+//! `kwire proxy`'s fault injection, sans-IO: the rules as the user writes them ([`rules`]: a
+//! TOML file of `[[rule]]` tables or `--fault` flags; [`scenario`]: a `kwire chaos run`
+//! scenario), which request a rule picks ([`FaultSet::decide`]), and what the byte-level actions
+//! make of a frame: the error answer a rule sends instead of the broker's ([`error_answer`]), a
+//! response with fields rewritten ([`rewrite`]) or a record batch corrupted ([`corrupt`]), the
+//! topics a request names ([`request_topics`]) and the order owed responses go back in
+//! ([`owed`]).
+//!
+//! The proxy in the root `kwire` crate (`src/commands/proxy.rs`, a tokio shell) applies it: it
+//! does the waiting, dropping and cutting the decisions ask for. Nothing here opens a socket,
+//! starts a task or reads a clock (time enters as an `Instant`), so the fuzz targets
+//! (`fuzz/`: `fault_rules`, `fault_answers`) and the benchmark run it alone. Any text is a rule
+//! set or an error naming where; any bytes are an answer or an error saying why not; neither
+//! panics.
 //!
 //! A rule is looked at for every request a client sends, in the order the rules were given;
 //! the first whose selector matches and whose trigger fires decides what happens to the
 //! request (and to its response).
 
+#![warn(missing_docs)]
+
+mod api_name;
 pub mod corrupt;
 pub mod error_answer;
 pub mod owed;
@@ -24,10 +37,12 @@ use std::time::{Duration, Instant};
 use kafka_wire::protocol::ApiKey;
 use kwire_capture::RequestSummary;
 
+pub use api_name::parse_api_filter;
 pub use rules::{Action, DelaySpread, Distribution, Rule};
 
 /// What a rule may look at in one request.
 pub struct RequestFacts<'a> {
+    /// Its API, version and client id, as the proxy peeked them.
     pub summary: &'a RequestSummary,
     /// The request without its size prefix (its header and body).
     pub frame: &'a bytes::Bytes,
@@ -53,7 +68,9 @@ impl fmt::Debug for RequestFacts<'_> {
 pub struct Decision {
     /// The rule's index in the set, and its origin (`faults.toml:12`).
     pub rule: usize,
+    /// Where the rule was written.
     pub origin: String,
+    /// What the request suffers.
     pub action: Action,
     /// For `action = delay`: this request's delay, drawn from the rule's spread; zero otherwise.
     pub delay: Duration,
@@ -75,7 +92,9 @@ impl Decision {
 /// One rule as the control endpoint shows it.
 #[derive(Debug)]
 pub struct RuleStatus<'a> {
+    /// The rule as it was read.
     pub rule: &'a Rule,
+    /// Whether it is looked at (the control endpoint switches rules off and on).
     pub enabled: bool,
     /// Requests its selector took inside its time window.
     pub matched: u64,

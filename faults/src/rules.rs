@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use kafka_wire::protocol::{ApiKey, ErrorCode};
 
-use crate::exchange_output::parse_api_filter;
+use crate::api_name::parse_api_filter;
 
 /// What a matching request suffers.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,10 +16,18 @@ pub enum Action {
     /// Forward it late (`direction = "request"`, the default), or forward its response late
     /// (`direction = "response"`; later responses on the connection wait behind it, as they
     /// would behind a slow broker); each request draws its own delay from `delay`.
-    Delay { delay: DelaySpread, on_response: bool },
+    Delay {
+        /// `delay_ms`, `jitter_ms` and `distribution`.
+        delay: DelaySpread,
+        /// `direction = "response"`.
+        on_response: bool,
+    },
     /// Forward it, and hold its response `hold` before passing it on: long enough and the
     /// client times the request out after the broker carried it out.
-    Hold { hold: Duration },
+    Hold {
+        /// `hold_ms`.
+        hold: Duration,
+    },
     /// Forward it and never pass its response on.
     DropResponse,
     /// Close the client's connection instead of forwarding it.
@@ -28,7 +36,10 @@ pub enum Action {
     CutAfter,
     /// Answer it with `code` instead of forwarding it: the response's top-level error and the
     /// error of every topic and partition the request named.
-    Error { code: ErrorCode },
+    Error {
+        /// `error`, by name or number.
+        code: ErrorCode,
+    },
     /// Forward it, and flip a byte inside the first record batch of its response (Fetch
     /// only), which the client's CRC check must catch.
     Corrupt,
@@ -36,18 +47,30 @@ pub enum Action {
     /// (`direction = "request"`) on at no more than `bytes_per_second`, a slice every 10 ms.
     /// A connection's frames go one after another, so a rule that takes every request of a
     /// connection limits that connection's bandwidth in that direction.
-    Bandwidth { bytes_per_second: u64, on_response: bool },
+    Bandwidth {
+        /// `bytes_per_second`, at least 1.
+        bytes_per_second: u64,
+        /// `direction = "response"` (the default).
+        on_response: bool,
+    },
     /// Forward it, and pass its response on with every field named `field` set to `value`
     /// (re-encoded by the schema interpreter).
-    Rewrite { field: String, value: serde_json::Value },
+    Rewrite {
+        /// `field`: a field name of Kafka's schemas in snake case (not empty).
+        field: String,
+        /// `value`: a whole number, `true` / `false`, `null`, or else the text itself.
+        value: serde_json::Value,
+    },
 }
 
 /// How a delay is drawn, in whole milliseconds: `delay_ms`, give or take `jitter_ms`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DelaySpread {
+    /// The delay, or the middle of the spread.
     pub delay: Duration,
     /// Zero: every delay is `delay`.
     pub jitter: Duration,
+    /// How the jitter is spread.
     pub distribution: Distribution,
 }
 
@@ -176,8 +199,11 @@ impl Selector {
 pub struct Rule {
     /// Where it was written (`faults.toml:12`, `--fault #2`), named in the proxy's output.
     pub origin: String,
+    /// Which requests it applies to.
     pub selector: Selector,
+    /// Which of those it acts on.
     pub trigger: Trigger,
+    /// What they suffer.
     pub action: Action,
 }
 
@@ -239,18 +265,12 @@ pub(crate) fn rules_in(doc: &toml::Table, text: &str, path: &str) -> Result<Vec<
     let toml::Value::Array(rules) = rules else {
         return Err(format!("{path}: `rule` must be [[rule]] tables"));
     };
-    // toml::Table keeps no positions: the n-th `[[rule]]` header of the text is the n-th rule.
-    let headers: Vec<usize> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim_start().starts_with("[[rule]]"))
-        .map(|(i, _)| i + 1)
-        .collect();
+    let lines = rule_lines(text);
     rules
         .iter()
         .enumerate()
         .map(|(i, rule)| {
-            let origin = match headers.get(i) {
+            let origin = match lines.get(i) {
                 Some(line) => format!("{path}:{line}"),
                 None => format!("{path} rule {}", i + 1),
             };
@@ -295,6 +315,17 @@ fn toml_text(value: &toml::Value) -> Result<String, String> {
         }
         _ => Err("expected a string, a number or a list".to_owned()),
     }
+}
+
+/// The line of each element of the document's `rule` array (its `[[rule]]` header, or its
+/// inline table), as toml's parser places it: `toml::Table` keeps no positions, and a text
+/// search for `[[rule]]` lines would miss `[[ rule ]]` and count one inside a multi-line string.
+fn rule_lines(text: &str) -> Vec<usize> {
+    let Ok(doc) = toml::de::DeTable::parse(text) else { return Vec::new() };
+    let Some(rules) = doc.get_ref().get("rule").and_then(|r| r.get_ref().as_array()) else {
+        return Vec::new();
+    };
+    rules.iter().map(|rule| line_of(text, rule.span().start)).collect()
 }
 
 fn line_of(text: &str, byte: usize) -> usize {
@@ -678,6 +709,25 @@ mod tests {
             assert!(e.starts_with("--fault #2: "), "{text}: {e}");
             assert!(e.contains(wanted), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn each_rule_is_named_by_its_own_line_however_its_table_is_written() {
+        let origins = |text: &str| {
+            parse_file(text, "f.toml").map(|r| r.into_iter().map(|r| r.origin).collect::<Vec<_>>())
+        };
+        // A header with spaces inside its brackets is a `[[rule]]` header too.
+        let spaced = "[[ rule ]]\naction = \"cut-before\"\n\n[[rule]]\naction = \"cut-after\"\n";
+        assert_eq!(origins(spaced), Ok(vec!["f.toml:1".to_owned(), "f.toml:4".to_owned()]));
+        // `[[rule]]` inside a multi-line string is text, not the next rule.
+        let quoted = "[[rule]]\naction = \"rewrite\"\nfield = \"host\"\nvalue = \"\"\"\n[[rule]]\n\"\"\"\n\
+                      [[rule]]\naction = \"explode\"\n";
+        let e = parse_file(quoted, "f.toml").unwrap_err();
+        assert!(e.starts_with("f.toml:7: `action`: unknown action `explode`"), "{e}");
+        // Inline tables are named by the line each starts on.
+        let inline =
+            "rule = [\n  { action = \"cut-before\" },\n  { api = \"Fetch\", action = \"corrupt\" },\n]\n";
+        assert_eq!(origins(inline), Ok(vec!["f.toml:2".to_owned(), "f.toml:3".to_owned()]));
     }
 
     proptest::proptest! {

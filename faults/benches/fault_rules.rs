@@ -3,16 +3,16 @@
 //!
 //! A Fetch request is decided against: no rules; 10,000 Produce rules (none can match: the
 //! index passes them over); 10,000 rules of any API whose client id differs (each must be
-//! looked at: the linear case, for scale). Run: `cargo bench --bench fault_rules`.
+//! looked at: the linear case, for scale). Run: `cargo bench -p kwire-faults --bench fault_rules`.
 
 use std::time::Instant;
 
 use bytes::Bytes;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use kafka_wire::protocol::schema::encode::json_to_frame;
-use kwire::faults::rules::parse_flag;
-use kwire::faults::{FaultSet, RequestFacts};
 use kwire_capture::peek_request;
+use kwire_faults::rules::parse_flag;
+use kwire_faults::{FaultSet, RequestFacts};
 
 fn fetch_request() -> Bytes {
     let json = serde_json::json!({
