@@ -22,7 +22,7 @@ use crate::output::{outln, print_json};
 /// requests for a bulk load from a pipe).
 const BATCH_SIZE: usize = 1_000_000;
 
-/// Bytes of records the producer may hold (`buffer.memory`), a quarter of Java's 32 MiB: a
+/// Bytes the producer's batches may hold (`buffer.memory`), a quarter of Java's 32 MiB: a
 /// bulk load from a pipe always fills the buffer, so this is most of the command's memory.
 /// Eight batches of [`BATCH_SIZE`] still keep three brokers busy: on scripts/bench-cluster,
 /// 1,000,000 records took as long as with 16 MiB (medians of 6: 100 B 0.64 vs 0.63 s, 1 KB

@@ -21,8 +21,15 @@ pub struct ProducerConfig {
     /// Bytes of records (key, value, headers and a 21-byte overhead each) after which a batch
     /// is closed and sent; 16 KiB by default. A larger record gets a batch of its own.
     pub batch_size: usize,
-    /// Bytes of records the producer may hold, buffered or in flight (32 MiB by default); a
-    /// [`send`](crate::Producer::send) that would pass it waits until batches complete.
+    /// Bytes of memory the producer's batches may hold, buffered or in flight (32 MiB by
+    /// default); a [`send`](crate::Producer::send) that would pass it waits until batches
+    /// complete. Counted as allocated, not estimated: each batch's buffer as it grows (from
+    /// 16 KiB, doubling up to `batch_size`), and with compression room for the compressed
+    /// copy made while the batch is sealed (up to the codec's worst case, given back once the
+    /// batch is sealed). So it must hold one full batch with that room;
+    /// [`Producer::new`](crate::Producer::new) refuses a smaller one. Not counted: the
+    /// compressor's own working state while it runs (≈ 100 KiB for lz4, ≈ 1 MiB for zstd
+    /// level 3, per batch being sealed) and the request being written to a connection.
     pub buffer_memory: usize,
     /// Produce requests in flight per broker (5 by default, the most idempotence allows).
     pub max_in_flight: usize,

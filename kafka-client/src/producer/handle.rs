@@ -30,7 +30,7 @@
 //! ```
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::sync::{Notify, Semaphore};
 
@@ -39,7 +39,7 @@ use crate::cluster::retry::Backoff;
 use crate::cluster::router::TopicPartition;
 use crate::deadline::deadline_after;
 use crate::error::ClientError;
-use crate::producer::accumulator::{record_size, BatchOutcome};
+use crate::producer::accumulator::{record_size, AppendTime, BatchOutcome, BatchShape, PartitionQueue};
 use crate::producer::config::ProducerConfig;
 use crate::producer::deliveries::{Deliveries, DeliveryFuture};
 use crate::producer::produce::{AsRecordRef, RecordRef};
@@ -58,6 +58,16 @@ enum Target<'a> {
     /// Each record's partition as `send` chooses it.
     Topic(&'a str),
     Partition(&'a TopicPartition),
+}
+
+/// What [`Producer::append_locked`] did.
+enum Locked<T> {
+    Appended(Appended<T>),
+    /// Appending costs `cost` bytes of buffer memory and fewer are free: nothing was appended,
+    /// and the memory the caller brought is still the caller's.
+    Short {
+        cost: usize,
+    },
 }
 
 /// What appending one record did.
@@ -81,7 +91,6 @@ fn partition_for_record<'a>(
     topic: &str,
     key: Option<&[u8]>,
     size: usize,
-    batch_size: usize,
     last: &'a mut Option<TopicPartition>,
 ) -> Option<(&'a TopicPartition, bool)> {
     let State { topics, partitions, .. } = state;
@@ -90,7 +99,7 @@ fn partition_for_record<'a>(
     let mut closed = false;
     if key.is_none() {
         let sticky = reuse_or_name(last, &known.name, partition);
-        if partitions.get_mut(sticky).is_some_and(|queue| queue.close_if_cannot_take(size, batch_size)) {
+        if partitions.get_mut(sticky).is_some_and(|queue| queue.close_if_cannot_take(size)) {
             known.batch_filled(partition);
             partition = known.partition_for(None);
             closed = true;
@@ -129,6 +138,7 @@ impl Producer {
     /// runtime). Fails on a configuration that cannot work (see [`ProducerConfig`]).
     pub fn new(client: Arc<Client>, config: ProducerConfig) -> Result<Self, ClientError> {
         config.check()?;
+        holds_a_full_batch(&config)?;
         let transactions = Transactions::from_config(&config);
         let permits = config.buffer_memory.min(Semaphore::MAX_PERMITS);
         let shared = Arc::new(Shared {
@@ -163,7 +173,7 @@ impl Producer {
                 Target::Topic(topic),
                 &record,
                 &mut None,
-                now_ms(),
+                &AppendTime::now(),
                 |tp, outcome, index| DeliveryFuture {
                     partition: tp.clone(),
                     outcome: Arc::clone(outcome),
@@ -180,15 +190,8 @@ impl Producer {
             let mut state = lock(&self.shared.state);
             let size = record_size(&record);
             let mut chosen = None;
-            let closed = partition_for_record(
-                &mut state,
-                topic,
-                record.key,
-                size,
-                self.shared.config.batch_size,
-                &mut chosen,
-            )
-            .is_some_and(|(_, closed)| closed);
+            let closed = partition_for_record(&mut state, topic, record.key, size, &mut chosen)
+                .is_some_and(|(_, closed)| closed);
             drop(state);
             self.wake_sender(closed);
             chosen
@@ -219,38 +222,59 @@ impl Producer {
         }
         let size = record_size(&record);
         let config = &self.shared.config;
-        for (limit, name) in
-            [(config.buffer_memory, "buffer_memory"), (config.max_request_size, "max_request_size")]
-        {
-            if size > limit {
-                validate_topic(&tp.topic)?;
-                return Err(ClientError::InvalidArgument {
-                    message: format!("a {size}-byte record for {tp} is larger than {name} ({limit} bytes)"),
-                });
-            }
+        let alone = self.shape().alone_cost(&record);
+        let too_large = if size > config.max_request_size {
+            Some(format!("is larger than max_request_size ({} bytes)", config.max_request_size))
+        } else if alone > config.buffer_memory {
+            Some(format!(
+                "needs {alone} bytes of buffer memory (its batch's buffer, and room to compress it), more \
+                 than buffer_memory ({} bytes)",
+                config.buffer_memory
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = too_large {
+            validate_topic(&tp.topic)?;
+            return Err(ClientError::InvalidArgument {
+                message: format!("a {size}-byte record for {tp} {why}"),
+            });
         }
-        let permits = u32::try_from(size).unwrap_or(u32::MAX);
-        // Memory at hand is taken without a wait; a closed producer is found out below, under
-        // the lock, and gets its permits back.
-        match self.shared.memory.try_acquire_many(permits) {
-            Ok(permit) => permit.forget(),
-            Err(_) => {
-                validate_topic(&tp.topic)?;
-                self.check_open()?;
-                match self.shared.memory.acquire_many(permits).await {
-                    Ok(permit) => permit.forget(),
-                    Err(_) => return Err(closed_error()),
+        // Memory is taken whole or not at all (never part of it held while waiting for the
+        // rest, which two senders could each do until neither gets enough); what the append
+        // costs is known only under the lock, so after a wait it is asked again.
+        let mut paid = 0;
+        loop {
+            let locked = {
+                let mut state = lock(&self.shared.state);
+                let at = AppendTime::now();
+                self.append_locked(&mut state, &tp, &record, paid, &at, |outcome, index| {
+                    (Arc::clone(outcome), index)
+                })
+            };
+            match locked? {
+                Locked::Appended(Appended { delivered: (outcome, index), wake }) => {
+                    self.wake_sender(wake);
+                    return Ok(DeliveryFuture { partition: tp, outcome, index });
+                }
+                Locked::Short { cost } => {
+                    self.shared.memory.add_permits(paid);
+                    validate_topic(&tp.topic)?;
+                    self.check_open()?;
+                    let permits = u32::try_from(cost).unwrap_or(u32::MAX);
+                    match self.shared.memory.acquire_many(permits).await {
+                        Ok(permit) => permit.forget(),
+                        Err(_) => return Err(closed_error()),
+                    }
+                    paid = cost;
                 }
             }
         }
-        let mut state = lock(&self.shared.state);
-        let appended = self.append_locked(&mut state, &tp, &record, size, now_ms(), |outcome, index| {
-            (Arc::clone(outcome), index)
-        });
-        drop(state);
-        let Appended { delivered: (outcome, index), wake } = appended?;
-        self.wake_sender(wake);
-        Ok(DeliveryFuture { partition: tp, outcome, index })
+    }
+
+    /// The shape of every batch this producer builds.
+    fn shape(&self) -> BatchShape {
+        BatchShape { batch_size: self.shared.config.batch_size, compression: self.shared.config.compression }
     }
 
     /// The quick way of `send` and `send_all`, under the lock the caller holds: a record for a
@@ -265,53 +289,51 @@ impl Producer {
         target: Target<'_>,
         record: &RecordRef<'_>,
         last: &mut Option<TopicPartition>,
-        now_ms: i64,
+        at: &AppendTime,
         appended: impl FnOnce(&TopicPartition, &Arc<BatchOutcome>, i32) -> T,
     ) -> Result<Option<Appended<T>>, ClientError> {
         let size = record_size(record);
-        let config = &self.shared.config;
-        if size > config.max_request_size || size > config.buffer_memory {
+        if size > self.shared.config.max_request_size {
             return Ok(None);
         }
         let (tp, closed) = match target {
             Target::Partition(tp) => (tp, false),
-            Target::Topic(topic) => {
-                match partition_for_record(state, topic, record.key, size, config.batch_size, last) {
-                    Some(chosen) => chosen,
-                    None => return Ok(None),
-                }
-            }
+            Target::Topic(topic) => match partition_for_record(state, topic, record.key, size, last) {
+                Some(chosen) => chosen,
+                None => return Ok(None),
+            },
         };
-        match self.shared.memory.try_acquire_many(u32::try_from(size).unwrap_or(u32::MAX)) {
-            Ok(permit) => permit.forget(),
-            Err(_) => {
+        match self.append_locked(state, tp, record, 0, at, |outcome, index| appended(tp, outcome, index))? {
+            Locked::Appended(mut done) => {
+                done.wake |= closed;
+                Ok(Some(done))
+            }
+            Locked::Short { .. } => {
                 // The batch closed for this record is sendable now, whoever sends the record.
                 self.wake_sender(closed);
-                return Ok(None);
+                Ok(None)
             }
         }
-        let mut done = self
-            .append_locked(state, tp, record, size, now_ms, |outcome, index| appended(tp, outcome, index))?;
-        done.wake |= closed;
-        Ok(Some(done))
     }
 
-    /// Appends `record` (whose `size` bytes of buffer memory are taken) to `tp`'s queue under
-    /// the lock the caller holds, with `now_ms` as the time of a record without one, and hands
-    /// `appended` its batch outcome and index; gives the memory back when the producer is
-    /// closed or the record cannot be encoded. The caller wakes the sender when told to.
+    /// Appends `record` to `tp`'s queue under the lock the caller holds, with `at` as the time
+    /// of a record without one, and hands `appended` its batch outcome and index. `paid`
+    /// bytes of buffer memory the caller took are used first; what the append costs beyond
+    /// them is taken without waiting, or the answer is [`Locked::Short`] (nothing appended,
+    /// `paid` still the caller's). Otherwise what was not needed is given back, and all of it
+    /// when the producer is closed or the record cannot be encoded. The caller wakes the
+    /// sender when told to.
     fn append_locked<T>(
         &self,
         state: &mut State,
         tp: &TopicPartition,
         record: &RecordRef<'_>,
-        size: usize,
-        now_ms: i64,
+        paid: usize,
+        at: &AppendTime,
         appended: impl FnOnce(&Arc<BatchOutcome>, i32) -> T,
-    ) -> Result<Appended<T>, ClientError> {
-        let config = &self.shared.config;
+    ) -> Result<Locked<T>, ClientError> {
         if let Err(e) = state_open(state) {
-            self.shared.memory.add_permits(size);
+            self.shared.memory.add_permits(paid);
             return Err(e);
         }
         let State { partitions, topics, unfinished, .. } = state;
@@ -320,34 +342,45 @@ impl Producer {
             None => {
                 // Checked once per partition: the name never changes after.
                 if let Err(e) = validate_topic(&tp.topic) {
-                    self.shared.memory.add_permits(size);
+                    self.shared.memory.add_permits(paid);
                     return Err(e.into());
                 }
-                partitions.entry(tp.clone()).or_default()
+                partitions.entry(tp.clone()).or_insert_with(|| PartitionQueue::new(self.shape()))
             }
         };
+        let cost = queue.append_cost(record);
+        if cost > paid {
+            match self.shared.memory.try_acquire_many(u32::try_from(cost - paid).unwrap_or(u32::MAX)) {
+                Ok(permit) => permit.forget(),
+                Err(_) => return Ok(Locked::Short { cost }),
+            }
+        } else {
+            self.shared.memory.add_permits(paid - cost);
+        }
         let was_idle = queue.is_idle();
         let before = queue.batches();
         let closed_before = queue.closed_batches();
-        let delivered =
-            queue.append(record, size, config.batch_size, config.compression, Instant::now, now_ms, appended);
+        let delivered = queue.append(record, at, appended);
         *unfinished += queue.batches() - before;
         let delivered = match delivered {
-            Ok(delivered) => delivered,
+            Ok((delivered, charged)) => {
+                debug_assert_eq!(charged, cost, "append charges what append_cost said");
+                delivered
+            }
             Err(source) => {
-                self.shared.memory.add_permits(size);
+                self.shared.memory.add_permits(cost);
                 return Err(ClientError::RecordEncode { context: tp.to_string(), source });
             }
         };
         // A batch became sendable by its size just now: the sender is woken once for it
         // (not for every record while a backlog waits) and a sticky partition moves on.
-        let full = queue.open_is_full(config.batch_size) || queue.closed_batches() > closed_before;
+        let full = queue.open_is_full() || queue.closed_batches() > closed_before;
         if full {
             if let Some(topic) = topics.get_mut(&*tp.topic) {
                 topic.batch_filled(tp.partition);
             }
         }
-        Ok(Appended { delivered, wake: was_idle || full })
+        Ok(Locked::Appended(Appended { delivered, wake: was_idle || full }))
     }
 
     fn wake_sender(&self, wake: bool) {
@@ -430,7 +463,7 @@ impl Producer {
             return Ok(Some(first));
         }
         let mut state = lock(&self.shared.state);
-        let now = now_ms();
+        let at = AppendTime::now();
         let mut wake = false;
         let mut last = None;
         let mut record = first;
@@ -441,7 +474,7 @@ impl Producer {
                 target,
                 &record.as_record_ref(),
                 &mut last,
-                now,
+                &at,
                 |tp, outcome, index| deliveries.push(tp, outcome, index),
             );
             match quick {
@@ -491,7 +524,8 @@ impl Producer {
         }
     }
 
-    /// Bytes of records held now, buffered or in flight (at most `buffer_memory`).
+    /// Bytes of buffer memory in use now (at most `buffer_memory`): open batches' buffers (with
+    /// room to compress them), and sealed batches buffered or in flight.
     pub fn buffered_bytes(&self) -> usize {
         self.shared.config.buffer_memory.min(Semaphore::MAX_PERMITS) - self.shared.memory.available_permits()
     }
@@ -551,14 +585,24 @@ fn state_open(state: &State) -> Result<(), ClientError> {
     Ok(())
 }
 
-fn closed_error() -> ClientError {
-    ClientError::InvalidArgument { message: "the producer is closed".to_owned() }
+/// Refuses a `buffer_memory` that cannot hold one full batch with room to compress it: a
+/// batch growing to `batch_size` would wait for memory that can never be free.
+fn holds_a_full_batch(config: &ProducerConfig) -> Result<(), ClientError> {
+    let needs = BatchShape { batch_size: config.batch_size, compression: config.compression }.full_cost();
+    if needs <= config.buffer_memory {
+        return Ok(());
+    }
+    Err(ClientError::InvalidArgument {
+        message: format!(
+            "buffer_memory ({} bytes) cannot hold one full batch: batch_size {} with {} compression \
+             takes up to {needs} bytes while it is sealed",
+            config.buffer_memory, config.batch_size, config.compression
+        ),
+    })
 }
 
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+fn closed_error() -> ClientError {
+    ClientError::InvalidArgument { message: "the producer is closed".to_owned() }
 }
 
 #[cfg(test)]
@@ -606,11 +650,12 @@ mod tests {
         let batch_size = 3 * size;
         let append = |state: &mut State, key: Option<&[u8]>| {
             let mut last = None;
-            let (tp, closed) = partition_for_record(state, "t", key, size, batch_size, &mut last).unwrap();
+            let (tp, closed) = partition_for_record(state, "t", key, size, &mut last).unwrap();
             let tp = tp.clone();
             let record = RecordRef { key, ..record };
-            let queue = state.partitions.entry(tp.clone()).or_default();
-            queue.append(&record, size, batch_size, Compression::None, Instant::now, 0, |_, _| ()).unwrap();
+            let shape = BatchShape { batch_size, compression: Compression::None };
+            let queue = state.partitions.entry(tp.clone()).or_insert_with(|| PartitionQueue::new(shape));
+            queue.append(&record, &AppendTime::now(), |_, _| ()).unwrap();
             (tp.partition, closed)
         };
         for _ in 0..3 {
@@ -630,7 +675,27 @@ mod tests {
         assert_eq!((queue.closed_batches(), queue.batches()), (1, 2), "the keyed record started a batch");
 
         let mut last = None;
-        assert!(partition_for_record(&mut state, "unknown", None, size, batch_size, &mut last).is_none());
+        assert!(partition_for_record(&mut state, "unknown", None, size, &mut last).is_none());
+    }
+
+    #[test]
+    fn a_buffer_that_cannot_hold_one_full_batch_with_its_compressed_copy_is_refused() {
+        let config = |batch_size, buffer_memory, compression| ProducerConfig {
+            compression,
+            batch_size,
+            buffer_memory,
+            ..ProducerConfig::default()
+        };
+        assert!(holds_a_full_batch(&ProducerConfig::default()).is_ok());
+        assert!(holds_a_full_batch(&config(1 << 20, 2 << 20, Compression::None)).is_ok());
+        let e = holds_a_full_batch(&config(1 << 20, 1 << 20, Compression::None)).unwrap_err();
+        assert!(e.to_string().contains("buffer_memory (1048576 bytes) cannot hold one full batch"), "{e}");
+        if Compression::Lz4.is_available() {
+            // 1 MiB of records and their compressed copy's worst case: more than 2 MiB.
+            let e = holds_a_full_batch(&config(1 << 20, 2 << 20, Compression::Lz4)).unwrap_err();
+            assert!(e.to_string().contains("lz4 compression takes up to"), "{e}");
+            assert!(holds_a_full_batch(&config(1 << 20, 3 << 20, Compression::Lz4)).is_ok());
+        }
     }
 
     #[test]

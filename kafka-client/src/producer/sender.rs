@@ -212,7 +212,7 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
             // Sent once the transaction has it (AddPartitionsToTxn, see `transaction.rs`).
             return;
         }
-        if !queue.sendable(now, config.linger, config.batch_size, drain_all) {
+        if !queue.sendable(now, config.linger, drain_all) {
             if let Some(due) = queue.next_due(config.linger) {
                 next_due = Some(next_due.map_or(due, |d| d.min(due)));
             }
@@ -277,7 +277,7 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
 async fn send(shared: &Arc<Shared>, request: Request) {
     let Request { broker, node, batches, .. } = request;
     let compression = shared.config.compression;
-    let encoded = if batches.iter().any(|(_, b)| b.needs_compression(compression)) {
+    let (encoded, freed) = if batches.iter().any(|(_, b)| b.needs_compression(compression)) {
         // Compression is CPU work: off the runtime's threads, so the connections' reads and
         // writes and the answers keep flowing.
         match tokio::task::spawn_blocking(move || encode(batches)).await {
@@ -293,6 +293,7 @@ async fn send(shared: &Arc<Shared>, request: Request) {
         // retried batch copies it once).
         encode(batches)
     };
+    shared.memory.add_permits(freed);
     let mut batches = Vec::with_capacity(encoded.len());
     let mut bytes = Vec::with_capacity(encoded.len());
     let mut failed = Vec::new();
@@ -380,14 +381,21 @@ fn encoding_lost(shared: &Shared, node: i32, why: &str) {
 
 type Encoded = Vec<(TopicPartition, Batch, Result<Bytes, kafka_wire::protocol::records::RecordEncodeError>)>;
 
-fn encode(batches: Vec<(TopicPartition, Batch)>) -> Encoded {
-    batches
+/// Seals each batch; returns them with the buffer memory sealing freed (a compressed batch's
+/// buffer and the room its copy did not take), which the caller gives back.
+fn encode(batches: Vec<(TopicPartition, Batch)>) -> (Encoded, usize) {
+    let mut freed = 0;
+    let encoded = batches
         .into_iter()
         .map(|(tp, mut batch)| {
-            let bytes = batch.seal();
+            let bytes = batch.seal().map(|(bytes, gave_up)| {
+                freed += gave_up;
+                bytes
+            });
             (tp, batch, bytes)
         })
-        .collect()
+        .collect();
+    (encoded, freed)
 }
 
 fn build_request(

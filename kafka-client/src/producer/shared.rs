@@ -186,14 +186,14 @@ pub(super) fn complete(
     batch: Batch,
     result: Result<Produced, ClientError>,
 ) {
-    let Batch { outcome, bytes, .. } = batch;
+    let Batch { outcome, charged, .. } = batch;
     if let Err(e) = &result {
         if shared.config.transactional_id.is_some() && state.txn_failure.is_none() {
             state.txn_failure = Some(e.clone());
         }
     }
     outcome.complete(result);
-    shared.memory.add_permits(bytes);
+    shared.memory.add_permits(charged);
     state.unfinished = state.unfinished.saturating_sub(1);
     shared.progress.notify_waiters();
 }

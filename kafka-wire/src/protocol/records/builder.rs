@@ -35,6 +35,15 @@ impl ProducerStamp {
         Self { producer_id: -1, producer_epoch: -1, base_sequence: -1, transactional: false };
 }
 
+/// The most bytes a record with `key`, `value` and `headers` takes in a batch: its data and
+/// the widest varints of its lengths, deltas and counts.
+pub fn max_record_len(key: Option<&[u8]>, value: Option<&[u8]>, headers: &[Header]) -> usize {
+    let data = |b: Option<&[u8]>| b.map_or(0, <[u8]>::len);
+    40 + data(key)
+        + data(value)
+        + headers.iter().map(|h| 10 + h.key.len() + data(h.value.as_deref())).sum::<usize>()
+}
+
 /// A batch being filled; see the module documentation.
 #[derive(Debug)]
 pub struct BatchBuilder {
@@ -92,16 +101,8 @@ impl BatchBuilder {
         let index = self.count;
         let next =
             index.checked_add(1).ok_or(EncodeError::TooLong { field: "records", len: index as usize })?;
-        // The widest varints of the record's lengths, deltas and counts, and its data: with
-        // this much room, writing the record does not grow the buffer again.
-        let data = |b: Option<&[u8]>| b.map_or(0, <[u8]>::len);
-        let needed = 40
-            + data(key)
-            + data(value)
-            + headers.iter().map(|h| 10 + h.key.len() + data(h.value.as_deref())).sum::<usize>();
-        if self.buf.capacity() - self.buf.len() < needed {
-            self.grow(needed);
-        }
+        let capacity = self.capacity_after(max_record_len(key, value, headers));
+        self.buf.reserve_exact(capacity - self.buf.len());
         let delta = timestamp.saturating_sub(self.base_timestamp);
         write_record(&mut self.buf, 0, delta, index, key, value, headers)?;
         self.max_timestamp = self.max_timestamp.max(timestamp);
@@ -109,11 +110,32 @@ impl BatchBuilder {
         Ok(index)
     }
 
-    /// Room for `needed` more bytes: doubling up to the cap, then exactly what is needed.
-    fn grow(&mut self, needed: usize) {
-        let len = self.buf.len();
-        let doubled = (self.buf.capacity() * 2).min(self.capacity_cap).max(len + needed);
-        self.buf.reserve_exact(doubled - len);
+    /// Bytes the buffer holds room for (its allocation), header included.
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// The buffer's capacity once a record of `room` bytes ([`max_record_len`]) is appended:
+    /// the same while it fits, else doubled up to the cap given to [`new`](Self::new), past
+    /// the cap exactly what is needed. What appending costs a caller that accounts memory.
+    pub fn capacity_after(&self, room: usize) -> usize {
+        let (len, capacity) = (self.buf.len(), self.buf.capacity());
+        if capacity - len >= room {
+            return capacity;
+        }
+        (capacity * 2).min(self.capacity_cap).max(len + room)
+    }
+
+    /// The most bytes a batch with a `capacity`-byte buffer holds at once: the buffer, and
+    /// while [`seal`](Self::seal) compresses it, the compressed copy's worst case too.
+    pub fn peak_bytes(capacity: usize, compression: Compression) -> usize {
+        match compression {
+            Compression::None => capacity,
+            codec => {
+                let records = capacity.saturating_sub(RECORD_BATCH_OVERHEAD);
+                capacity + RECORD_BATCH_OVERHEAD + compression::max_compressed_len(codec, records)
+            }
+        }
     }
 
     /// The whole batch: header, CRC, and the records (compressed with the codec given at
@@ -122,9 +144,12 @@ impl BatchBuilder {
         let Self { mut buf, count, base_timestamp, max_timestamp, compression, .. } = self;
         if compression != Compression::None {
             let records = &buf[RECORD_BATCH_OVERHEAD..];
-            let mut out = Vec::with_capacity(RECORD_BATCH_OVERHEAD + records.len() / 2);
+            let bound = compression::max_compressed_len(compression, records.len());
+            let mut out = Vec::with_capacity(RECORD_BATCH_OVERHEAD + bound);
             out.resize(RECORD_BATCH_OVERHEAD, 0);
             compression::compress(compression, records, &mut out)?;
+            // The sealed batch is held until it is acknowledged: as long as it is, no longer.
+            out.shrink_to_fit();
             buf = out;
         }
         let header = BatchHeader {
@@ -239,6 +264,33 @@ mod tests {
             });
         }
         (builder.seal(stamp).unwrap(), expected)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// A producer charges buffer memory by `capacity_after` before it appends: the buffer
+        /// must end exactly there, and the batch sealed must fit in `peak_bytes`.
+        #[test]
+        fn capacity_after_is_the_capacity_an_append_leaves_and_peak_bytes_bounds_sealing(
+            values in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..5000), 1..60),
+            initial in 0usize..20_000,
+            cap in 0usize..200_000,
+            codec in proptest::sample::select(Compression::ALL.to_vec()),
+        ) {
+            proptest::prop_assume!(codec.is_available());
+            let mut builder = BatchBuilder::new(0, codec, initial, cap);
+            for value in &values {
+                let expected = builder.capacity_after(max_record_len(Some(b"k"), Some(value), &[]));
+                builder.append(0, Some(b"k"), Some(value), &[]).unwrap();
+                proptest::prop_assert_eq!(builder.capacity(), expected);
+                proptest::prop_assert!(builder.capacity() >= builder.len());
+            }
+            let peak = BatchBuilder::peak_bytes(builder.capacity(), codec);
+            let capacity = builder.capacity();
+            let sealed = builder.seal(ProducerStamp::NONE).unwrap();
+            proptest::prop_assert!(capacity + sealed.len() <= peak || codec == Compression::None, "{} + {} > {}", capacity, sealed.len(), peak);
+        }
     }
 
     #[test]

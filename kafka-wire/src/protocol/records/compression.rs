@@ -111,8 +111,30 @@ pub fn decompress(codec: Compression, input: &[u8], max_output: usize) -> Result
     }
 }
 
+/// The most bytes [`compress`] writes for `len` bytes of input with `codec`: the input stored
+/// uncompressed in the codec's framing, with every block's and the frame's overhead. What a
+/// producer reserves for a batch's compressed copy while the batch is sealed.
+pub fn max_compressed_len(codec: Compression, len: usize) -> usize {
+    match codec {
+        Compression::None => len,
+        // Deflate's stored blocks (5 bytes per 64 KiB), the gzip header and trailer (18).
+        Compression::Gzip => len + len / 1000 + 64,
+        // The xerial header, then per 32 KiB block a 4-byte length and snappy's worst case
+        // (32 + n + n/6).
+        Compression::Snappy => 16 + len + len / 6 + (len / (32 * 1024) + 1) * 36,
+        // The frame header and end mark, then per 64 KiB block a 4-byte length and LZ4's worst
+        // case (n + n/255 + 16).
+        Compression::Lz4 => 32 + len + len / 255 + (len / (64 * 1024) + 1) * 20,
+        // ZSTD_COMPRESSBOUND.
+        Compression::Zstd => len + len / 256 + (128 * 1024usize).saturating_sub(len) / 2048 + 64,
+    }
+}
+
 /// Compresses `input` with `codec`, appending the result to `out`.
 pub fn compress(codec: Compression, input: &[u8], out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
+    // Room for the worst case up front: the output is never reallocated (and copied) while it
+    // is written, so a producer's batch costs at most this much while it is sealed.
+    out.reserve_exact(max_compressed_len(codec, input.len()));
     match codec {
         Compression::None => {
             out.extend_from_slice(input);
@@ -510,8 +532,14 @@ mod zstd {
     }
 
     pub(super) fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<(), RecordEncodeError> {
-        let compressed = ::zstd::bulk::compress(input, LEVEL).map_err(|e| failed(&e))?;
-        out.extend_from_slice(&compressed);
+        // Straight into `out` after what it holds (its room reserved by the caller), not into
+        // a buffer of its own that is then copied.
+        let start = out.len() as u64;
+        let mut after = std::io::Cursor::new(out);
+        after.set_position(start);
+        ::zstd::bulk::Compressor::new(LEVEL)
+            .and_then(|mut compressor| compressor.compress_to_buffer(input, &mut after))
+            .map_err(|e| failed(&e))?;
         Ok(())
     }
 }
@@ -574,6 +602,27 @@ mod tests {
             for cut in [0, 3, 6, frame.len() / 2, frame.len() - 4].into_iter().filter(|c| *c < frame.len() - 4) {
                 if !content_size {
                     prop_assert_eq!(lz4::output_bound(&frame[..cut]), None, "cut at {}", cut);
+                }
+            }
+        }
+
+        #[test]
+        fn every_codec_writes_within_its_bound_into_the_room_reserved_for_it(
+            random in proptest::collection::vec(any::<u8>(), 0..200_000),
+            data in proptest::collection::vec(any::<u8>(), 1..64),
+            repeat in 0usize..4000,
+            already in 0usize..100,
+        ) {
+            // Random bytes are each codec's worst case (stored blocks), repeats its best.
+            for input in [random, data.repeat(repeat)] {
+                for codec in Compression::ALL.into_iter().filter(|c| c.is_available()) {
+                    let mut out = vec![7u8; already];
+                    compress(codec, &input, &mut out).unwrap();
+                    let bound = max_compressed_len(codec, input.len());
+                    prop_assert!(out.len() - already <= bound, "{}: {} bytes for {}, bound {}", codec, out.len() - already, input.len(), bound);
+                    prop_assert!(out.capacity() <= already + bound, "{}: the output grew past its reserved room", codec);
+                    prop_assert_eq!(&out[..already], &vec![7u8; already][..], "{}: what was there before", codec);
+                    prop_assert_eq!(&decompress(codec, &out[already..], input.len()).unwrap(), &input, "{}", codec);
                 }
             }
         }

@@ -67,7 +67,7 @@ pub(crate) mod streamed;
 pub(crate) mod view;
 
 pub use batch::{BatchAttributes, Header, Record, RecordBatch, TimestampType};
-pub use builder::{restamp, BatchBuilder, ProducerStamp};
+pub use builder::{max_record_len, restamp, BatchBuilder, ProducerStamp};
 pub use compression::Compression;
 pub use control::{ControlRecordKey, ControlRecordType, EndTransactionMarker};
 pub use decompressor::Decompressor;
