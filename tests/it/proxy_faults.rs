@@ -442,6 +442,29 @@ fn kwire_chaos_runs_a_producer_through_a_timeline_of_faults_and_reports_what_eac
     assert_eq!((code, &report["timed_out"]), (11, &Value::Bool(true)), "{report}");
 }
 
+/// A broker without state for a producer accepts any first sequence: a batch pipelined behind
+/// a first one that is refused (NOT_LEADER_OR_FOLLOWER) would be written first, and the first,
+/// sent again, refused as out of order after it, then taken as written — lost while `produce`
+/// exits 0 (seen in the timeline test above, a run in four under load). Until a batch of the
+/// partition is acknowledged, the producer keeps one in flight.
+#[test]
+fn a_refused_first_batch_is_not_overtaken_by_the_batches_behind_it() {
+    let Some(cluster) = support::cluster() else { return };
+    let rt = support::multi_thread_runtime();
+    let direct = rt.block_on(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap())).unwrap();
+    let topic = rt.block_on(support::new_topic_with_leaders(&direct, "chaos-first-refused", 1));
+    let scenario = "[scenario]\ntimeout_s = 60\n\n\
+        [[rule]]\napi = \"Produce\"\nfirst = 1\naction = \"error\"\nerror = \"NOT_LEADER_OR_FOLLOWER\"\n";
+    let lines: String = (0..5_000).map(|i| format!("k{}:{i}", i % 7)).collect::<Vec<_>>().join("\n") + "\n";
+    let kwire = env!("CARGO_BIN_EXE_kwire");
+    // Batches of ≈ 4 KiB: the records are all at hand, so five requests go out at once.
+    let command = [kwire, "-X", "batch.size=4096", "produce", &topic, "--key-separator", ":"];
+    let (report, code) = chaos_run(&cluster, scenario, &command, &lines);
+    assert_eq!((code, &report["rules"][0]["applied"]), (0, &Value::from(1)), "{report}");
+    let read = rt.block_on(read_back(&direct, &topic, 1));
+    assert_once_in_key_order(&read, 5_000);
+}
+
 #[test]
 fn a_corrupted_batch_is_a_checksum_error_naming_partition_and_offset_and_no_record_is_printed() {
     let Some(cluster) = support::cluster() else { return };

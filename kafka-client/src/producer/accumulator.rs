@@ -433,6 +433,13 @@ impl PartitionQueue {
         Some(batch)
     }
 
+    /// Whether the broker acknowledged a batch of this partition since the producer id (or
+    /// epoch) was set: from then on it holds the producer's state and refuses sequences out of
+    /// order; before, it accepts any first sequence.
+    pub(crate) fn has_acknowledged(&self) -> bool {
+        self.last_acked >= 0
+    }
+
     /// Whether `batch` is the one the broker expects next: nothing before it is unresolved.
     pub(crate) fn is_next_in_line(&self, batch: &Batch) -> bool {
         batch.stamp.base_sequence == ((self.last_acked.wrapping_add(1)) & i32::MAX)
@@ -688,6 +695,20 @@ mod tests {
         assert_eq!(before.records.len(), 3);
         assert_eq!(before.records[2].value.as_deref(), Some(&b"0123456789"[..]));
         assert_eq!(before.records, after.records);
+    }
+
+    #[test]
+    fn the_broker_orders_sequences_only_after_acknowledging_one_under_the_epoch() {
+        let now = Instant::now();
+        let mut q = queue(100);
+        fill(&mut q, 10, now); // batches of 5 and 5
+        assert!(!q.has_acknowledged(), "nothing acknowledged yet: one batch in flight");
+        let first = q.take(Some((42, 0))).unwrap();
+        q.in_flight -= 1;
+        q.acknowledged(&first);
+        assert!(q.has_acknowledged());
+        q.reset_sequences();
+        assert!(!q.has_acknowledged(), "a new epoch starts without broker state again");
     }
 
     #[test]

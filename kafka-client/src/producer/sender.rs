@@ -218,7 +218,17 @@ fn drain(shared: &Shared) -> (Vec<Request>, Option<Instant>, bool) {
             }
             return;
         }
-        let held = if queue.retrying { 1 } else { config.max_in_flight };
+        // One batch at a time while a retry is being resolved, and — for an idempotent
+        // producer — until the broker has acknowledged one of this partition's batches under
+        // the current producer id and epoch: a broker without state for the producer accepts
+        // any first sequence, so a batch sent behind one that fails (NOT_LEADER_OR_FOLLOWER)
+        // could be written first, and the failed one, sent again, would be refused as out of
+        // order after the later one was acknowledged (or taken as written: lost).
+        let held = if queue.retrying || (producer.is_some() && !queue.has_acknowledged()) {
+            1
+        } else {
+            config.max_in_flight
+        };
         if queue.in_flight >= held {
             return;
         }
