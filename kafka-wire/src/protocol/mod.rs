@@ -12,6 +12,7 @@ pub mod frame;
 pub(crate) mod header;
 #[cfg(feature = "json")]
 pub mod json;
+pub(crate) mod message_macro;
 pub mod messages;
 pub mod names;
 pub mod records;

@@ -7,7 +7,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// AddOffsetsToTxn's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -17,21 +17,18 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(3),
 };
 
-/// An AddOffsetsToTxn request (v0–v4).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct AddOffsetsToTxnRequest {
-    /// The transactional id of the producer.
-    pub transactional_id: String,
-    /// The producer id InitProducerId gave for that transactional id.
-    pub producer_id: i64,
-    /// The producer's epoch.
-    pub producer_epoch: i16,
-    /// The group whose offsets the transaction will commit.
-    pub group_id: String,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An AddOffsetsToTxn request (v0–v4).
+    pub struct AddOffsetsToTxnRequest {
+        /// The transactional id of the producer.
+        transactional_id: String,
+        /// The producer id InitProducerId gave for that transactional id.
+        producer_id: i64,
+        /// The producer's epoch.
+        producer_epoch: i16,
+        /// The group whose offsets the transaction will commit.
+        group_id: String,
+    }
 }
 
 impl Body for AddOffsetsToTxnRequest {
@@ -60,18 +57,15 @@ impl Request for AddOffsetsToTxnRequest {
     type Response = AddOffsetsToTxnResponse;
 }
 
-/// An AddOffsetsToTxn response (v0–v4).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct AddOffsetsToTxnResponse {
-    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
-    /// the request did not violate any quota.
-    pub throttle_time_ms: i32,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An AddOffsetsToTxn response (v0–v4).
+    pub struct AddOffsetsToTxnResponse {
+        /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
+        /// the request did not violate any quota.
+        throttle_time_ms: i32,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+    }
 }
 
 impl Body for AddOffsetsToTxnResponse {

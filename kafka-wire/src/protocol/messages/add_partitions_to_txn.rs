@@ -8,7 +8,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// AddPartitionsToTxn's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -18,38 +18,28 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(3),
 };
 
-/// An AddPartitionsToTxn request (v0–v3).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct AddPartitionsToTxnRequest {
-    /// The transactional id of the producer.
-    #[cfg_attr(feature = "json", serde(rename = "v3_and_below_transactional_id"))]
-    pub transactional_id: String,
-    /// The producer id InitProducerId gave for that transactional id.
-    #[cfg_attr(feature = "json", serde(rename = "v3_and_below_producer_id"))]
-    pub producer_id: i64,
-    /// The producer's epoch; an older one than the coordinator's is fenced.
-    #[cfg_attr(feature = "json", serde(rename = "v3_and_below_producer_epoch"))]
-    pub producer_epoch: i16,
-    /// The partitions to add to the transaction, by topic.
-    #[cfg_attr(feature = "json", serde(rename = "v3_and_below_topics"))]
-    pub topics: Vec<AddPartitionsToTxnTopic>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An AddPartitionsToTxn request (v0–v3).
+    pub struct AddPartitionsToTxnRequest {
+        /// The transactional id of the producer.
+        [rename "v3_and_below_transactional_id"] transactional_id: String,
+        /// The producer id InitProducerId gave for that transactional id.
+        [rename "v3_and_below_producer_id"] producer_id: i64,
+        /// The producer's epoch; an older one than the coordinator's is fenced.
+        [rename "v3_and_below_producer_epoch"] producer_epoch: i16,
+        /// The partitions to add to the transaction, by topic.
+        [rename "v3_and_below_topics"] topics: Vec<AddPartitionsToTxnTopic>,
+    }
 }
 
-/// An element of [`AddPartitionsToTxnRequest::topics`]: one topic's partitions.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct AddPartitionsToTxnTopic {
-    /// The topic name.
-    pub name: String,
-    /// The partition indexes to add.
-    pub partitions: Vec<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`AddPartitionsToTxnRequest::topics`]: one topic's partitions.
+    pub struct AddPartitionsToTxnTopic {
+        /// The topic name.
+        name: String,
+        /// The partition indexes to add.
+        partitions: Vec<i32>,
+    }
 }
 
 impl Body for AddPartitionsToTxnRequest {
@@ -93,46 +83,36 @@ impl Request for AddPartitionsToTxnRequest {
     type Response = AddPartitionsToTxnResponse;
 }
 
-/// An AddPartitionsToTxn response (v0–v3).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct AddPartitionsToTxnResponse {
-    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
-    /// the request did not violate any quota.
-    pub throttle_time_ms: i32,
-    /// A result per requested topic.
-    #[cfg_attr(feature = "json", serde(rename = "results_by_topic_v3_and_below"))]
-    pub results_by_topic: Vec<AddPartitionsToTxnTopicResult>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An AddPartitionsToTxn response (v0–v3).
+    pub struct AddPartitionsToTxnResponse {
+        /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
+        /// the request did not violate any quota.
+        throttle_time_ms: i32,
+        /// A result per requested topic.
+        [rename "results_by_topic_v3_and_below"] results_by_topic: Vec<AddPartitionsToTxnTopicResult>,
+    }
 }
 
-/// An element of [`AddPartitionsToTxnResponse::results_by_topic`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct AddPartitionsToTxnTopicResult {
-    /// The topic name.
-    pub name: String,
-    /// A result per requested partition.
-    pub results_by_partition: Vec<AddPartitionsToTxnPartitionResult>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`AddPartitionsToTxnResponse::results_by_topic`].
+    pub struct AddPartitionsToTxnTopicResult {
+        /// The topic name.
+        name: String,
+        /// A result per requested partition.
+        results_by_partition: Vec<AddPartitionsToTxnPartitionResult>,
+    }
 }
 
-/// An element of [`AddPartitionsToTxnTopicResult::results_by_partition`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct AddPartitionsToTxnPartitionResult {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The partition's error code, or 0 if it was added (OPERATION_NOT_ATTEMPTED when another
-    /// partition of the request failed).
-    pub partition_error_code: ErrorCode,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`AddPartitionsToTxnTopicResult::results_by_partition`].
+    pub struct AddPartitionsToTxnPartitionResult {
+        /// The partition index.
+        partition_index: i32,
+        /// The partition's error code, or 0 if it was added (OPERATION_NOT_ATTEMPTED when another
+        /// partition of the request failed).
+        partition_error_code: ErrorCode,
+    }
 }
 
 impl Body for AddPartitionsToTxnResponse {
@@ -198,6 +178,7 @@ mod tests {
 
     use super::*;
     use crate::protocol::messages::test_util::{array, error_code, round_trip_every_version, string, tagged};
+    use crate::protocol::tagged::TaggedFields;
 
     fn request(v: i16) -> impl Strategy<Value = AddPartitionsToTxnRequest> {
         let flexible = v >= 3;

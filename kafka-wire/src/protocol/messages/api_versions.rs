@@ -7,6 +7,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
+use crate::protocol::message_macro::kafka_message;
 use crate::protocol::tagged::TaggedFields;
 
 /// ApiVersions's API key, the versions kwire implements and its first flexible version.
@@ -17,19 +18,14 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(3),
 };
 
-/// An ApiVersions request (v0–v4).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ApiVersionsRequest {
-    /// Added in v3.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub client_software_name: Option<String>,
-    /// Added in v3.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub client_software_version: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An ApiVersions request (v0–v4).
+    pub struct ApiVersionsRequest {
+        /// Added in v3.
+        [since 3] client_software_name: Option<String>,
+        /// Added in v3.
+        [since 3] client_software_version: Option<String>,
+    }
 }
 
 impl Body for ApiVersionsRequest {
@@ -61,35 +57,30 @@ impl Request for ApiVersionsRequest {
     type Response = ApiVersionsResponse;
 }
 
-/// An ApiVersions response (v0–v4).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ApiVersionsResponse {
-    /// The top-level error code.
-    pub error_code: ErrorCode,
-    /// The APIs supported by the broker.
-    pub api_keys: Vec<ApiVersionRange>,
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// Supported and finalized features (tags 0–3, v3+) are kept here raw.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An ApiVersions response (v0–v4).
+    pub struct ApiVersionsResponse [no_tagged_fields] {
+        /// The top-level error code.
+        error_code: ErrorCode,
+        /// The APIs supported by the broker.
+        api_keys: Vec<ApiVersionRange>,
+        /// Added in v1.
+        [since 1] throttle_time_ms: Option<i32>,
+        /// Supported and finalized features (tags 0–3, v3+) are kept here raw.
+        [tagged_fields] tagged_fields: TaggedFields,
+    }
 }
 
-/// One API a broker supports, with its inclusive version range.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ApiVersionRange {
-    /// The API's key.
-    pub api_key: ApiKey,
-    /// The lowest version the broker supports, inclusive.
-    pub min_version: i16,
-    /// The highest version the broker supports, inclusive.
-    pub max_version: i16,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// One API a broker supports, with its inclusive version range.
+    pub struct ApiVersionRange [no_default] {
+        /// The API's key.
+        api_key: ApiKey,
+        /// The lowest version the broker supports, inclusive.
+        min_version: i16,
+        /// The highest version the broker supports, inclusive.
+        max_version: i16,
+    }
 }
 
 impl ApiVersionRange {
@@ -130,17 +121,17 @@ impl ApiVersionsResponse {
 /// The tag of ApiVersions v3+'s `finalized_features` field.
 pub const FINALIZED_FEATURES_TAG: u32 = 2;
 
-/// A feature (`metadata.version`, `transaction.version`, ...) finalized for the cluster at a
-/// level: the brokers use it, and clients may rely on what the level brings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct FinalizedFeature {
-    /// The feature's name.
-    pub name: String,
-    /// The level in force.
-    pub max_version_level: i16,
-    /// The lowest level the cluster may still be downgraded to.
-    pub min_version_level: i16,
+kafka_message! {
+    /// A feature (`metadata.version`, `transaction.version`, ...) finalized for the cluster at a
+    /// level: the brokers use it, and clients may rely on what the level brings.
+    pub struct FinalizedFeature [no_default, no_tagged_fields] {
+        /// The feature's name.
+        name: String,
+        /// The level in force.
+        max_version_level: i16,
+        /// The lowest level the cluster may still be downgraded to.
+        min_version_level: i16,
+    }
 }
 
 impl Body for ApiVersionsResponse {

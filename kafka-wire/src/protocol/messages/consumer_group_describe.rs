@@ -7,7 +7,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 use kafka_vocab::Uuid;
 
 /// ConsumerGroupDescribe's API key, the versions kwire implements and its first flexible version.
@@ -21,17 +21,14 @@ pub const SPEC: ApiSpec = ApiSpec {
 /// The `member_type` a v1 response writes when it does not know the member's protocol.
 pub const MEMBER_TYPE_UNKNOWN: i8 = -1;
 
-/// A ConsumerGroupDescribe request (v0–v1).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ConsumerGroupDescribeRequest {
-    /// The ids of the groups to describe.
-    pub group_ids: Vec<String>,
-    /// Whether to include authorized operations.
-    pub include_authorized_operations: bool,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A ConsumerGroupDescribe request (v0–v1).
+    pub struct ConsumerGroupDescribeRequest [flexible] {
+        /// The ids of the groups to describe.
+        group_ids: Vec<String>,
+        /// Whether to include authorized operations.
+        include_authorized_operations: bool,
+    }
 }
 
 impl Body for ConsumerGroupDescribeRequest {
@@ -56,103 +53,87 @@ impl Request for ConsumerGroupDescribeRequest {
     type Response = ConsumerGroupDescribeResponse;
 }
 
-/// A ConsumerGroupDescribe response (v0–v1).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ConsumerGroupDescribeResponse {
-    /// How long the request was throttled for a quota violation, or zero.
-    pub throttle_time_ms: i32,
-    /// Each described group.
-    pub groups: Vec<ConsumerDescribedGroup>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A ConsumerGroupDescribe response (v0–v1).
+    pub struct ConsumerGroupDescribeResponse [flexible] {
+        /// How long the request was throttled for a quota violation, or zero.
+        throttle_time_ms: i32,
+        /// Each described group.
+        groups: Vec<ConsumerDescribedGroup>,
+    }
 }
 
-/// An element of [`ConsumerGroupDescribeResponse::groups`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ConsumerDescribedGroup {
-    /// GROUP_ID_NOT_FOUND for an unknown group and for a group on another protocol (a
-    /// classic group: its `error_message` says "is not a consumer group").
-    pub error_code: ErrorCode,
-    /// Nullable.
-    pub error_message: Option<String>,
-    /// The group ID string.
-    pub group_id: String,
-    /// `Empty`, `Assigning`, `Reconciling`, `Stable`, `Dead`, or the empty string.
-    pub group_state: String,
-    /// Bumped by every change of membership or subscriptions.
-    pub group_epoch: i32,
-    /// The group epoch the current target assignment was computed at.
-    pub assignment_epoch: i32,
-    /// The server-side assignor (`uniform`, `range`, ...).
-    pub assignor_name: String,
-    /// The members.
-    pub members: Vec<ConsumerGroupMember>,
-    /// A bitfield of authorized operations, or `i32::MIN` when not requested.
-    pub authorized_operations: i32,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ConsumerGroupDescribeResponse::groups`].
+    pub struct ConsumerDescribedGroup [flexible] {
+        /// GROUP_ID_NOT_FOUND for an unknown group and for a group on another protocol (a
+        /// classic group: its `error_message` says "is not a consumer group").
+        error_code: ErrorCode,
+        /// Nullable.
+        error_message: Option<String>,
+        /// The group ID string.
+        group_id: String,
+        /// `Empty`, `Assigning`, `Reconciling`, `Stable`, `Dead`, or the empty string.
+        group_state: String,
+        /// Bumped by every change of membership or subscriptions.
+        group_epoch: i32,
+        /// The group epoch the current target assignment was computed at.
+        assignment_epoch: i32,
+        /// The server-side assignor (`uniform`, `range`, ...).
+        assignor_name: String,
+        /// The members.
+        members: Vec<ConsumerGroupMember>,
+        /// A bitfield of authorized operations, or `i32::MIN` when not requested.
+        authorized_operations: i32,
+    }
 }
 
-/// An element of [`ConsumerDescribedGroup::members`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ConsumerGroupMember {
-    /// The member ID.
-    pub member_id: String,
-    /// The static member id (`group.instance.id`, nullable).
-    pub instance_id: Option<String>,
-    /// The member's rack (nullable).
-    pub rack_id: Option<String>,
-    /// The member's current epoch.
-    pub member_epoch: i32,
-    /// The client ID.
-    pub client_id: String,
-    /// The client host.
-    pub client_host: String,
-    /// The topics the member subscribed to by name.
-    pub subscribed_topic_names: Vec<String>,
-    /// The member's subscription regex (nullable).
-    pub subscribed_topic_regex: Option<String>,
-    /// What the member owns now.
-    pub assignment: ConsumerGroupAssignment,
-    /// What the coordinator wants the member to own.
-    pub target_assignment: ConsumerGroupAssignment,
-    /// Added in v1: −1 unknown, 0 a classic member (upgraded group), 1 a consumer member.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<1, _>"))]
-    pub member_type: Option<i8>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ConsumerDescribedGroup::members`].
+    pub struct ConsumerGroupMember [flexible] {
+        /// The member ID.
+        member_id: String,
+        /// The static member id (`group.instance.id`, nullable).
+        instance_id: Option<String>,
+        /// The member's rack (nullable).
+        rack_id: Option<String>,
+        /// The member's current epoch.
+        member_epoch: i32,
+        /// The client ID.
+        client_id: String,
+        /// The client host.
+        client_host: String,
+        /// The topics the member subscribed to by name.
+        subscribed_topic_names: Vec<String>,
+        /// The member's subscription regex (nullable).
+        subscribed_topic_regex: Option<String>,
+        /// What the member owns now.
+        assignment: ConsumerGroupAssignment,
+        /// What the coordinator wants the member to own.
+        target_assignment: ConsumerGroupAssignment,
+        /// Added in v1: −1 unknown, 0 a classic member (upgraded group), 1 a consumer member.
+        [nullable since 1] member_type: Option<i8>,
+    }
 }
 
-/// A member's assignment (current or target).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ConsumerGroupAssignment {
-    /// The assigned partitions, per topic.
-    pub topic_partitions: Vec<AssignedTopicPartitions>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A member's assignment (current or target).
+    pub struct ConsumerGroupAssignment [flexible] {
+        /// The assigned partitions, per topic.
+        topic_partitions: Vec<AssignedTopicPartitions>,
+    }
 }
 
-/// An element of [`ConsumerGroupAssignment::topic_partitions`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct AssignedTopicPartitions {
-    /// The topic ID.
-    pub topic_id: Uuid,
-    /// The topic name.
-    pub topic_name: String,
-    /// The partitions.
-    pub partitions: Vec<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ConsumerGroupAssignment::topic_partitions`].
+    pub struct AssignedTopicPartitions [flexible] {
+        /// The topic ID.
+        topic_id: Uuid,
+        /// The topic name.
+        topic_name: String,
+        /// The partitions.
+        partitions: Vec<i32>,
+    }
 }
 
 /// Shared with ShareGroupDescribe, whose assignment has the same shape.

@@ -5,7 +5,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// CreatePartitions's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -15,46 +15,37 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(2),
 };
 
-/// A CreatePartitions request (v0–v3).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreatePartitionsRequest {
-    /// Each topic that we want to create new partitions inside.
-    pub topics: Vec<CreatePartitionsTopic>,
-    /// How long to wait for the partitions to be created, in ms.
-    pub timeout_ms: i32,
-    /// Check the request without creating anything.
-    pub validate_only: bool,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A CreatePartitions request (v0–v3).
+    pub struct CreatePartitionsRequest {
+        /// Each topic that we want to create new partitions inside.
+        topics: Vec<CreatePartitionsTopic>,
+        /// How long to wait for the partitions to be created, in ms.
+        timeout_ms: i32,
+        /// Check the request without creating anything.
+        validate_only: bool,
+    }
 }
 
-/// An element of [`CreatePartitionsRequest::topics`]: each topic that we want to create new partitions
-/// inside.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreatePartitionsTopic {
-    /// The topic name.
-    pub name: String,
-    /// The new total partition count.
-    pub count: i32,
-    /// Replicas of each new partition, or `None` (null) to let the controller place them.
-    pub assignments: Option<Vec<CreatePartitionsAssignment>>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`CreatePartitionsRequest::topics`]: each topic that we want to create new partitions
+    /// inside.
+    pub struct CreatePartitionsTopic {
+        /// The topic name.
+        name: String,
+        /// The new total partition count.
+        count: i32,
+        /// Replicas of each new partition, or `None` (null) to let the controller place them.
+        assignments: Option<Vec<CreatePartitionsAssignment>>,
+    }
 }
 
-/// An element of [`CreatePartitionsTopic::assignments`]: the new partition assignments.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreatePartitionsAssignment {
-    /// The assigned broker IDs.
-    pub broker_ids: Vec<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`CreatePartitionsTopic::assignments`]: the new partition assignments.
+    pub struct CreatePartitionsAssignment {
+        /// The assigned broker IDs.
+        broker_ids: Vec<i32>,
+    }
 }
 
 impl Body for CreatePartitionsRequest {
@@ -102,33 +93,27 @@ impl Request for CreatePartitionsRequest {
     type Response = CreatePartitionsResponse;
 }
 
-/// A CreatePartitions response (v0–v3).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreatePartitionsResponse {
-    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
-    /// the request did not violate any quota.
-    pub throttle_time_ms: i32,
-    /// The partition creation results for each topic.
-    pub results: Vec<CreatePartitionsTopicResult>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A CreatePartitions response (v0–v3).
+    pub struct CreatePartitionsResponse {
+        /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
+        /// the request did not violate any quota.
+        throttle_time_ms: i32,
+        /// The partition creation results for each topic.
+        results: Vec<CreatePartitionsTopicResult>,
+    }
 }
 
-/// An element of [`CreatePartitionsResponse::results`]: the partition creation results for each topic.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreatePartitionsTopicResult {
-    /// The topic name.
-    pub name: String,
-    /// The result error, or zero if there was no error.
-    pub error_code: ErrorCode,
-    /// Nullable.
-    pub error_message: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`CreatePartitionsResponse::results`]: the partition creation results for each topic.
+    pub struct CreatePartitionsTopicResult {
+        /// The topic name.
+        name: String,
+        /// The result error, or zero if there was no error.
+        error_code: ErrorCode,
+        /// Nullable.
+        error_message: Option<String>,
+    }
 }
 
 impl Body for CreatePartitionsResponse {

@@ -9,7 +9,7 @@ use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error::{DecodeError, DecodeErrorKind};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 use kafka_vocab::Uuid;
 
 /// CreateTopics's API key, the versions kwire implements and its first flexible version.
@@ -23,66 +23,53 @@ pub const SPEC: ApiSpec = ApiSpec {
 /// The tag of `topic_config_error_code` in a result's tagged fields (v5+).
 const TOPIC_CONFIG_ERROR_CODE_TAG: u32 = 0;
 
-/// A CreateTopics request (v0–v7).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreateTopicsRequest {
-    /// The topics to create.
-    pub topics: Vec<CreatableTopic>,
-    /// How long to wait for the topics to be created, in ms (Kafka's default 60000).
-    pub timeout_ms: i32,
-    /// Added in v1: check the request without creating anything.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub validate_only: Option<bool>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A CreateTopics request (v0–v7).
+    pub struct CreateTopicsRequest {
+        /// The topics to create.
+        topics: Vec<CreatableTopic>,
+        /// How long to wait for the topics to be created, in ms (Kafka's default 60000).
+        timeout_ms: i32,
+        /// Added in v1: check the request without creating anything.
+        [since 1] validate_only: Option<bool>,
+    }
 }
 
-/// An element of [`CreateTopicsRequest::topics`]: the topics to create.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreatableTopic {
-    /// The topic name.
-    pub name: String,
-    /// −1 (v4+) for the broker default, or when `assignments` is given.
-    pub num_partitions: i32,
-    /// −1 (v4+) for the broker default, or when `assignments` is given.
-    pub replication_factor: i16,
-    /// Explicit replicas per partition; empty to let the controller place them.
-    pub assignments: Vec<CreatableReplicaAssignment>,
-    /// The custom topic configurations to set.
-    pub configs: Vec<CreatableTopicConfig>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`CreateTopicsRequest::topics`]: the topics to create.
+    pub struct CreatableTopic {
+        /// The topic name.
+        name: String,
+        /// −1 (v4+) for the broker default, or when `assignments` is given.
+        num_partitions: i32,
+        /// −1 (v4+) for the broker default, or when `assignments` is given.
+        replication_factor: i16,
+        /// Explicit replicas per partition; empty to let the controller place them.
+        assignments: Vec<CreatableReplicaAssignment>,
+        /// The custom topic configurations to set.
+        configs: Vec<CreatableTopicConfig>,
+    }
 }
 
-/// An element of [`CreatableTopic::assignments`]: the manual partition assignment, or the empty array if we
-/// are using automatic assignment.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreatableReplicaAssignment {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The preferred leader first.
-    pub broker_ids: Vec<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`CreatableTopic::assignments`]: the manual partition assignment, or the empty array if we
+    /// are using automatic assignment.
+    pub struct CreatableReplicaAssignment {
+        /// The partition index.
+        partition_index: i32,
+        /// The preferred leader first.
+        broker_ids: Vec<i32>,
+    }
 }
 
-/// An element of [`CreatableTopic::configs`]: the custom topic configurations to set.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreatableTopicConfig {
-    /// The configuration name.
-    pub name: String,
-    /// Nullable.
-    pub value: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`CreatableTopic::configs`]: the custom topic configurations to set.
+    pub struct CreatableTopicConfig {
+        /// The configuration name.
+        name: String,
+        /// Nullable.
+        value: Option<String>,
+    }
 }
 
 impl Body for CreateTopicsRequest {
@@ -145,70 +132,54 @@ impl Request for CreateTopicsRequest {
     type Response = CreateTopicsResponse;
 }
 
-/// A CreateTopics response (v0–v7).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreateTopicsResponse {
-    /// Added in v2.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// Results for each topic we tried to create.
-    pub topics: Vec<CreatableTopicResult>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A CreateTopics response (v0–v7).
+    pub struct CreateTopicsResponse {
+        /// Added in v2.
+        [since 2] throttle_time_ms: Option<i32>,
+        /// Results for each topic we tried to create.
+        topics: Vec<CreatableTopicResult>,
+    }
 }
 
-/// An element of [`CreateTopicsResponse::topics`]: results for each topic we tried to create.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreatableTopicResult {
-    /// The topic name.
-    pub name: String,
-    /// Added in v7: the new topic's id (zero on error).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_id: Option<Uuid>,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Added in v1 (nullable).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<1, _>"))]
-    pub error_message: Option<String>,
-    /// v5+, a tagged field (tag 0): why the configs could not be returned. `None` when the
-    /// broker left the tag out (Kafka omits it when it is 0). Modelled here, so tag 0 never
-    /// appears in `tagged_fields`; a value set here replaces a raw tag 0 there when encoding.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_config_error_code: Option<ErrorCode>,
-    /// Added in v5; −1 when unknown.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub num_partitions: Option<i32>,
-    /// Added in v5; −1 when unknown.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub replication_factor: Option<i16>,
-    /// Added in v5 (nullable): the topic's resulting configs.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
-    pub configs: Option<Vec<CreatableTopicConfigs>>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`CreateTopicsResponse::topics`]: results for each topic we tried to create.
+    pub struct CreatableTopicResult {
+        /// The topic name.
+        name: String,
+        /// Added in v7: the new topic's id (zero on error).
+        [since 7] topic_id: Option<Uuid>,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// Added in v1 (nullable).
+        [nullable since 1] error_message: Option<String>,
+        /// v5+, a tagged field (tag 0): why the configs could not be returned. `None` when the
+        /// broker left the tag out (Kafka omits it when it is 0). Modelled here, so tag 0 never
+        /// appears in `tagged_fields`; a value set here replaces a raw tag 0 there when encoding.
+        [since 5] topic_config_error_code: Option<ErrorCode>,
+        /// Added in v5; −1 when unknown.
+        [since 5] num_partitions: Option<i32>,
+        /// Added in v5; −1 when unknown.
+        [since 5] replication_factor: Option<i16>,
+        /// Added in v5 (nullable): the topic's resulting configs.
+        [nullable since 5] configs: Option<Vec<CreatableTopicConfigs>>,
+    }
 }
 
-/// One config of a created topic (v5+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct CreatableTopicConfigs {
-    /// The configuration name.
-    pub name: String,
-    /// Nullable (null for sensitive configs).
-    pub value: Option<String>,
-    /// True if the configuration is read-only.
-    pub read_only: bool,
-    /// Where the value comes from (Kafka's `ConfigSource` id); −1 unknown.
-    pub config_source: i8,
-    /// True if this configuration is sensitive.
-    pub is_sensitive: bool,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// One config of a created topic (v5+).
+    pub struct CreatableTopicConfigs {
+        /// The configuration name.
+        name: String,
+        /// Nullable (null for sensitive configs).
+        value: Option<String>,
+        /// True if the configuration is read-only.
+        read_only: bool,
+        /// Where the value comes from (Kafka's `ConfigSource` id); −1 unknown.
+        config_source: i8,
+        /// True if this configuration is sensitive.
+        is_sensitive: bool,
+    }
 }
 
 impl Body for CreateTopicsResponse {
@@ -317,6 +288,7 @@ mod tests {
     use crate::protocol::messages::test_util::{
         array, error_code, gated, nullable_string, round_trip_every_version, string, tagged, uuid,
     };
+    use crate::protocol::tagged::TaggedFields;
 
     fn request(v: i16) -> impl Strategy<Value = CreateTopicsRequest> {
         let flexible = v >= 5;

@@ -5,7 +5,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// DeleteRecords's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -18,44 +18,35 @@ pub const SPEC: ApiSpec = ApiSpec {
 /// The `offset` that deletes up to the high watermark.
 pub const DELETE_UP_TO_HIGH_WATERMARK: i64 = -1;
 
-/// A DeleteRecords request (v0–v2).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DeleteRecordsRequest {
-    /// Each topic that we want to delete records from.
-    pub topics: Vec<DeleteRecordsTopic>,
-    /// How long to wait for the deletions, in ms.
-    pub timeout_ms: i32,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A DeleteRecords request (v0–v2).
+    pub struct DeleteRecordsRequest {
+        /// Each topic that we want to delete records from.
+        topics: Vec<DeleteRecordsTopic>,
+        /// How long to wait for the deletions, in ms.
+        timeout_ms: i32,
+    }
 }
 
-/// An element of [`DeleteRecordsRequest::topics`]: each topic that we want to delete records from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DeleteRecordsTopic {
-    /// The topic name.
-    pub name: String,
-    /// Each partition that we want to delete records from.
-    pub partitions: Vec<DeleteRecordsPartition>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DeleteRecordsRequest::topics`]: each topic that we want to delete records from.
+    pub struct DeleteRecordsTopic {
+        /// The topic name.
+        name: String,
+        /// Each partition that we want to delete records from.
+        partitions: Vec<DeleteRecordsPartition>,
+    }
 }
 
-/// An element of [`DeleteRecordsTopic::partitions`]: each partition that we want to delete records from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DeleteRecordsPartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// Records before this offset are deleted; [`DELETE_UP_TO_HIGH_WATERMARK`] (−1) for all
-    /// committed records.
-    pub offset: i64,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DeleteRecordsTopic::partitions`]: each partition that we want to delete records from.
+    pub struct DeleteRecordsPartition {
+        /// The partition index.
+        partition_index: i32,
+        /// Records before this offset are deleted; [`DELETE_UP_TO_HIGH_WATERMARK`] (−1) for all
+        /// committed records.
+        offset: i64,
+    }
 }
 
 impl Body for DeleteRecordsRequest {
@@ -101,47 +92,38 @@ impl Request for DeleteRecordsRequest {
     type Response = DeleteRecordsResponse;
 }
 
-/// A DeleteRecords response (v0–v2).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DeleteRecordsResponse {
-    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
-    /// the request did not violate any quota.
-    pub throttle_time_ms: i32,
-    /// Each topic that we wanted to delete records from.
-    pub topics: Vec<DeleteRecordsTopicResult>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A DeleteRecords response (v0–v2).
+    pub struct DeleteRecordsResponse {
+        /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
+        /// the request did not violate any quota.
+        throttle_time_ms: i32,
+        /// Each topic that we wanted to delete records from.
+        topics: Vec<DeleteRecordsTopicResult>,
+    }
 }
 
-/// An element of [`DeleteRecordsResponse::topics`]: each topic that we wanted to delete records from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DeleteRecordsTopicResult {
-    /// The topic name.
-    pub name: String,
-    /// Each partition that we wanted to delete records from.
-    pub partitions: Vec<DeleteRecordsPartitionResult>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DeleteRecordsResponse::topics`]: each topic that we wanted to delete records from.
+    pub struct DeleteRecordsTopicResult {
+        /// The topic name.
+        name: String,
+        /// Each partition that we wanted to delete records from.
+        partitions: Vec<DeleteRecordsPartitionResult>,
+    }
 }
 
-/// An element of [`DeleteRecordsTopicResult::partitions`]: each partition that we wanted to delete records
-/// from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DeleteRecordsPartitionResult {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The partition's new log start offset.
-    pub low_watermark: i64,
-    /// The deletion error code, or 0 if the deletion succeeded.
-    pub error_code: ErrorCode,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DeleteRecordsTopicResult::partitions`]: each partition that we wanted to delete records
+    /// from.
+    pub struct DeleteRecordsPartitionResult {
+        /// The partition index.
+        partition_index: i32,
+        /// The partition's new log start offset.
+        low_watermark: i64,
+        /// The deletion error code, or 0 if the deletion succeeded.
+        error_code: ErrorCode,
+    }
 }
 
 impl Body for DeleteRecordsResponse {

@@ -5,7 +5,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 use kafka_vocab::Uuid;
 
 /// DeleteTopics's API key, the versions kwire implements and its first flexible version.
@@ -16,34 +16,26 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(4),
 };
 
-/// A DeleteTopics request (v0–v6).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DeleteTopicsRequest {
-    /// Added in v6: each topic by name or by id.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topics: Option<Vec<DeleteTopicState>>,
-    /// v0–v5 only.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_names: Option<Vec<String>>,
-    /// How long to wait for the deletions, in ms.
-    pub timeout_ms: i32,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A DeleteTopics request (v0–v6).
+    pub struct DeleteTopicsRequest {
+        /// Added in v6: each topic by name or by id.
+        [since 6] topics: Option<Vec<DeleteTopicState>>,
+        /// v0–v5 only.
+        [since 0 until 5] topic_names: Option<Vec<String>>,
+        /// How long to wait for the deletions, in ms.
+        timeout_ms: i32,
+    }
 }
 
-/// One topic to delete (v6+): a name with a zero id, or a null name with an id.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DeleteTopicState {
-    /// Nullable.
-    pub name: Option<String>,
-    /// The unique topic ID.
-    pub topic_id: Uuid,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// One topic to delete (v6+): a name with a zero id, or a null name with an id.
+    pub struct DeleteTopicState {
+        /// Nullable.
+        name: Option<String>,
+        /// The unique topic ID.
+        topic_id: Uuid,
+    }
 }
 
 impl Body for DeleteTopicsRequest {
@@ -87,37 +79,28 @@ impl Request for DeleteTopicsRequest {
     type Response = DeleteTopicsResponse;
 }
 
-/// A DeleteTopics response (v0–v6).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DeleteTopicsResponse {
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// The results for each topic we tried to delete.
-    pub responses: Vec<DeletableTopicResult>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A DeleteTopics response (v0–v6).
+    pub struct DeleteTopicsResponse {
+        /// Added in v1.
+        [since 1] throttle_time_ms: Option<i32>,
+        /// The results for each topic we tried to delete.
+        responses: Vec<DeletableTopicResult>,
+    }
 }
 
-/// An element of [`DeleteTopicsResponse::responses`]: the results for each topic we tried to delete.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DeletableTopicResult {
-    /// Nullable from v6 (a topic asked for by an unknown id); always present before.
-    pub name: Option<String>,
-    /// Added in v6.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_id: Option<Uuid>,
-    /// The deletion error, or 0 if the deletion succeeded.
-    pub error_code: ErrorCode,
-    /// Added in v5 (nullable).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
-    pub error_message: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DeleteTopicsResponse::responses`]: the results for each topic we tried to delete.
+    pub struct DeletableTopicResult {
+        /// Nullable from v6 (a topic asked for by an unknown id); always present before.
+        name: Option<String>,
+        /// Added in v6.
+        [since 6] topic_id: Option<Uuid>,
+        /// The deletion error, or 0 if the deletion succeeded.
+        error_code: ErrorCode,
+        /// Added in v5 (nullable).
+        [nullable since 5] error_message: Option<String>,
+    }
 }
 
 impl Body for DeleteTopicsResponse {

@@ -8,8 +8,8 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
+use crate::protocol::message_macro::kafka_message;
 use crate::protocol::messages::metadata::AUTHORIZED_OPERATIONS_OMITTED;
-use crate::protocol::tagged::TaggedFields;
 
 /// DescribeGroups's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -19,18 +19,14 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(5),
 };
 
-/// A DescribeGroups request (v0–v6).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribeGroupsRequest {
-    /// The names of the groups to describe.
-    pub groups: Vec<String>,
-    /// Added in v3.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub include_authorized_operations: Option<bool>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A DescribeGroups request (v0–v6).
+    pub struct DescribeGroupsRequest {
+        /// The names of the groups to describe.
+        groups: Vec<String>,
+        /// Added in v3.
+        [since 3] include_authorized_operations: Option<bool>,
+    }
 }
 
 impl Body for DescribeGroupsRequest {
@@ -56,69 +52,56 @@ impl Request for DescribeGroupsRequest {
     type Response = DescribeGroupsResponse;
 }
 
-/// A DescribeGroups response (v0–v6).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribeGroupsResponse {
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// Each described group.
-    pub groups: Vec<DescribedGroup>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A DescribeGroups response (v0–v6).
+    pub struct DescribeGroupsResponse {
+        /// Added in v1.
+        [since 1] throttle_time_ms: Option<i32>,
+        /// Each described group.
+        groups: Vec<DescribedGroup>,
+    }
 }
 
-/// An element of [`DescribeGroupsResponse::groups`]: each described group.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribedGroup {
-    /// v6+ answers GROUP_ID_NOT_FOUND for an unknown group; older versions describe it as "Dead".
-    pub error_code: ErrorCode,
-    /// Added in v6 (Kafka 4.0, nullable).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<6, _>"))]
-    pub error_message: Option<String>,
-    /// The group ID string.
-    pub group_id: String,
-    /// "Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead", or "".
-    pub group_state: String,
-    /// The group protocol type, or the empty string.
-    pub protocol_type: String,
-    /// The chosen protocol (e.g. the assignor's name) — only while Stable.
-    pub protocol_data: String,
-    /// Always empty for a Dead group.
-    pub members: Vec<DescribedGroupMember>,
-    /// Added in v3: a bitfield of authorized operations, or `i32::MIN` when not requested.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub authorized_operations: Option<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DescribeGroupsResponse::groups`]: each described group.
+    pub struct DescribedGroup {
+        /// v6+ answers GROUP_ID_NOT_FOUND for an unknown group; older versions describe it as "Dead".
+        error_code: ErrorCode,
+        /// Added in v6 (Kafka 4.0, nullable).
+        [nullable since 6] error_message: Option<String>,
+        /// The group ID string.
+        group_id: String,
+        /// "Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead", or "".
+        group_state: String,
+        /// The group protocol type, or the empty string.
+        protocol_type: String,
+        /// The chosen protocol (e.g. the assignor's name) — only while Stable.
+        protocol_data: String,
+        /// Always empty for a Dead group.
+        members: Vec<DescribedGroupMember>,
+        /// Added in v3: a bitfield of authorized operations, or `i32::MIN` when not requested.
+        [since 3] authorized_operations: Option<i32>,
+    }
 }
 
-/// An element of [`DescribedGroup::members`]: the group members.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribedGroupMember {
-    /// The member ID assigned by the group coordinator.
-    pub member_id: String,
-    /// Added in v4 (nullable): the static member id.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<4, _>"))]
-    pub group_instance_id: Option<String>,
-    /// The client ID used in the member's latest join group request.
-    pub client_id: String,
-    /// The client host.
-    pub client_host: String,
-    /// Only while the group is Stable.
-    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
-    pub member_metadata: Bytes,
-    /// Only while the group is Stable.
-    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
-    pub member_assignment: Bytes,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DescribedGroup::members`]: the group members.
+    pub struct DescribedGroupMember {
+        /// The member ID assigned by the group coordinator.
+        member_id: String,
+        /// Added in v4 (nullable): the static member id.
+        [nullable since 4] group_instance_id: Option<String>,
+        /// The client ID used in the member's latest join group request.
+        client_id: String,
+        /// The client host.
+        client_host: String,
+        /// Only while the group is Stable.
+        #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
+        member_metadata: Bytes,
+        /// Only while the group is Stable.
+        #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
+        member_assignment: Bytes,
+    }
 }
 
 impl Body for DescribeGroupsResponse {

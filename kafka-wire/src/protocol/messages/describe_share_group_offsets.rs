@@ -6,7 +6,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 use kafka_vocab::Uuid;
 
 /// DescribeShareGroupOffsets' API key, the versions kwire implements and its first flexible version.
@@ -20,41 +20,32 @@ pub const SPEC: ApiSpec = ApiSpec {
 /// The `start_offset` of a partition the group has no state for yet.
 pub const NO_START_OFFSET: i64 = -1;
 
-/// A DescribeShareGroupOffsets request (v0).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribeShareGroupOffsetsRequest {
-    /// The groups to describe offsets for.
-    pub groups: Vec<DescribeShareGroupOffsetsRequestGroup>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A DescribeShareGroupOffsets request (v0).
+    pub struct DescribeShareGroupOffsetsRequest [flexible] {
+        /// The groups to describe offsets for.
+        groups: Vec<DescribeShareGroupOffsetsRequestGroup>,
+    }
 }
 
-/// An element of [`DescribeShareGroupOffsetsRequest::groups`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribeShareGroupOffsetsRequestGroup {
-    /// The group id.
-    pub group_id: String,
-    /// The topics to describe; `None` (null) for every partition the group has state for.
-    pub topics: Option<Vec<DescribeShareGroupOffsetsRequestTopic>>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DescribeShareGroupOffsetsRequest::groups`].
+    pub struct DescribeShareGroupOffsetsRequestGroup [flexible] {
+        /// The group id.
+        group_id: String,
+        /// The topics to describe; `None` (null) for every partition the group has state for.
+        topics: Option<Vec<DescribeShareGroupOffsetsRequestTopic>>,
+    }
 }
 
-/// An element of [`DescribeShareGroupOffsetsRequestGroup::topics`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribeShareGroupOffsetsRequestTopic {
-    /// The topic name.
-    pub topic_name: String,
-    /// The partitions.
-    pub partitions: Vec<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DescribeShareGroupOffsetsRequestGroup::topics`].
+    pub struct DescribeShareGroupOffsetsRequestTopic [flexible] {
+        /// The topic name.
+        topic_name: String,
+        /// The partitions.
+        partitions: Vec<i32>,
+    }
 }
 
 impl Body for DescribeShareGroupOffsetsRequest {
@@ -95,68 +86,56 @@ impl Request for DescribeShareGroupOffsetsRequest {
     type Response = DescribeShareGroupOffsetsResponse;
 }
 
-/// A DescribeShareGroupOffsets response (v0).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribeShareGroupOffsetsResponse {
-    /// How long the request was throttled for a quota violation, or zero.
-    pub throttle_time_ms: i32,
-    /// The results for each group.
-    pub groups: Vec<DescribeShareGroupOffsetsResponseGroup>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A DescribeShareGroupOffsets response (v0).
+    pub struct DescribeShareGroupOffsetsResponse [flexible] {
+        /// How long the request was throttled for a quota violation, or zero.
+        throttle_time_ms: i32,
+        /// The results for each group.
+        groups: Vec<DescribeShareGroupOffsetsResponseGroup>,
+    }
 }
 
-/// An element of [`DescribeShareGroupOffsetsResponse::groups`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribeShareGroupOffsetsResponseGroup {
-    /// The group id.
-    pub group_id: String,
-    /// The results for each topic.
-    pub topics: Vec<DescribeShareGroupOffsetsResponseTopic>,
-    /// The group-level error (GROUP_ID_NOT_FOUND for an unknown group or one of another type).
-    pub error_code: ErrorCode,
-    /// Nullable.
-    pub error_message: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DescribeShareGroupOffsetsResponse::groups`].
+    pub struct DescribeShareGroupOffsetsResponseGroup [flexible] {
+        /// The group id.
+        group_id: String,
+        /// The results for each topic.
+        topics: Vec<DescribeShareGroupOffsetsResponseTopic>,
+        /// The group-level error (GROUP_ID_NOT_FOUND for an unknown group or one of another type).
+        error_code: ErrorCode,
+        /// Nullable.
+        error_message: Option<String>,
+    }
 }
 
-/// An element of [`DescribeShareGroupOffsetsResponseGroup::topics`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribeShareGroupOffsetsResponseTopic {
-    /// The topic name.
-    pub topic_name: String,
-    /// The topic id.
-    pub topic_id: Uuid,
-    /// The results for each partition.
-    pub partitions: Vec<DescribeShareGroupOffsetsResponsePartition>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DescribeShareGroupOffsetsResponseGroup::topics`].
+    pub struct DescribeShareGroupOffsetsResponseTopic [flexible] {
+        /// The topic name.
+        topic_name: String,
+        /// The topic id.
+        topic_id: Uuid,
+        /// The results for each partition.
+        partitions: Vec<DescribeShareGroupOffsetsResponsePartition>,
+    }
 }
 
-/// An element of [`DescribeShareGroupOffsetsResponseTopic::partitions`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DescribeShareGroupOffsetsResponsePartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The share-partition start offset; [`NO_START_OFFSET`] when the group has none.
-    pub start_offset: i64,
-    /// The leader epoch of the partition.
-    pub leader_epoch: i32,
-    /// The partition-level error.
-    pub error_code: ErrorCode,
-    /// Nullable.
-    pub error_message: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`DescribeShareGroupOffsetsResponseTopic::partitions`].
+    pub struct DescribeShareGroupOffsetsResponsePartition [flexible] {
+        /// The partition index.
+        partition_index: i32,
+        /// The share-partition start offset; [`NO_START_OFFSET`] when the group has none.
+        start_offset: i64,
+        /// The leader epoch of the partition.
+        leader_epoch: i32,
+        /// The partition-level error.
+        error_code: ErrorCode,
+        /// Nullable.
+        error_message: Option<String>,
+    }
 }
 
 impl Body for DescribeShareGroupOffsetsResponse {

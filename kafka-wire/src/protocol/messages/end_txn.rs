@@ -7,7 +7,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// EndTxn's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -17,21 +17,18 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(3),
 };
 
-/// An EndTxn request (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct EndTxnRequest {
-    /// The transactional id of the producer.
-    pub transactional_id: String,
-    /// The producer id InitProducerId gave for that transactional id.
-    pub producer_id: i64,
-    /// The producer's epoch.
-    pub producer_epoch: i16,
-    /// `true` to commit the transaction, `false` to abort it.
-    pub committed: bool,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An EndTxn request (v0–v5).
+    pub struct EndTxnRequest {
+        /// The transactional id of the producer.
+        transactional_id: String,
+        /// The producer id InitProducerId gave for that transactional id.
+        producer_id: i64,
+        /// The producer's epoch.
+        producer_epoch: i16,
+        /// `true` to commit the transaction, `false` to abort it.
+        committed: bool,
+    }
 }
 
 impl Body for EndTxnRequest {
@@ -60,24 +57,19 @@ impl Request for EndTxnRequest {
     type Response = EndTxnResponse;
 }
 
-/// An EndTxn response (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct EndTxnResponse {
-    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
-    /// the request did not violate any quota.
-    pub throttle_time_ms: i32,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Added in v5: the producer id to use next (written −1 when `None`).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub producer_id: Option<i64>,
-    /// Added in v5: the producer epoch to use next (written −1 when `None`).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub producer_epoch: Option<i16>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An EndTxn response (v0–v5).
+    pub struct EndTxnResponse {
+        /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
+        /// the request did not violate any quota.
+        throttle_time_ms: i32,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// Added in v5: the producer id to use next (written −1 when `None`).
+        [since 5] producer_id: Option<i64>,
+        /// Added in v5: the producer epoch to use next (written −1 when `None`).
+        [since 5] producer_epoch: Option<i16>,
+    }
 }
 
 impl Body for EndTxnResponse {

@@ -17,6 +17,7 @@ use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error::{DecodeError, EncodeError};
 use crate::protocol::error_code::ErrorCode;
+use crate::protocol::message_macro::kafka_message;
 use crate::protocol::records::{DecodeOptions, RecordSet};
 use crate::protocol::tagged::TaggedFields;
 use kafka_vocab::Uuid;
@@ -36,126 +37,93 @@ pub const READ_UNCOMMITTED: i8 = 0;
 /// `isolation_level`: up to the last stable offset, with aborted transactions listed.
 pub const READ_COMMITTED: i8 = 1;
 
-/// A Fetch request (v0–v18).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct FetchRequest {
-    /// Tagged (tag 0) from v12: the cluster id, sent by KRaft voters; `None` is omitted.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub cluster_id: Option<String>,
-    /// v0–14: the follower's broker id, or −1 for a consumer (v15+ uses `replica_state`).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub replica_id: Option<i32>,
-    /// Tagged (tag 1) from v15: the fetching follower; `None` (a consumer) is omitted.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub replica_state: Option<ReplicaState>,
-    /// The maximum time in milliseconds to wait for the response.
-    pub max_wait_ms: i32,
-    /// The minimum bytes to accumulate in the response.
-    pub min_bytes: i32,
-    /// Added in v3 (default `i32::MAX`).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub max_bytes: Option<i32>,
-    /// Added in v4: [`READ_UNCOMMITTED`] or [`READ_COMMITTED`].
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub isolation_level: Option<i8>,
-    /// Added in v7: 0 for a full fetch outside a session.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub session_id: Option<i32>,
-    /// Added in v7: −1 for a full fetch outside a session.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub session_epoch: Option<i32>,
-    /// The topics to fetch.
-    pub topics: Vec<FetchTopic>,
-    /// Added in v7: partitions to drop from an incremental fetch session.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub forgotten_topics_data: Option<Vec<ForgottenTopic>>,
-    /// Added in v11 (default empty).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub rack_id: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A Fetch request (v0–v18).
+    pub struct FetchRequest {
+        /// Tagged (tag 0) from v12: the cluster id, sent by KRaft voters; `None` is omitted.
+        [since 12] cluster_id: Option<String>,
+        /// v0–14: the follower's broker id, or −1 for a consumer (v15+ uses `replica_state`).
+        [since 0 until 14] replica_id: Option<i32>,
+        /// Tagged (tag 1) from v15: the fetching follower; `None` (a consumer) is omitted.
+        [since 15] replica_state: Option<ReplicaState>,
+        /// The maximum time in milliseconds to wait for the response.
+        max_wait_ms: i32,
+        /// The minimum bytes to accumulate in the response.
+        min_bytes: i32,
+        /// Added in v3 (default `i32::MAX`).
+        [since 3] max_bytes: Option<i32>,
+        /// Added in v4: [`READ_UNCOMMITTED`] or [`READ_COMMITTED`].
+        [since 4] isolation_level: Option<i8>,
+        /// Added in v7: 0 for a full fetch outside a session.
+        [since 7] session_id: Option<i32>,
+        /// Added in v7: −1 for a full fetch outside a session.
+        [since 7] session_epoch: Option<i32>,
+        /// The topics to fetch.
+        topics: Vec<FetchTopic>,
+        /// Added in v7: partitions to drop from an incremental fetch session.
+        [since 7] forgotten_topics_data: Option<Vec<ForgottenTopic>>,
+        /// Added in v11 (default empty).
+        [since 11] rack_id: Option<String>,
+    }
 }
 
-/// The fetching follower's id and epoch (KIP-903), sent as a tagged field from v15 instead of
-/// `replica_id`; a consumer sends none.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ReplicaState {
-    /// The replica ID of the follower, or −1 if this request is from a consumer.
-    pub replica_id: i32,
-    /// −1 when unknown.
-    pub replica_epoch: i64,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// The fetching follower's id and epoch (KIP-903), sent as a tagged field from v15 instead of
+    /// `replica_id`; a consumer sends none.
+    pub struct ReplicaState {
+        /// The replica ID of the follower, or −1 if this request is from a consumer.
+        replica_id: i32,
+        /// −1 when unknown.
+        replica_epoch: i64,
+    }
 }
 
-/// An element of [`FetchRequest::topics`]: the topics to fetch.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct FetchTopic {
-    /// v0–12.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic: Option<String>,
-    /// Added in v13 (replacing the name).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_id: Option<Uuid>,
-    /// The partitions to fetch.
-    pub partitions: Vec<FetchPartition>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`FetchRequest::topics`]: the topics to fetch.
+    pub struct FetchTopic {
+        /// v0–12.
+        [since 0 until 12] topic: Option<String>,
+        /// Added in v13 (replacing the name).
+        [since 13] topic_id: Option<Uuid>,
+        /// The partitions to fetch.
+        partitions: Vec<FetchPartition>,
+    }
 }
 
-/// An element of [`FetchTopic::partitions`]: the partitions to fetch.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct FetchPartition {
-    /// The partition index.
-    pub partition: i32,
-    /// Added in v9 (−1: don't check).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub current_leader_epoch: Option<i32>,
-    /// The offset of the first record to fetch.
-    pub fetch_offset: i64,
-    /// Added in v12 (−1 when none).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub last_fetched_epoch: Option<i32>,
-    /// Added in v5; only followers send a real value (−1 otherwise).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub log_start_offset: Option<i64>,
-    /// The maximum bytes to fetch from this partition. The first batch is returned whole even if
-    /// it is larger (KIP-74), so a consumer always makes progress.
-    pub partition_max_bytes: i32,
-    /// Tagged (tag 0) from v17: the follower's log directory.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub replica_directory_id: Option<Uuid>,
-    /// Tagged (tag 1) from v18: the follower's high watermark.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub high_watermark: Option<i64>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`FetchTopic::partitions`]: the partitions to fetch.
+    pub struct FetchPartition {
+        /// The partition index.
+        partition: i32,
+        /// Added in v9 (−1: don't check).
+        [since 9] current_leader_epoch: Option<i32>,
+        /// The offset of the first record to fetch.
+        fetch_offset: i64,
+        /// Added in v12 (−1 when none).
+        [since 12] last_fetched_epoch: Option<i32>,
+        /// Added in v5; only followers send a real value (−1 otherwise).
+        [since 5] log_start_offset: Option<i64>,
+        /// The maximum bytes to fetch from this partition. The first batch is returned whole even if
+        /// it is larger (KIP-74), so a consumer always makes progress.
+        partition_max_bytes: i32,
+        /// Tagged (tag 0) from v17: the follower's log directory.
+        [since 17] replica_directory_id: Option<Uuid>,
+        /// Tagged (tag 1) from v18: the follower's high watermark.
+        [since 18] high_watermark: Option<i64>,
+    }
 }
 
-/// An element of [`FetchRequest::forgotten_topics_data`]: in an incremental fetch request, the partitions to
-/// remove. Added in v7.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ForgottenTopic {
-    /// v7–12.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic: Option<String>,
-    /// Added in v13.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_id: Option<Uuid>,
-    /// The partitions indexes to forget.
-    pub partitions: Vec<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`FetchRequest::forgotten_topics_data`]: in an incremental fetch request, the partitions to
+    /// remove. Added in v7.
+    pub struct ForgottenTopic {
+        /// v7–12.
+        [since 7 until 12] topic: Option<String>,
+        /// Added in v13.
+        [since 13] topic_id: Option<Uuid>,
+        /// The partitions indexes to forget.
+        partitions: Vec<i32>,
+    }
 }
 
 /// Encodes a tagged field's payload (always in the flexible style).
@@ -433,84 +401,62 @@ impl Request for FetchRequest {
     type Response = FetchResponse;
 }
 
-/// A Fetch response (v0–v18).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct FetchResponse {
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// Added in v7: a session-level error.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub error_code: Option<ErrorCode>,
-    /// Added in v7: 0 outside a session.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub session_id: Option<i32>,
-    /// The response topics.
-    pub responses: Vec<FetchableTopicResponse>,
-    /// Tagged (tag 0) from v16: endpoints of the new leaders named in `current_leader`;
-    /// empty is omitted.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Vec::is_empty"))]
-    pub node_endpoints: Vec<NodeEndpoint>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A Fetch response (v0–v18).
+    pub struct FetchResponse {
+        /// Added in v1.
+        [since 1] throttle_time_ms: Option<i32>,
+        /// Added in v7: a session-level error.
+        [since 7] error_code: Option<ErrorCode>,
+        /// Added in v7: 0 outside a session.
+        [since 7] session_id: Option<i32>,
+        /// The response topics.
+        responses: Vec<FetchableTopicResponse>,
+        /// Tagged (tag 0) from v16: endpoints of the new leaders named in `current_leader`;
+        /// empty is omitted.
+        [vec since 16] node_endpoints: Vec<NodeEndpoint>,
+    }
 }
 
-/// An element of [`FetchResponse::responses`]: the response topics.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct FetchableTopicResponse {
-    /// v0–12.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic: Option<String>,
-    /// Added in v13.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_id: Option<Uuid>,
-    /// The topic partitions.
-    pub partitions: Vec<FetchPartitionResponse>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`FetchResponse::responses`]: the response topics.
+    pub struct FetchableTopicResponse {
+        /// v0–12.
+        [since 0 until 12] topic: Option<String>,
+        /// Added in v13.
+        [since 13] topic_id: Option<Uuid>,
+        /// The topic partitions.
+        partitions: Vec<FetchPartitionResponse>,
+    }
 }
 
-/// An element of [`FetchableTopicResponse::partitions`]: one partition's data and offsets.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct FetchPartitionResponse {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The error code, or 0 if there was no fetch error.
-    pub error_code: ErrorCode,
-    /// The current high watermark: the offset after the last record every in-sync replica has.
-    pub high_watermark: i64,
-    /// Added in v4 (−1 when unknown).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub last_stable_offset: Option<i64>,
-    /// Added in v5 (−1 when unknown).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub log_start_offset: Option<i64>,
-    /// Tagged (tag 0) from v12: where the follower's log diverged from the leader's.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub diverging_epoch: Option<DivergingEpoch>,
-    /// Tagged (tag 1) from v12: the leader, when the request went to the wrong broker.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub current_leader: Option<LeaderIdAndEpoch>,
-    /// Tagged (tag 2) from v12: the snapshot to fetch instead (KRaft).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub snapshot_id: Option<SnapshotId>,
-    /// Added in v4 (nullable): transactions aborted in the returned range, for read_committed.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<4, _>"))]
-    pub aborted_transactions: Option<Vec<AbortedTransaction>>,
-    /// Added in v11: the replica to fetch from next, or −1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub preferred_read_replica: Option<i32>,
-    /// Raw record data (batches, the last possibly cut short); see [`Self::record_set`].
-    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::records"))]
-    pub records: Option<Bytes>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`FetchableTopicResponse::partitions`]: one partition's data and offsets.
+    pub struct FetchPartitionResponse {
+        /// The partition index.
+        partition_index: i32,
+        /// The error code, or 0 if there was no fetch error.
+        error_code: ErrorCode,
+        /// The current high watermark: the offset after the last record every in-sync replica has.
+        high_watermark: i64,
+        /// Added in v4 (−1 when unknown).
+        [since 4] last_stable_offset: Option<i64>,
+        /// Added in v5 (−1 when unknown).
+        [since 5] log_start_offset: Option<i64>,
+        /// Tagged (tag 0) from v12: where the follower's log diverged from the leader's.
+        [since 12] diverging_epoch: Option<DivergingEpoch>,
+        /// Tagged (tag 1) from v12: the leader, when the request went to the wrong broker.
+        [since 12] current_leader: Option<LeaderIdAndEpoch>,
+        /// Tagged (tag 2) from v12: the snapshot to fetch instead (KRaft).
+        [since 12] snapshot_id: Option<SnapshotId>,
+        /// Added in v4 (nullable): transactions aborted in the returned range, for read_committed.
+        [nullable since 4] aborted_transactions: Option<Vec<AbortedTransaction>>,
+        /// Added in v11: the replica to fetch from next, or −1.
+        [since 11] preferred_read_replica: Option<i32>,
+        /// Raw record data (batches, the last possibly cut short); see [`Self::record_set`].
+        #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::records"))]
+        records: Option<Bytes>,
+    }
 }
 
 impl FetchPartitionResponse {
@@ -523,76 +469,61 @@ impl FetchPartitionResponse {
     }
 }
 
-/// Where a follower's log diverged from the leader's: the largest epoch it shares with the leader and that
-/// epoch's end offset (tagged, v12+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct DivergingEpoch {
-    /// The largest leader epoch the two logs share.
-    pub epoch: i32,
-    /// The end offset of that epoch on the leader (exclusive).
-    pub end_offset: i64,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// Where a follower's log diverged from the leader's: the largest epoch it shares with the leader and that
+    /// epoch's end offset (tagged, v12+).
+    pub struct DivergingEpoch {
+        /// The largest leader epoch the two logs share.
+        epoch: i32,
+        /// The end offset of that epoch on the leader (exclusive).
+        end_offset: i64,
+    }
 }
 
-/// A partition's leader as a broker knows it (Fetch v12+, Produce v10+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct LeaderIdAndEpoch {
-    /// −1 when unknown.
-    pub leader_id: i32,
-    /// −1 when unknown.
-    pub leader_epoch: i32,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A partition's leader as a broker knows it (Fetch v12+, Produce v10+).
+    pub struct LeaderIdAndEpoch {
+        /// −1 when unknown.
+        leader_id: i32,
+        /// −1 when unknown.
+        leader_epoch: i32,
+    }
 }
 
-/// The snapshot to fetch with FetchSnapshot when the requested offset is below the log start offset (KRaft;
-/// tagged, v12+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct SnapshotId {
-    /// The snapshot's end offset.
-    pub end_offset: i64,
-    /// The snapshot's epoch.
-    pub epoch: i32,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// The snapshot to fetch with FetchSnapshot when the requested offset is below the log start offset (KRaft;
+    /// tagged, v12+).
+    pub struct SnapshotId {
+        /// The snapshot's end offset.
+        end_offset: i64,
+        /// The snapshot's epoch.
+        epoch: i32,
+    }
 }
 
-/// An element of [`FetchPartitionResponse::aborted_transactions`]: the aborted transactions. Added in v4.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct AbortedTransaction {
-    /// The producer id associated with the aborted transaction.
-    pub producer_id: i64,
-    /// The first offset in the aborted transaction.
-    pub first_offset: i64,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`FetchPartitionResponse::aborted_transactions`]: the aborted transactions. Added in v4.
+    pub struct AbortedTransaction {
+        /// The producer id associated with the aborted transaction.
+        producer_id: i64,
+        /// The first offset in the aborted transaction.
+        first_offset: i64,
+    }
 }
 
-/// A broker's address, sent with NOT_LEADER_OR_FOLLOWER so the client need not refresh
-/// metadata first (KIP-951; Fetch v16+, Produce v10+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct NodeEndpoint {
-    /// The ID of the node.
-    pub node_id: i32,
-    /// The node's hostname.
-    pub host: String,
-    /// The node's port.
-    pub port: i32,
-    /// The rack of the node, or `None` if it has not been assigned to a rack.
-    pub rack: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A broker's address, sent with NOT_LEADER_OR_FOLLOWER so the client need not refresh
+    /// metadata first (KIP-951; Fetch v16+, Produce v10+).
+    pub struct NodeEndpoint {
+        /// The ID of the node.
+        node_id: i32,
+        /// The node's hostname.
+        host: String,
+        /// The node's port.
+        port: i32,
+        /// The rack of the node, or `None` if it has not been assigned to a rack.
+        rack: Option<String>,
+    }
 }
 
 pub(crate) fn leader_payload(l: &LeaderIdAndEpoch, version: i16) -> Result<Bytes, EncodeError> {

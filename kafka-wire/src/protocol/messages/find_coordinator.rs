@@ -6,6 +6,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
+use crate::protocol::message_macro::kafka_message;
 use crate::protocol::tagged::TaggedFields;
 
 /// FindCoordinator's API key, the versions kwire implements and its first flexible version.
@@ -21,22 +22,16 @@ pub const KEY_TYPE_GROUP: i8 = 0;
 /// `key_type` 1: the key is a transactional id.
 pub const KEY_TYPE_TRANSACTION: i8 = 1;
 
-/// A FindCoordinator request (v0–v6).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct FindCoordinatorRequest {
-    /// v0–v3 only: the single group or transactional id.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub key: Option<String>,
-    /// Added in v1: [`KEY_TYPE_GROUP`] or [`KEY_TYPE_TRANSACTION`]; v0 means group.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub key_type: Option<i8>,
-    /// Added in v4: every key to look up, all of `key_type`.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub coordinator_keys: Option<Vec<String>>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A FindCoordinator request (v0–v6).
+    pub struct FindCoordinatorRequest {
+        /// v0–v3 only: the single group or transactional id.
+        [since 0 until 3] key: Option<String>,
+        /// Added in v1: [`KEY_TYPE_GROUP`] or [`KEY_TYPE_TRANSACTION`]; v0 means group.
+        [since 1] key_type: Option<i8>,
+        /// Added in v4: every key to look up, all of `key_type`.
+        [since 4] coordinator_keys: Option<Vec<String>>,
+    }
 }
 
 impl FindCoordinatorRequest {
@@ -93,55 +88,42 @@ impl Request for FindCoordinatorRequest {
     type Response = FindCoordinatorResponse;
 }
 
-/// A FindCoordinator response (v0–v6).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct FindCoordinatorResponse {
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// v0–v3 only.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub error_code: Option<ErrorCode>,
-    /// v1–v3 only (nullable).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent::<1, 3, _>"))]
-    pub error_message: Option<String>,
-    /// v0–v3 only; −1 with an error.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub node_id: Option<i32>,
-    /// v0–v3 only.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub host: Option<String>,
-    /// v0–v3 only.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub port: Option<i32>,
-    /// Added in v4: one result per requested key.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub coordinators: Option<Vec<Coordinator>>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A FindCoordinator response (v0–v6).
+    pub struct FindCoordinatorResponse {
+        /// Added in v1.
+        [since 1] throttle_time_ms: Option<i32>,
+        /// v0–v3 only.
+        [since 0 until 3] error_code: Option<ErrorCode>,
+        /// v1–v3 only (nullable).
+        [nullable since 1 until 3] error_message: Option<String>,
+        /// v0–v3 only; −1 with an error.
+        [since 0 until 3] node_id: Option<i32>,
+        /// v0–v3 only.
+        [since 0 until 3] host: Option<String>,
+        /// v0–v3 only.
+        [since 0 until 3] port: Option<i32>,
+        /// Added in v4: one result per requested key.
+        [since 4] coordinators: Option<Vec<Coordinator>>,
+    }
 }
 
-/// The coordinator for one key (v4+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct Coordinator {
-    /// The coordinator key.
-    pub key: String,
-    /// The node id.
-    pub node_id: i32,
-    /// The host name.
-    pub host: String,
-    /// The port.
-    pub port: i32,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Nullable.
-    pub error_message: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// The coordinator for one key (v4+).
+    pub struct Coordinator {
+        /// The coordinator key.
+        key: String,
+        /// The node id.
+        node_id: i32,
+        /// The host name.
+        host: String,
+        /// The port.
+        port: i32,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// Nullable.
+        error_message: Option<String>,
+    }
 }
 
 impl Body for FindCoordinatorResponse {

@@ -6,7 +6,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// Heartbeat's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -16,22 +16,18 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(4),
 };
 
-/// A Heartbeat request (v0–v4).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct HeartbeatRequest {
-    /// The group id.
-    pub group_id: String,
-    /// The generation of the group.
-    pub generation_id: i32,
-    /// The member id.
-    pub member_id: String,
-    /// Added in v3 (nullable): the static member id.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<3, _>"))]
-    pub group_instance_id: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A Heartbeat request (v0–v4).
+    pub struct HeartbeatRequest {
+        /// The group id.
+        group_id: String,
+        /// The generation of the group.
+        generation_id: i32,
+        /// The member id.
+        member_id: String,
+        /// Added in v3 (nullable): the static member id.
+        [nullable since 3] group_instance_id: Option<String>,
+    }
 }
 
 impl Body for HeartbeatRequest {
@@ -66,18 +62,14 @@ impl Request for HeartbeatRequest {
     type Response = HeartbeatResponse;
 }
 
-/// A Heartbeat response (v0–v4).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct HeartbeatResponse {
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A Heartbeat response (v0–v4).
+    pub struct HeartbeatResponse {
+        /// Added in v1.
+        [since 1] throttle_time_ms: Option<i32>,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+    }
 }
 
 impl Body for HeartbeatResponse {

@@ -9,7 +9,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// InitProducerId's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -19,25 +19,20 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(2),
 };
 
-/// An InitProducerId request (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct InitProducerIdRequest {
-    /// The transactional id; `None` (null) for an idempotent producer without transactions.
-    pub transactional_id: Option<String>,
-    /// The longest a transaction may stay open before the coordinator aborts it, in ms (ignored
-    /// without a transactional id).
-    pub transaction_timeout_ms: i32,
-    /// Added in v3: the producer id the producer holds now, −1 for none (written −1 when
-    /// `None`).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub producer_id: Option<i64>,
-    /// Added in v3: the epoch the producer holds now, −1 for none (written −1 when `None`).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub producer_epoch: Option<i16>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An InitProducerId request (v0–v5).
+    pub struct InitProducerIdRequest {
+        /// The transactional id; `None` (null) for an idempotent producer without transactions.
+        transactional_id: Option<String>,
+        /// The longest a transaction may stay open before the coordinator aborts it, in ms (ignored
+        /// without a transactional id).
+        transaction_timeout_ms: i32,
+        /// Added in v3: the producer id the producer holds now, −1 for none (written −1 when
+        /// `None`).
+        [since 3] producer_id: Option<i64>,
+        /// Added in v3: the epoch the producer holds now, −1 for none (written −1 when `None`).
+        [since 3] producer_epoch: Option<i16>,
+    }
 }
 
 impl Body for InitProducerIdRequest {
@@ -75,22 +70,19 @@ impl Request for InitProducerIdRequest {
     type Response = InitProducerIdResponse;
 }
 
-/// An InitProducerId response (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct InitProducerIdResponse {
-    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
-    /// the request did not violate any quota.
-    pub throttle_time_ms: i32,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// The producer id, −1 with an error.
-    pub producer_id: i64,
-    /// The producer epoch, −1 with an error.
-    pub producer_epoch: i16,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An InitProducerId response (v0–v5).
+    pub struct InitProducerIdResponse {
+        /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
+        /// the request did not violate any quota.
+        throttle_time_ms: i32,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// The producer id, −1 with an error.
+        producer_id: i64,
+        /// The producer epoch, −1 with an error.
+        producer_epoch: i16,
+    }
 }
 
 impl Body for InitProducerIdResponse {
@@ -124,6 +116,7 @@ mod tests {
     use crate::protocol::messages::test_util::{
         error_code, gated, nullable_string, round_trip_every_version, tagged,
     };
+    use crate::protocol::tagged::TaggedFields;
 
     fn request(v: i16) -> impl Strategy<Value = InitProducerIdRequest> {
         (

@@ -14,7 +14,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// JoinGroup's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -24,49 +24,40 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(6),
 };
 
-/// A JoinGroup request (v0–v9).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct JoinGroupRequest {
-    /// The group identifier.
-    pub group_id: String,
-    /// The coordinator considers the member dead if it receives no heartbeat within this many ms.
-    pub session_timeout_ms: i32,
-    /// Added in v1: the longest the coordinator waits for each member to rejoin during a
-    /// rebalance, in ms (−1 when left `None`).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub rebalance_timeout_ms: Option<i32>,
-    /// The member id the coordinator assigned, or empty on a first join.
-    pub member_id: String,
-    /// Added in v5 (nullable): the static member id (`group.instance.id`, KIP-345).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
-    pub group_instance_id: Option<String>,
-    /// The protocol class the group implements: `"consumer"` for consumers
-    /// ([`PROTOCOL_TYPE`](crate::protocol::consumer_protocol::PROTOCOL_TYPE)).
-    pub protocol_type: String,
-    /// The protocols the member supports, in order of preference.
-    pub protocols: Vec<JoinGroupRequestProtocol>,
-    /// Added in v8 (nullable, KIP-800): why the member (re)joins, for the coordinator's log.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<8, _>"))]
-    pub reason: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A JoinGroup request (v0–v9).
+    pub struct JoinGroupRequest {
+        /// The group identifier.
+        group_id: String,
+        /// The coordinator considers the member dead if it receives no heartbeat within this many ms.
+        session_timeout_ms: i32,
+        /// Added in v1: the longest the coordinator waits for each member to rejoin during a
+        /// rebalance, in ms (−1 when left `None`).
+        [since 1] rebalance_timeout_ms: Option<i32>,
+        /// The member id the coordinator assigned, or empty on a first join.
+        member_id: String,
+        /// Added in v5 (nullable): the static member id (`group.instance.id`, KIP-345).
+        [nullable since 5] group_instance_id: Option<String>,
+        /// The protocol class the group implements: `"consumer"` for consumers
+        /// ([`PROTOCOL_TYPE`](crate::protocol::consumer_protocol::PROTOCOL_TYPE)).
+        protocol_type: String,
+        /// The protocols the member supports, in order of preference.
+        protocols: Vec<JoinGroupRequestProtocol>,
+        /// Added in v8 (nullable, KIP-800): why the member (re)joins, for the coordinator's log.
+        [nullable since 8] reason: Option<String>,
+    }
 }
 
-/// An element of [`JoinGroupRequest::protocols`]: one protocol the member supports.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct JoinGroupRequestProtocol {
-    /// The protocol name (for consumers, the assignor's: `range`, `cooperative-sticky`, ...).
-    pub name: String,
-    /// The protocol metadata (for consumers, an encoded
-    /// [`ConsumerSubscription`](crate::protocol::consumer_protocol::ConsumerSubscription)).
-    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
-    pub metadata: Bytes,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`JoinGroupRequest::protocols`]: one protocol the member supports.
+    pub struct JoinGroupRequestProtocol {
+        /// The protocol name (for consumers, the assignor's: `range`, `cooperative-sticky`, ...).
+        name: String,
+        /// The protocol metadata (for consumers, an encoded
+        /// [`ConsumerSubscription`](crate::protocol::consumer_protocol::ConsumerSubscription)).
+        #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
+        metadata: Bytes,
+    }
 }
 
 impl Body for JoinGroupRequest {
@@ -128,52 +119,42 @@ impl Request for JoinGroupRequest {
     type Response = JoinGroupResponse;
 }
 
-/// A JoinGroup response (v0–v9).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct JoinGroupResponse {
-    /// Added in v2.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// The generation the member joined; −1 on an error.
-    pub generation_id: i32,
-    /// Added in v7 (nullable): the group's protocol type.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<7, _>"))]
-    pub protocol_type: Option<String>,
-    /// The chosen protocol. Nullable from v7 (null on an error); always present before.
-    pub protocol_name: Option<String>,
-    /// The leader's member id.
-    pub leader: String,
-    /// Added in v9 (KIP-814): the leader must not compute an assignment (the coordinator
-    /// already has one, as when a static leader rejoins); it still sends SyncGroup.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub skip_assignment: Option<bool>,
-    /// The member's id.
-    pub member_id: String,
-    /// Every member and its metadata for the chosen protocol: only in the leader's response.
-    pub members: Vec<JoinGroupResponseMember>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A JoinGroup response (v0–v9).
+    pub struct JoinGroupResponse {
+        /// Added in v2.
+        [since 2] throttle_time_ms: Option<i32>,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// The generation the member joined; −1 on an error.
+        generation_id: i32,
+        /// Added in v7 (nullable): the group's protocol type.
+        [nullable since 7] protocol_type: Option<String>,
+        /// The chosen protocol. Nullable from v7 (null on an error); always present before.
+        protocol_name: Option<String>,
+        /// The leader's member id.
+        leader: String,
+        /// Added in v9 (KIP-814): the leader must not compute an assignment (the coordinator
+        /// already has one, as when a static leader rejoins); it still sends SyncGroup.
+        [since 9] skip_assignment: Option<bool>,
+        /// The member's id.
+        member_id: String,
+        /// Every member and its metadata for the chosen protocol: only in the leader's response.
+        members: Vec<JoinGroupResponseMember>,
+    }
 }
 
-/// An element of [`JoinGroupResponse::members`]: one member of the group.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct JoinGroupResponseMember {
-    /// The member's id.
-    pub member_id: String,
-    /// Added in v5 (nullable): the member's static id.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
-    pub group_instance_id: Option<String>,
-    /// The member's metadata for the chosen protocol.
-    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
-    pub metadata: Bytes,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`JoinGroupResponse::members`]: one member of the group.
+    pub struct JoinGroupResponseMember {
+        /// The member's id.
+        member_id: String,
+        /// Added in v5 (nullable): the member's static id.
+        [nullable since 5] group_instance_id: Option<String>,
+        /// The member's metadata for the chosen protocol.
+        #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
+        metadata: Bytes,
+    }
 }
 
 impl Body for JoinGroupResponse {

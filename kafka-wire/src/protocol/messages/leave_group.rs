@@ -7,7 +7,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// LeaveGroup's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -17,37 +17,28 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(4),
 };
 
-/// A LeaveGroup request (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct LeaveGroupRequest {
-    /// The group id.
-    pub group_id: String,
-    /// v0–v2 only: the member leaving.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub member_id: Option<String>,
-    /// Added in v3: the members leaving.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub members: Option<Vec<LeaveGroupMemberIdentity>>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A LeaveGroup request (v0–v5).
+    pub struct LeaveGroupRequest {
+        /// The group id.
+        group_id: String,
+        /// v0–v2 only: the member leaving.
+        [since 0 until 2] member_id: Option<String>,
+        /// Added in v3: the members leaving.
+        [since 3] members: Option<Vec<LeaveGroupMemberIdentity>>,
+    }
 }
 
-/// An element of [`LeaveGroupRequest::members`] (v3+): one member leaving.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct LeaveGroupMemberIdentity {
-    /// The member id (may be empty when the static instance id names the member).
-    pub member_id: String,
-    /// Nullable: the member's static id.
-    pub group_instance_id: Option<String>,
-    /// Added in v5 (nullable, KIP-800): why the member leaves, for the coordinator's log.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
-    pub reason: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`LeaveGroupRequest::members`] (v3+): one member leaving.
+    pub struct LeaveGroupMemberIdentity {
+        /// The member id (may be empty when the static instance id names the member).
+        member_id: String,
+        /// Nullable: the member's static id.
+        group_instance_id: Option<String>,
+        /// Added in v5 (nullable, KIP-800): why the member leaves, for the coordinator's log.
+        [nullable since 5] reason: Option<String>,
+    }
 }
 
 impl Body for LeaveGroupRequest {
@@ -96,36 +87,28 @@ impl Request for LeaveGroupRequest {
     type Response = LeaveGroupResponse;
 }
 
-/// A LeaveGroup response (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct LeaveGroupResponse {
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// The error code, or 0 if there was no error (v3+: errors of single members are theirs).
-    pub error_code: ErrorCode,
-    /// Added in v3: each member's result.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub members: Option<Vec<LeaveGroupMemberResponse>>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A LeaveGroup response (v0–v5).
+    pub struct LeaveGroupResponse {
+        /// Added in v1.
+        [since 1] throttle_time_ms: Option<i32>,
+        /// The error code, or 0 if there was no error (v3+: errors of single members are theirs).
+        error_code: ErrorCode,
+        /// Added in v3: each member's result.
+        [since 3] members: Option<Vec<LeaveGroupMemberResponse>>,
+    }
 }
 
-/// An element of [`LeaveGroupResponse::members`] (v3+): one member's result.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct LeaveGroupMemberResponse {
-    /// The member id.
-    pub member_id: String,
-    /// Nullable: the member's static id.
-    pub group_instance_id: Option<String>,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`LeaveGroupResponse::members`] (v3+): one member's result.
+    pub struct LeaveGroupMemberResponse {
+        /// The member id.
+        member_id: String,
+        /// Nullable: the member's static id.
+        group_instance_id: Option<String>,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+    }
 }
 
 impl Body for LeaveGroupResponse {

@@ -5,7 +5,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// ListGroups's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -15,19 +15,14 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(3),
 };
 
-/// A ListGroups request (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ListGroupsRequest {
-    /// Added in v4 (KIP-518): only groups in these states ("Stable", "Empty", …); empty = all.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub states_filter: Option<Vec<String>>,
-    /// Added in v5 (KIP-848): only groups of these types ("classic", "consumer", …); empty = all.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub types_filter: Option<Vec<String>>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A ListGroups request (v0–v5).
+    pub struct ListGroupsRequest {
+        /// Added in v4 (KIP-518): only groups in these states ("Stable", "Empty", …); empty = all.
+        [since 4] states_filter: Option<Vec<String>>,
+        /// Added in v5 (KIP-848): only groups of these types ("classic", "consumer", …); empty = all.
+        [since 5] types_filter: Option<Vec<String>>,
+    }
 }
 
 impl Body for ListGroupsRequest {
@@ -63,39 +58,30 @@ impl Request for ListGroupsRequest {
     type Response = ListGroupsResponse;
 }
 
-/// A ListGroups response (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ListGroupsResponse {
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Each group in the response.
-    pub groups: Vec<ListedGroup>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A ListGroups response (v0–v5).
+    pub struct ListGroupsResponse {
+        /// Added in v1.
+        [since 1] throttle_time_ms: Option<i32>,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// Each group in the response.
+        groups: Vec<ListedGroup>,
+    }
 }
 
-/// An element of [`ListGroupsResponse::groups`]: each group in the response.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ListedGroup {
-    /// The group ID.
-    pub group_id: String,
-    /// "consumer" for consumer groups, "" for groups that only commit offsets.
-    pub protocol_type: String,
-    /// Added in v4.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub group_state: Option<String>,
-    /// Added in v5.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub group_type: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ListGroupsResponse::groups`]: each group in the response.
+    pub struct ListedGroup {
+        /// The group ID.
+        group_id: String,
+        /// "consumer" for consumer groups, "" for groups that only commit offsets.
+        protocol_type: String,
+        /// Added in v4.
+        [since 4] group_state: Option<String>,
+        /// Added in v5.
+        [since 5] group_type: Option<String>,
+    }
 }
 
 impl Body for ListGroupsResponse {

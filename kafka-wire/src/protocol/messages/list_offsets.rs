@@ -9,7 +9,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// ListOffsets's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -65,55 +65,42 @@ impl SpecialTimestamp {
     }
 }
 
-/// A ListOffsets request (v0–v10).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ListOffsetsRequest {
-    /// [`CONSUMER_REPLICA_ID`] (−1) for a client; [`DEBUG_REPLICA_ID`] (−2) for debug reads.
-    pub replica_id: i32,
-    /// Added in v2: [`READ_UNCOMMITTED`] or [`READ_COMMITTED`].
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub isolation_level: Option<i8>,
-    /// Each topic in the request.
-    pub topics: Vec<ListOffsetsTopic>,
-    /// Added in v10: how long the broker may wait on remote (tiered) storage, in ms.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub timeout_ms: Option<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A ListOffsets request (v0–v10).
+    pub struct ListOffsetsRequest {
+        /// [`CONSUMER_REPLICA_ID`] (−1) for a client; [`DEBUG_REPLICA_ID`] (−2) for debug reads.
+        replica_id: i32,
+        /// Added in v2: [`READ_UNCOMMITTED`] or [`READ_COMMITTED`].
+        [since 2] isolation_level: Option<i8>,
+        /// Each topic in the request.
+        topics: Vec<ListOffsetsTopic>,
+        /// Added in v10: how long the broker may wait on remote (tiered) storage, in ms.
+        [since 10] timeout_ms: Option<i32>,
+    }
 }
 
-/// An element of [`ListOffsetsRequest::topics`]: each topic in the request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ListOffsetsTopic {
-    /// The topic name.
-    pub name: String,
-    /// Each partition in the request.
-    pub partitions: Vec<ListOffsetsPartition>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ListOffsetsRequest::topics`]: each topic in the request.
+    pub struct ListOffsetsTopic {
+        /// The topic name.
+        name: String,
+        /// Each partition in the request.
+        partitions: Vec<ListOffsetsPartition>,
+    }
 }
 
-/// An element of [`ListOffsetsTopic::partitions`]: each partition in the request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ListOffsetsPartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// Added in v4; −1 skips the leader-epoch fencing check.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub current_leader_epoch: Option<i32>,
-    /// Milliseconds since the epoch, or one of the [`SpecialTimestamp`] values.
-    pub timestamp: i64,
-    /// v0 only: the most segment offsets to return (Kafka's default is 1).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub max_num_offsets: Option<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ListOffsetsTopic::partitions`]: each partition in the request.
+    pub struct ListOffsetsPartition {
+        /// The partition index.
+        partition_index: i32,
+        /// Added in v4; −1 skips the leader-epoch fencing check.
+        [since 4] current_leader_epoch: Option<i32>,
+        /// Milliseconds since the epoch, or one of the [`SpecialTimestamp`] values.
+        timestamp: i64,
+        /// v0 only: the most segment offsets to return (Kafka's default is 1).
+        [since 0 until 0] max_num_offsets: Option<i32>,
+    }
 }
 
 impl Body for ListOffsetsRequest {
@@ -186,59 +173,45 @@ impl Request for ListOffsetsRequest {
     type Response = ListOffsetsResponse;
 }
 
-/// A ListOffsets response (v0–v10).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ListOffsetsResponse {
-    /// Added in v2.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// Each topic in the response.
-    pub topics: Vec<ListOffsetsTopicResponse>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A ListOffsets response (v0–v10).
+    pub struct ListOffsetsResponse {
+        /// Added in v2.
+        [since 2] throttle_time_ms: Option<i32>,
+        /// Each topic in the response.
+        topics: Vec<ListOffsetsTopicResponse>,
+    }
 }
 
-/// An element of [`ListOffsetsResponse::topics`]: each topic in the response.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ListOffsetsTopicResponse {
-    /// The topic name.
-    pub name: String,
-    /// Each partition in the response.
-    pub partitions: Vec<ListOffsetsPartitionResponse>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ListOffsetsResponse::topics`]: each topic in the response.
+    pub struct ListOffsetsTopicResponse {
+        /// The topic name.
+        name: String,
+        /// Each partition in the response.
+        partitions: Vec<ListOffsetsPartitionResponse>,
+    }
 }
 
-/// An element of [`ListOffsetsTopicResponse::partitions`]: each partition in the response.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ListOffsetsPartitionResponse {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The partition error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// v0 only: segment start offsets, newest first (the log end offset leads for "latest").
-    /// Boxed so the v1+ partition, the one every current broker sends, fits one cache line:
-    /// a `Vec` here made 10,000-partition responses decode twice as slowly.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    #[allow(clippy::box_collection)]
-    pub old_style_offsets: Option<Box<Vec<i64>>>,
-    /// Added in v1: the timestamp of the returned offset, −1 for the special timestamps.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub timestamp: Option<i64>,
-    /// Added in v1: −1 when there is none (e.g. no record at or after the timestamp).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub offset: Option<i64>,
-    /// Added in v4: the leader epoch of the returned offset, −1 if unknown.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub leader_epoch: Option<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ListOffsetsTopicResponse::partitions`]: each partition in the response.
+    pub struct ListOffsetsPartitionResponse {
+        /// The partition index.
+        partition_index: i32,
+        /// The partition error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// v0 only: segment start offsets, newest first (the log end offset leads for "latest").
+        /// Boxed so the v1+ partition, the one every current broker sends, fits one cache line:
+        /// a `Vec` here made 10,000-partition responses decode twice as slowly.
+        #[allow(clippy::box_collection)]
+        [since 0 until 0] old_style_offsets: Option<Box<Vec<i64>>>,
+        /// Added in v1: the timestamp of the returned offset, −1 for the special timestamps.
+        [since 1] timestamp: Option<i64>,
+        /// Added in v1: −1 when there is none (e.g. no record at or after the timestamp).
+        [since 1] offset: Option<i64>,
+        /// Added in v4: the leader epoch of the returned offset, −1 if unknown.
+        [since 4] leader_epoch: Option<i32>,
+    }
 }
 
 impl Body for ListOffsetsResponse {

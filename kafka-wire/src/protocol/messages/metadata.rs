@@ -6,6 +6,7 @@ use crate::protocol::broker_ids::BrokerIds;
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
+use crate::protocol::message_macro::kafka_message;
 use crate::protocol::tagged::TaggedFields;
 use kafka_vocab::Uuid;
 
@@ -20,38 +21,28 @@ pub const SPEC: ApiSpec = ApiSpec {
 /// Kafka's "not requested" value for authorized-operations bitfields.
 pub const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;
 
-/// A Metadata request (v0–v13).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct MetadataRequest {
-    /// `None` asks for every topic (v1+); v0 can only express "all" as an empty list.
-    pub topics: Option<Vec<MetadataRequestTopic>>,
-    /// Added in v4 (before v4 the broker's own setting decides).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub allow_auto_topic_creation: Option<bool>,
-    /// v8–v10 only.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub include_cluster_authorized_operations: Option<bool>,
-    /// Added in v8.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub include_topic_authorized_operations: Option<bool>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A Metadata request (v0–v13).
+    pub struct MetadataRequest [no_default] {
+        /// `None` asks for every topic (v1+); v0 can only express "all" as an empty list.
+        topics: Option<Vec<MetadataRequestTopic>>,
+        /// Added in v4 (before v4 the broker's own setting decides).
+        [since 4] allow_auto_topic_creation: Option<bool>,
+        /// v8–v10 only.
+        [since 8 until 10] include_cluster_authorized_operations: Option<bool>,
+        /// Added in v8.
+        [since 8] include_topic_authorized_operations: Option<bool>,
+    }
 }
 
-/// An element of [`MetadataRequest::topics`]: the topics to fetch metadata for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct MetadataRequestTopic {
-    /// Added in v10.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_id: Option<Uuid>,
-    /// Nullable from v10 (a topic asked for by id only).
-    pub name: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`MetadataRequest::topics`]: the topics to fetch metadata for.
+    pub struct MetadataRequestTopic [no_default] {
+        /// Added in v10.
+        [since 10] topic_id: Option<Uuid>,
+        /// Nullable from v10 (a topic asked for by id only).
+        name: Option<String>,
+    }
 }
 
 impl MetadataRequest {
@@ -154,99 +145,76 @@ impl Request for MetadataRequest {
     type Response = MetadataResponse;
 }
 
-/// A Metadata response (v0–v13).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct MetadataResponse {
-    /// Added in v3.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// A list of brokers present in the cluster.
-    pub brokers: Vec<MetadataBroker>,
-    /// Added in v2 (nullable).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<2, _>"))]
-    pub cluster_id: Option<String>,
-    /// Added in v1; −1 when the broker does not know.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub controller_id: Option<i32>,
-    /// Each topic in the response.
-    pub topics: Vec<MetadataTopic>,
-    /// v8–v10 only.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub cluster_authorized_operations: Option<i32>,
-    /// Added in v13 (Kafka 4.0): a top-level error, e.g. REBOOTSTRAP_REQUIRED.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub error_code: Option<ErrorCode>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A Metadata response (v0–v13).
+    pub struct MetadataResponse {
+        /// Added in v3.
+        [since 3] throttle_time_ms: Option<i32>,
+        /// A list of brokers present in the cluster.
+        brokers: Vec<MetadataBroker>,
+        /// Added in v2 (nullable).
+        [nullable since 2] cluster_id: Option<String>,
+        /// Added in v1; −1 when the broker does not know.
+        [since 1] controller_id: Option<i32>,
+        /// Each topic in the response.
+        topics: Vec<MetadataTopic>,
+        /// v8–v10 only.
+        [since 8 until 10] cluster_authorized_operations: Option<i32>,
+        /// Added in v13 (Kafka 4.0): a top-level error, e.g. REBOOTSTRAP_REQUIRED.
+        [since 13] error_code: Option<ErrorCode>,
+    }
 }
 
-/// An element of [`MetadataResponse::brokers`]: one broker of the cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct MetadataBroker {
-    /// The broker ID.
-    pub node_id: i32,
-    /// The broker hostname.
-    pub host: String,
-    /// The broker port.
-    pub port: i32,
-    /// Added in v1 (nullable).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<1, _>"))]
-    pub rack: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`MetadataResponse::brokers`]: one broker of the cluster.
+    pub struct MetadataBroker [no_default] {
+        /// The broker ID.
+        node_id: i32,
+        /// The broker hostname.
+        host: String,
+        /// The broker port.
+        port: i32,
+        /// Added in v1 (nullable).
+        [nullable since 1] rack: Option<String>,
+    }
 }
 
-/// An element of [`MetadataResponse::topics`]: one topic and its partitions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct MetadataTopic {
-    /// The topic error, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Null only for a topic asked for by an id the broker does not know (v12+).
-    pub name: Option<String>,
-    /// Added in v10; zero when the broker has none to give.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_id: Option<Uuid>,
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub is_internal: Option<bool>,
-    /// Each partition in the topic.
-    pub partitions: Vec<MetadataPartition>,
-    /// Added in v8.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_authorized_operations: Option<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`MetadataResponse::topics`]: one topic and its partitions.
+    pub struct MetadataTopic [no_default] {
+        /// The topic error, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// Null only for a topic asked for by an id the broker does not know (v12+).
+        name: Option<String>,
+        /// Added in v10; zero when the broker has none to give.
+        [since 10] topic_id: Option<Uuid>,
+        /// Added in v1.
+        [since 1] is_internal: Option<bool>,
+        /// Each partition in the topic.
+        partitions: Vec<MetadataPartition>,
+        /// Added in v8.
+        [since 8] topic_authorized_operations: Option<i32>,
+    }
 }
 
-/// An element of [`MetadataTopic::partitions`]: one partition, its leader and replicas.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct MetadataPartition {
-    /// The partition error, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// The partition index.
-    pub partition_index: i32,
-    /// −1 when the partition has no leader.
-    pub leader_id: i32,
-    /// Added in v7.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub leader_epoch: Option<i32>,
-    /// The set of all nodes that host this partition.
-    pub replica_nodes: BrokerIds,
-    /// The set of nodes that are in sync with the leader for this partition.
-    pub isr_nodes: BrokerIds,
-    /// Added in v5.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub offline_replicas: Option<BrokerIds>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`MetadataTopic::partitions`]: one partition, its leader and replicas.
+    pub struct MetadataPartition [no_default] {
+        /// The partition error, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// The partition index.
+        partition_index: i32,
+        /// −1 when the partition has no leader.
+        leader_id: i32,
+        /// Added in v7.
+        [since 7] leader_epoch: Option<i32>,
+        /// The set of all nodes that host this partition.
+        replica_nodes: BrokerIds,
+        /// The set of nodes that are in sync with the leader for this partition.
+        isr_nodes: BrokerIds,
+        /// Added in v5.
+        [since 5] offline_replicas: Option<BrokerIds>,
+    }
 }
 
 impl Body for MetadataResponse {

@@ -8,6 +8,10 @@
 //! tagged fields raw; tagged fields kwire models are typed fields, taken out of and put back
 //! into that set.
 //!
+//! The structs are declared through `kafka_message!` (`protocol/message_macro.rs`): a doc, a
+//! name and a field list with each field's version gate; it writes the derives, the JSON
+//! attributes and `tagged_fields`. Decoders and encoders are written by hand.
+//!
 //! [`ApiSpec`]: crate::protocol::ApiSpec
 
 pub mod add_offsets_to_txn;
@@ -42,6 +46,8 @@ pub mod share_group_describe;
 pub mod sync_group;
 pub mod txn_offset_commit;
 
+#[cfg(test)]
+mod field_lists;
 #[cfg(test)]
 mod kafka_fixtures;
 #[cfg(test)]

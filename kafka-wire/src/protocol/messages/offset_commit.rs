@@ -8,7 +8,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// OffsetCommit's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -18,64 +18,49 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(8),
 };
 
-/// An OffsetCommit request (v0–v9).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetCommitRequest {
-    /// The unique group identifier.
-    pub group_id: String,
-    /// Added in v1: the classic group's generation, or the KIP-848 member epoch (v9); −1 to
-    /// commit without membership.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub generation_id_or_member_epoch: Option<i32>,
-    /// Added in v1; empty to commit without membership.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub member_id: Option<String>,
-    /// Added in v7 (nullable): the static member id.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<7, _>"))]
-    pub group_instance_id: Option<String>,
-    /// v2–v4 only: how long the broker keeps the offsets in ms; −1 uses the broker's setting.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub retention_time_ms: Option<i64>,
-    /// The topics to commit offsets for.
-    pub topics: Vec<OffsetCommitRequestTopic>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An OffsetCommit request (v0–v9).
+    pub struct OffsetCommitRequest {
+        /// The unique group identifier.
+        group_id: String,
+        /// Added in v1: the classic group's generation, or the KIP-848 member epoch (v9); −1 to
+        /// commit without membership.
+        [since 1] generation_id_or_member_epoch: Option<i32>,
+        /// Added in v1; empty to commit without membership.
+        [since 1] member_id: Option<String>,
+        /// Added in v7 (nullable): the static member id.
+        [nullable since 7] group_instance_id: Option<String>,
+        /// v2–v4 only: how long the broker keeps the offsets in ms; −1 uses the broker's setting.
+        [since 2 until 4] retention_time_ms: Option<i64>,
+        /// The topics to commit offsets for.
+        topics: Vec<OffsetCommitRequestTopic>,
+    }
 }
 
-/// An element of [`OffsetCommitRequest::topics`]: the topics to commit offsets for.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetCommitRequestTopic {
-    /// The topic name.
-    pub name: String,
-    /// Each partition to commit offsets for.
-    pub partitions: Vec<OffsetCommitRequestPartition>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`OffsetCommitRequest::topics`]: the topics to commit offsets for.
+    pub struct OffsetCommitRequestTopic {
+        /// The topic name.
+        name: String,
+        /// Each partition to commit offsets for.
+        partitions: Vec<OffsetCommitRequestPartition>,
+    }
 }
 
-/// An element of [`OffsetCommitRequestTopic::partitions`]: each partition to commit offsets for.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetCommitRequestPartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The next offset to consume.
-    pub committed_offset: i64,
-    /// Added in v6: the leader epoch of the last consumed record, −1 if unknown.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub committed_leader_epoch: Option<i32>,
-    /// v1 only: the commit time in ms since the epoch; −1 lets the broker stamp it.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub commit_timestamp: Option<i64>,
-    /// Nullable.
-    pub committed_metadata: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`OffsetCommitRequestTopic::partitions`]: each partition to commit offsets for.
+    pub struct OffsetCommitRequestPartition {
+        /// The partition index.
+        partition_index: i32,
+        /// The next offset to consume.
+        committed_offset: i64,
+        /// Added in v6: the leader epoch of the last consumed record, −1 if unknown.
+        [since 6] committed_leader_epoch: Option<i32>,
+        /// v1 only: the commit time in ms since the epoch; −1 lets the broker stamp it.
+        [since 1 until 1] commit_timestamp: Option<i64>,
+        /// Nullable.
+        committed_metadata: Option<String>,
+    }
 }
 
 impl Body for OffsetCommitRequest {
@@ -162,44 +147,34 @@ impl Request for OffsetCommitRequest {
     type Response = OffsetCommitResponse;
 }
 
-/// An OffsetCommit response (v0–v9).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetCommitResponse {
-    /// Added in v3.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// The responses for each topic.
-    pub topics: Vec<OffsetCommitResponseTopic>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An OffsetCommit response (v0–v9).
+    pub struct OffsetCommitResponse {
+        /// Added in v3.
+        [since 3] throttle_time_ms: Option<i32>,
+        /// The responses for each topic.
+        topics: Vec<OffsetCommitResponseTopic>,
+    }
 }
 
-/// An element of [`OffsetCommitResponse::topics`]: the responses for each topic.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetCommitResponseTopic {
-    /// The topic name.
-    pub name: String,
-    /// The responses for each partition in the topic.
-    pub partitions: Vec<OffsetCommitResponsePartition>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`OffsetCommitResponse::topics`]: the responses for each topic.
+    pub struct OffsetCommitResponseTopic {
+        /// The topic name.
+        name: String,
+        /// The responses for each partition in the topic.
+        partitions: Vec<OffsetCommitResponsePartition>,
+    }
 }
 
-/// An element of [`OffsetCommitResponseTopic::partitions`]: the responses for each partition in the topic.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetCommitResponsePartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`OffsetCommitResponseTopic::partitions`]: the responses for each partition in the topic.
+    pub struct OffsetCommitResponsePartition {
+        /// The partition index.
+        partition_index: i32,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+    }
 }
 
 impl Body for OffsetCommitResponse {

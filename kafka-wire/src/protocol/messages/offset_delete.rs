@@ -6,6 +6,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
+use crate::protocol::message_macro::kafka_message;
 
 /// OffsetDelete's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -15,32 +16,32 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: None,
 };
 
-/// An OffsetDelete request (v0–v0).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetDeleteRequest {
-    /// The unique group identifier.
-    pub group_id: String,
-    /// The topics to delete offsets for.
-    pub topics: Vec<OffsetDeleteRequestTopic>,
+kafka_message! {
+    /// An OffsetDelete request (v0–v0).
+    pub struct OffsetDeleteRequest [no_tagged_fields] {
+        /// The unique group identifier.
+        group_id: String,
+        /// The topics to delete offsets for.
+        topics: Vec<OffsetDeleteRequestTopic>,
+    }
 }
 
-/// An element of [`OffsetDeleteRequest::topics`]: the topics to delete offsets for.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetDeleteRequestTopic {
-    /// The topic name.
-    pub name: String,
-    /// Each partition to delete offsets for.
-    pub partitions: Vec<OffsetDeleteRequestPartition>,
+kafka_message! {
+    /// An element of [`OffsetDeleteRequest::topics`]: the topics to delete offsets for.
+    pub struct OffsetDeleteRequestTopic [no_tagged_fields] {
+        /// The topic name.
+        name: String,
+        /// Each partition to delete offsets for.
+        partitions: Vec<OffsetDeleteRequestPartition>,
+    }
 }
 
-/// An element of [`OffsetDeleteRequestTopic::partitions`]: each partition to delete offsets for.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetDeleteRequestPartition {
-    /// The partition index.
-    pub partition_index: i32,
+kafka_message! {
+    /// An element of [`OffsetDeleteRequestTopic::partitions`]: each partition to delete offsets for.
+    pub struct OffsetDeleteRequestPartition [no_tagged_fields] {
+        /// The partition index.
+        partition_index: i32,
+    }
 }
 
 impl Body for OffsetDeleteRequest {
@@ -77,37 +78,37 @@ impl Request for OffsetDeleteRequest {
     type Response = OffsetDeleteResponse;
 }
 
-/// An OffsetDelete response (v0–v0).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetDeleteResponse {
-    /// A group-level error (e.g. GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP).
-    pub error_code: ErrorCode,
-    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
-    /// the request did not violate any quota.
-    pub throttle_time_ms: i32,
-    /// The responses for each topic.
-    pub topics: Vec<OffsetDeleteResponseTopic>,
+kafka_message! {
+    /// An OffsetDelete response (v0–v0).
+    pub struct OffsetDeleteResponse [no_tagged_fields] {
+        /// A group-level error (e.g. GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP).
+        error_code: ErrorCode,
+        /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
+        /// the request did not violate any quota.
+        throttle_time_ms: i32,
+        /// The responses for each topic.
+        topics: Vec<OffsetDeleteResponseTopic>,
+    }
 }
 
-/// An element of [`OffsetDeleteResponse::topics`]: the responses for each topic.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetDeleteResponseTopic {
-    /// The topic name.
-    pub name: String,
-    /// The responses for each partition in the topic.
-    pub partitions: Vec<OffsetDeleteResponsePartition>,
+kafka_message! {
+    /// An element of [`OffsetDeleteResponse::topics`]: the responses for each topic.
+    pub struct OffsetDeleteResponseTopic [no_tagged_fields] {
+        /// The topic name.
+        name: String,
+        /// The responses for each partition in the topic.
+        partitions: Vec<OffsetDeleteResponsePartition>,
+    }
 }
 
-/// An element of [`OffsetDeleteResponseTopic::partitions`]: the responses for each partition in the topic.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetDeleteResponsePartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// GROUP_SUBSCRIBED_TO_TOPIC when the group still consumes the topic.
-    pub error_code: ErrorCode,
+kafka_message! {
+    /// An element of [`OffsetDeleteResponseTopic::partitions`]: the responses for each partition in the topic.
+    pub struct OffsetDeleteResponsePartition [no_tagged_fields] {
+        /// The partition index.
+        partition_index: i32,
+        /// GROUP_SUBSCRIBED_TO_TOPIC when the group still consumes the topic.
+        error_code: ErrorCode,
+    }
 }
 
 impl Body for OffsetDeleteResponse {

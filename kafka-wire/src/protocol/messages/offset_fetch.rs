@@ -10,6 +10,7 @@ use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error::EncodeError;
 use crate::protocol::error_code::ErrorCode;
+use crate::protocol::message_macro::kafka_message;
 use crate::protocol::tagged::TaggedFields;
 
 /// OffsetFetch's API key, the versions kwire implements and its first flexible version.
@@ -20,59 +21,44 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(6),
 };
 
-/// An OffsetFetch request (v0–v9).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetFetchRequest {
-    /// v0–v7 only.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub group_id: Option<String>,
-    /// v0–v7 only; `None` (null, v2+) asks for all topics. v0–v1 cannot express null.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent::<0, 7, _>"))]
-    pub topics: Option<Vec<OffsetFetchRequestTopic>>,
-    /// Added in v8: the batched form, one entry per group.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub groups: Option<Vec<OffsetFetchRequestGroup>>,
-    /// Added in v7: fail partitions with pending transactional commits (UNSTABLE_OFFSET_COMMIT)
-    /// instead of returning the last stable offset.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub require_stable: Option<bool>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An OffsetFetch request (v0–v9).
+    pub struct OffsetFetchRequest {
+        /// v0–v7 only.
+        [since 0 until 7] group_id: Option<String>,
+        /// v0–v7 only; `None` (null, v2+) asks for all topics. v0–v1 cannot express null.
+        [nullable since 0 until 7] topics: Option<Vec<OffsetFetchRequestTopic>>,
+        /// Added in v8: the batched form, one entry per group.
+        [since 8] groups: Option<Vec<OffsetFetchRequestGroup>>,
+        /// Added in v7: fail partitions with pending transactional commits (UNSTABLE_OFFSET_COMMIT)
+        /// instead of returning the last stable offset.
+        [since 7] require_stable: Option<bool>,
+    }
 }
 
-/// Partitions of one topic to fetch offsets for. Kafka calls the v8+ copy of this struct
-/// `OffsetFetchRequestTopics`; the two have the same fields.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetFetchRequestTopic {
-    /// The topic name.
-    pub name: String,
-    /// The partition indexes we would like to fetch offsets for.
-    pub partition_indexes: Vec<i32>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// Partitions of one topic to fetch offsets for. Kafka calls the v8+ copy of this struct
+    /// `OffsetFetchRequestTopics`; the two have the same fields.
+    pub struct OffsetFetchRequestTopic {
+        /// The topic name.
+        name: String,
+        /// The partition indexes we would like to fetch offsets for.
+        partition_indexes: Vec<i32>,
+    }
 }
 
-/// One group in a batched (v8+) request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetFetchRequestGroup {
-    /// The group ID.
-    pub group_id: String,
-    /// Added in v9 (nullable): the member id under the KIP-848 consumer protocol.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<9, _>"))]
-    pub member_id: Option<String>,
-    /// Added in v9: the member epoch under the KIP-848 protocol, −1 otherwise.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub member_epoch: Option<i32>,
-    /// `None` (null) asks for all topics.
-    pub topics: Option<Vec<OffsetFetchRequestTopic>>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// One group in a batched (v8+) request.
+    pub struct OffsetFetchRequestGroup {
+        /// The group ID.
+        group_id: String,
+        /// Added in v9 (nullable): the member id under the KIP-848 consumer protocol.
+        [nullable since 9] member_id: Option<String>,
+        /// Added in v9: the member epoch under the KIP-848 protocol, −1 otherwise.
+        [since 9] member_epoch: Option<i32>,
+        /// `None` (null) asks for all topics.
+        topics: Option<Vec<OffsetFetchRequestTopic>>,
+    }
 }
 
 impl OffsetFetchRequest {
@@ -179,73 +165,56 @@ impl Request for OffsetFetchRequest {
     type Response = OffsetFetchResponse;
 }
 
-/// An OffsetFetch response (v0–v9).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetFetchResponse {
-    /// Added in v3.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// v0–v7 only.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topics: Option<Vec<OffsetFetchResponseTopic>>,
-    /// v2–v7 only: a group- or coordinator-level error (v0–v1 report it per partition).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub error_code: Option<ErrorCode>,
-    /// Added in v8: one result per requested group.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub groups: Option<Vec<OffsetFetchResponseGroup>>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An OffsetFetch response (v0–v9).
+    pub struct OffsetFetchResponse {
+        /// Added in v3.
+        [since 3] throttle_time_ms: Option<i32>,
+        /// v0–v7 only.
+        [since 0 until 7] topics: Option<Vec<OffsetFetchResponseTopic>>,
+        /// v2–v7 only: a group- or coordinator-level error (v0–v1 report it per partition).
+        [since 2 until 7] error_code: Option<ErrorCode>,
+        /// Added in v8: one result per requested group.
+        [since 8] groups: Option<Vec<OffsetFetchResponseGroup>>,
+    }
 }
 
-/// Kafka calls the v8+ copy of this struct `OffsetFetchResponseTopics`; same fields.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetFetchResponseTopic {
-    /// The topic name.
-    pub name: String,
-    /// The responses per partition.
-    pub partitions: Vec<OffsetFetchResponsePartition>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// Kafka calls the v8+ copy of this struct `OffsetFetchResponseTopics`; same fields.
+    pub struct OffsetFetchResponseTopic {
+        /// The topic name.
+        name: String,
+        /// The responses per partition.
+        partitions: Vec<OffsetFetchResponsePartition>,
+    }
 }
 
-/// Kafka calls the v8+ copy of this struct `OffsetFetchResponsePartitions`; same fields.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetFetchResponsePartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// −1 when the group has no committed offset for the partition.
-    pub committed_offset: i64,
-    /// Added in v5: the leader epoch of the committed offset's record, −1 if unknown.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub committed_leader_epoch: Option<i32>,
-    /// The metadata string committed with the offset (nullable).
-    pub metadata: Option<String>,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// Kafka calls the v8+ copy of this struct `OffsetFetchResponsePartitions`; same fields.
+    pub struct OffsetFetchResponsePartition {
+        /// The partition index.
+        partition_index: i32,
+        /// −1 when the group has no committed offset for the partition.
+        committed_offset: i64,
+        /// Added in v5: the leader epoch of the committed offset's record, −1 if unknown.
+        [since 5] committed_leader_epoch: Option<i32>,
+        /// The metadata string committed with the offset (nullable).
+        metadata: Option<String>,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+    }
 }
 
-/// One group's offsets in a batched (v8+) response.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetFetchResponseGroup {
-    /// The group ID.
-    pub group_id: String,
-    /// The responses per topic.
-    pub topics: Vec<OffsetFetchResponseTopic>,
-    /// The group-level error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// One group's offsets in a batched (v8+) response.
+    pub struct OffsetFetchResponseGroup {
+        /// The group ID.
+        group_id: String,
+        /// The responses per topic.
+        topics: Vec<OffsetFetchResponseTopic>,
+        /// The group-level error code, or 0 if there was no error.
+        error_code: ErrorCode,
+    }
 }
 
 fn write_response_topic(e: &mut Encoder, t: &OffsetFetchResponseTopic, version: i16) -> EncodeResult {

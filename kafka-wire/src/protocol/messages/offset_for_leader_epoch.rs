@@ -6,7 +6,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// OffsetForLeaderEpoch's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -19,47 +19,36 @@ pub const SPEC: ApiSpec = ApiSpec {
 /// The `replica_id` a consumer sends (v3+); brokers send their own id.
 pub const CONSUMER_REPLICA_ID: i32 = -2;
 
-/// An OffsetForLeaderEpoch request (v0–v4).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetForLeaderEpochRequest {
-    /// Added in v3: [`CONSUMER_REPLICA_ID`] (−2) for a consumer, the broker id for a follower.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub replica_id: Option<i32>,
-    /// Each topic to get offsets for.
-    pub topics: Vec<OffsetForLeaderTopic>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An OffsetForLeaderEpoch request (v0–v4).
+    pub struct OffsetForLeaderEpochRequest {
+        /// Added in v3: [`CONSUMER_REPLICA_ID`] (−2) for a consumer, the broker id for a follower.
+        [since 3] replica_id: Option<i32>,
+        /// Each topic to get offsets for.
+        topics: Vec<OffsetForLeaderTopic>,
+    }
 }
 
-/// An element of [`OffsetForLeaderEpochRequest::topics`]: each topic to get offsets for.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetForLeaderTopic {
-    /// The topic name.
-    pub topic: String,
-    /// Each partition to get offsets for.
-    pub partitions: Vec<OffsetForLeaderPartition>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`OffsetForLeaderEpochRequest::topics`]: each topic to get offsets for.
+    pub struct OffsetForLeaderTopic {
+        /// The topic name.
+        topic: String,
+        /// Each partition to get offsets for.
+        partitions: Vec<OffsetForLeaderPartition>,
+    }
 }
 
-/// An element of [`OffsetForLeaderTopic::partitions`]: each partition to get offsets for.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetForLeaderPartition {
-    /// The partition index.
-    pub partition: i32,
-    /// Added in v2: the epoch the client believes current, for fencing; −1 skips the check.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub current_leader_epoch: Option<i32>,
-    /// The epoch whose end offset is wanted.
-    pub leader_epoch: i32,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`OffsetForLeaderTopic::partitions`]: each partition to get offsets for.
+    pub struct OffsetForLeaderPartition {
+        /// The partition index.
+        partition: i32,
+        /// Added in v2: the epoch the client believes current, for fencing; −1 skips the check.
+        [since 2] current_leader_epoch: Option<i32>,
+        /// The epoch whose end offset is wanted.
+        leader_epoch: i32,
+    }
 }
 
 impl Body for OffsetForLeaderEpochRequest {
@@ -114,50 +103,39 @@ impl Request for OffsetForLeaderEpochRequest {
     type Response = OffsetForLeaderEpochResponse;
 }
 
-/// An OffsetForLeaderEpoch response (v0–v4).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetForLeaderEpochResponse {
-    /// Added in v2.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// Each topic we fetched offsets for.
-    pub topics: Vec<OffsetForLeaderTopicResult>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An OffsetForLeaderEpoch response (v0–v4).
+    pub struct OffsetForLeaderEpochResponse {
+        /// Added in v2.
+        [since 2] throttle_time_ms: Option<i32>,
+        /// Each topic we fetched offsets for.
+        topics: Vec<OffsetForLeaderTopicResult>,
+    }
 }
 
-/// An element of [`OffsetForLeaderEpochResponse::topics`]: each topic we fetched offsets for.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct OffsetForLeaderTopicResult {
-    /// The topic name.
-    pub topic: String,
-    /// Each partition in the topic we fetched offsets for.
-    pub partitions: Vec<EpochEndOffset>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`OffsetForLeaderEpochResponse::topics`]: each topic we fetched offsets for.
+    pub struct OffsetForLeaderTopicResult {
+        /// The topic name.
+        topic: String,
+        /// Each partition in the topic we fetched offsets for.
+        partitions: Vec<EpochEndOffset>,
+    }
 }
 
-/// An element of [`OffsetForLeaderTopicResult::partitions`]: each partition in the topic we fetched offsets
-/// for.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct EpochEndOffset {
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// The partition index.
-    pub partition: i32,
-    /// Added in v1: the largest epoch ≤ the requested one, −1 if unknown.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub leader_epoch: Option<i32>,
-    /// The end offset of that epoch (exclusive: the next epoch's start offset), −1 if unknown.
-    pub end_offset: i64,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`OffsetForLeaderTopicResult::partitions`]: each partition in the topic we fetched offsets
+    /// for.
+    pub struct EpochEndOffset {
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// The partition index.
+        partition: i32,
+        /// Added in v1: the largest epoch ≤ the requested one, −1 if unknown.
+        [since 1] leader_epoch: Option<i32>,
+        /// The end offset of that epoch (exclusive: the next epoch's start offset), −1 if unknown.
+        end_offset: i64,
+    }
 }
 
 impl Body for OffsetForLeaderEpochResponse {

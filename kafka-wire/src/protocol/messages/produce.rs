@@ -18,7 +18,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 use kafka_vocab::Uuid;
 
 /// Produce's API key, the versions kwire implements and its first flexible version.
@@ -29,53 +29,41 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(9),
 };
 
-/// A Produce request (v0–v13).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ProduceRequest {
-    /// Added in v3 (nullable): the transactional id, or null for a non-transactional producer.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<3, _>"))]
-    pub transactional_id: Option<String>,
-    /// 0 (no response is sent), 1 (leader only) or −1 (all in-sync replicas).
-    pub acks: i16,
-    /// The timeout to await a response in milliseconds.
-    pub timeout_ms: i32,
-    /// Each topic to produce to.
-    pub topic_data: Vec<TopicProduceData>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A Produce request (v0–v13).
+    pub struct ProduceRequest {
+        /// Added in v3 (nullable): the transactional id, or null for a non-transactional producer.
+        [nullable since 3] transactional_id: Option<String>,
+        /// 0 (no response is sent), 1 (leader only) or −1 (all in-sync replicas).
+        acks: i16,
+        /// The timeout to await a response in milliseconds.
+        timeout_ms: i32,
+        /// Each topic to produce to.
+        topic_data: Vec<TopicProduceData>,
+    }
 }
 
-/// An element of [`ProduceRequest::topic_data`]: each topic to produce to.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct TopicProduceData {
-    /// v0–12.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub name: Option<String>,
-    /// Added in v13 (replacing the name).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_id: Option<Uuid>,
-    /// Each partition to produce to.
-    pub partition_data: Vec<PartitionProduceData>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ProduceRequest::topic_data`]: each topic to produce to.
+    pub struct TopicProduceData {
+        /// v0–12.
+        [since 0 until 12] name: Option<String>,
+        /// Added in v13 (replacing the name).
+        [since 13] topic_id: Option<Uuid>,
+        /// Each partition to produce to.
+        partition_data: Vec<PartitionProduceData>,
+    }
 }
 
-/// An element of [`TopicProduceData::partition_data`]: each partition to produce to.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct PartitionProduceData {
-    /// The partition index.
-    pub index: i32,
-    /// Encoded record batches (magic 2 from v3; legacy message sets before).
-    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::records"))]
-    pub records: Option<Bytes>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`TopicProduceData::partition_data`]: each partition to produce to.
+    pub struct PartitionProduceData {
+        /// The partition index.
+        index: i32,
+        /// Encoded record batches (magic 2 from v3; legacy message sets before).
+        #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::records"))]
+        records: Option<Bytes>,
+    }
 }
 
 fn write_topic_key(
@@ -160,84 +148,63 @@ impl Request for ProduceRequest {
     type Response = ProduceResponse;
 }
 
-/// A Produce response (v0–v13).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ProduceResponse {
-    /// Each produce response.
-    pub responses: Vec<TopicProduceResponse>,
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// Tagged (tag 0) from v10: endpoints of the leaders named in `current_leader`; empty is
-    /// omitted.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Vec::is_empty"))]
-    pub node_endpoints: Vec<NodeEndpoint>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A Produce response (v0–v13).
+    pub struct ProduceResponse {
+        /// Each produce response.
+        responses: Vec<TopicProduceResponse>,
+        /// Added in v1.
+        [since 1] throttle_time_ms: Option<i32>,
+        /// Tagged (tag 0) from v10: endpoints of the leaders named in `current_leader`; empty is
+        /// omitted.
+        [vec since 10] node_endpoints: Vec<NodeEndpoint>,
+    }
 }
 
-/// An element of [`ProduceResponse::responses`]: each produce response.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct TopicProduceResponse {
-    /// v0–12.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub name: Option<String>,
-    /// Added in v13.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub topic_id: Option<Uuid>,
-    /// Each partition that we produced to within the topic.
-    pub partition_responses: Vec<PartitionProduceResponse>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ProduceResponse::responses`]: each produce response.
+    pub struct TopicProduceResponse {
+        /// v0–12.
+        [since 0 until 12] name: Option<String>,
+        /// Added in v13.
+        [since 13] topic_id: Option<Uuid>,
+        /// Each partition that we produced to within the topic.
+        partition_responses: Vec<PartitionProduceResponse>,
+    }
 }
 
-/// An element of [`TopicProduceResponse::partition_responses`]: each partition that we produced to within the
-/// topic.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct PartitionProduceResponse {
-    /// The partition index.
-    pub index: i32,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Offset given to the first record appended.
-    pub base_offset: i64,
-    /// Added in v2: the broker's append time for LogAppendTime topics, else −1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub log_append_time_ms: Option<i64>,
-    /// Added in v5.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub log_start_offset: Option<i64>,
-    /// Added in v8: which records made the batch fail.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub record_errors: Option<Vec<BatchIndexAndErrorMessage>>,
-    /// Added in v8 (nullable).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<8, _>"))]
-    pub error_message: Option<String>,
-    /// Tagged (tag 0) from v10: the leader, when the request went to the wrong broker.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub current_leader: Option<LeaderIdAndEpoch>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`TopicProduceResponse::partition_responses`]: each partition that we produced to within the
+    /// topic.
+    pub struct PartitionProduceResponse {
+        /// The partition index.
+        index: i32,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// Offset given to the first record appended.
+        base_offset: i64,
+        /// Added in v2: the broker's append time for LogAppendTime topics, else −1.
+        [since 2] log_append_time_ms: Option<i64>,
+        /// Added in v5.
+        [since 5] log_start_offset: Option<i64>,
+        /// Added in v8: which records made the batch fail.
+        [since 8] record_errors: Option<Vec<BatchIndexAndErrorMessage>>,
+        /// Added in v8 (nullable).
+        [nullable since 8] error_message: Option<String>,
+        /// Tagged (tag 0) from v10: the leader, when the request went to the wrong broker.
+        [since 10] current_leader: Option<LeaderIdAndEpoch>,
+    }
 }
 
-/// An element of [`PartitionProduceResponse::record_errors`]: the batch indices of records that caused the
-/// batch to be dropped. Added in v8.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct BatchIndexAndErrorMessage {
-    /// Index of the record within its batch.
-    pub batch_index: i32,
-    /// The error message of the record that caused the batch to be dropped.
-    pub batch_index_error_message: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`PartitionProduceResponse::record_errors`]: the batch indices of records that caused the
+    /// batch to be dropped. Added in v8.
+    pub struct BatchIndexAndErrorMessage {
+        /// Index of the record within its batch.
+        batch_index: i32,
+        /// The error message of the record that caused the batch to be dropped.
+        batch_index_error_message: Option<String>,
+    }
 }
 
 impl Body for ProduceResponse {

@@ -7,7 +7,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// SaslAuthenticate's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -17,16 +17,13 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(2),
 };
 
-/// A SaslAuthenticate request (v0–v2).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct SaslAuthenticateRequest {
-    /// The SASL authentication bytes from the client, as defined by the SASL mechanism.
-    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
-    pub auth_bytes: Bytes,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A SaslAuthenticate request (v0–v2).
+    pub struct SaslAuthenticateRequest {
+        /// The SASL authentication bytes from the client, as defined by the SASL mechanism.
+        #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
+        auth_bytes: Bytes,
+    }
 }
 
 impl Body for SaslAuthenticateRequest {
@@ -46,23 +43,19 @@ impl Request for SaslAuthenticateRequest {
     type Response = SaslAuthenticateResponse;
 }
 
-/// A SaslAuthenticate response (v0–v2).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct SaslAuthenticateResponse {
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Nullable.
-    pub error_message: Option<String>,
-    /// The SASL authentication bytes from the server, as defined by the SASL mechanism.
-    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
-    pub auth_bytes: Bytes,
-    /// Added in v1: ms until the session must re-authenticate (KIP-368); 0 for never.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub session_lifetime_ms: Option<i64>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A SaslAuthenticate response (v0–v2).
+    pub struct SaslAuthenticateResponse {
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// Nullable.
+        error_message: Option<String>,
+        /// The SASL authentication bytes from the server, as defined by the SASL mechanism.
+        #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
+        auth_bytes: Bytes,
+        /// Added in v1: ms until the session must re-authenticate (KIP-368); 0 for never.
+        [since 1] session_lifetime_ms: Option<i64>,
+    }
 }
 
 impl Body for SaslAuthenticateResponse {

@@ -5,6 +5,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
+use crate::protocol::message_macro::kafka_message;
 
 /// SaslHandshake's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -14,12 +15,12 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: None,
 };
 
-/// A SaslHandshake request (v0–v1).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct SaslHandshakeRequest {
-    /// E.g. "PLAIN", "SCRAM-SHA-512".
-    pub mechanism: String,
+kafka_message! {
+    /// A SaslHandshake request (v0–v1).
+    pub struct SaslHandshakeRequest [no_tagged_fields] {
+        /// E.g. "PLAIN", "SCRAM-SHA-512".
+        mechanism: String,
+    }
 }
 
 impl Body for SaslHandshakeRequest {
@@ -38,14 +39,14 @@ impl Request for SaslHandshakeRequest {
     type Response = SaslHandshakeResponse;
 }
 
-/// A SaslHandshake response (v0–v1).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct SaslHandshakeResponse {
-    /// UNSUPPORTED_SASL_MECHANISM when the broker does not enable the mechanism asked for.
-    pub error_code: ErrorCode,
-    /// The mechanisms the broker enables.
-    pub mechanisms: Vec<String>,
+kafka_message! {
+    /// A SaslHandshake response (v0–v1).
+    pub struct SaslHandshakeResponse [no_tagged_fields] {
+        /// UNSUPPORTED_SASL_MECHANISM when the broker does not enable the mechanism asked for.
+        error_code: ErrorCode,
+        /// The mechanisms the broker enables.
+        mechanisms: Vec<String>,
+    }
 }
 
 impl Body for SaslHandshakeResponse {

@@ -8,7 +8,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// ShareGroupDescribe's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -18,17 +18,14 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(1),
 };
 
-/// A ShareGroupDescribe request (v1).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ShareGroupDescribeRequest {
-    /// The ids of the groups to describe.
-    pub group_ids: Vec<String>,
-    /// Whether to include authorized operations.
-    pub include_authorized_operations: bool,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A ShareGroupDescribe request (v1).
+    pub struct ShareGroupDescribeRequest [flexible] {
+        /// The ids of the groups to describe.
+        group_ids: Vec<String>,
+        /// Whether to include authorized operations.
+        include_authorized_operations: bool,
+    }
 }
 
 impl Body for ShareGroupDescribeRequest {
@@ -53,68 +50,59 @@ impl Request for ShareGroupDescribeRequest {
     type Response = ShareGroupDescribeResponse;
 }
 
-/// A ShareGroupDescribe response (v1).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ShareGroupDescribeResponse {
-    /// How long the request was throttled for a quota violation, or zero.
-    pub throttle_time_ms: i32,
-    /// Each described group.
-    pub groups: Vec<ShareDescribedGroup>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A ShareGroupDescribe response (v1).
+    pub struct ShareGroupDescribeResponse [flexible] {
+        /// How long the request was throttled for a quota violation, or zero.
+        throttle_time_ms: i32,
+        /// Each described group.
+        groups: Vec<ShareDescribedGroup>,
+    }
 }
 
-/// An element of [`ShareGroupDescribeResponse::groups`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ShareDescribedGroup {
-    /// GROUP_ID_NOT_FOUND for an unknown group and for a group of another type (its
-    /// `error_message` says so).
-    pub error_code: ErrorCode,
-    /// Nullable.
-    pub error_message: Option<String>,
-    /// The group ID string.
-    pub group_id: String,
-    /// `Empty`, `Stable`, `Dead`, or the empty string.
-    pub group_state: String,
-    /// Bumped by every change of membership or subscriptions.
-    pub group_epoch: i32,
-    /// The group epoch the current assignment was computed at.
-    pub assignment_epoch: i32,
-    /// The server-side share assignor (`simple`).
-    pub assignor_name: String,
-    /// The members.
-    pub members: Vec<ShareGroupMember>,
-    /// A bitfield of authorized operations, or `i32::MIN` when not requested.
-    pub authorized_operations: i32,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ShareGroupDescribeResponse::groups`].
+    pub struct ShareDescribedGroup [flexible] {
+        /// GROUP_ID_NOT_FOUND for an unknown group and for a group of another type (its
+        /// `error_message` says so).
+        error_code: ErrorCode,
+        /// Nullable.
+        error_message: Option<String>,
+        /// The group ID string.
+        group_id: String,
+        /// `Empty`, `Stable`, `Dead`, or the empty string.
+        group_state: String,
+        /// Bumped by every change of membership or subscriptions.
+        group_epoch: i32,
+        /// The group epoch the current assignment was computed at.
+        assignment_epoch: i32,
+        /// The server-side share assignor (`simple`).
+        assignor_name: String,
+        /// The members.
+        members: Vec<ShareGroupMember>,
+        /// A bitfield of authorized operations, or `i32::MIN` when not requested.
+        authorized_operations: i32,
+    }
 }
 
-/// An element of [`ShareDescribedGroup::members`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct ShareGroupMember {
-    /// The member ID.
-    pub member_id: String,
-    /// The member's rack (nullable).
-    pub rack_id: Option<String>,
-    /// The member's current epoch.
-    pub member_epoch: i32,
-    /// The client ID.
-    pub client_id: String,
-    /// The client host.
-    pub client_host: String,
-    /// The topics the member subscribed to.
-    pub subscribed_topic_names: Vec<String>,
-    /// The partitions the member is assigned now.
-    pub assignment: ConsumerGroupAssignment,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`ShareDescribedGroup::members`].
+    pub struct ShareGroupMember [flexible] {
+        /// The member ID.
+        member_id: String,
+        /// The member's rack (nullable).
+        rack_id: Option<String>,
+        /// The member's current epoch.
+        member_epoch: i32,
+        /// The client ID.
+        client_id: String,
+        /// The client host.
+        client_host: String,
+        /// The topics the member subscribed to.
+        subscribed_topic_names: Vec<String>,
+        /// The partitions the member is assigned now.
+        assignment: ConsumerGroupAssignment,
+    }
 }
 
 impl Body for ShareGroupDescribeResponse {

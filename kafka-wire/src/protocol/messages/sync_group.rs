@@ -9,7 +9,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// SyncGroup's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -19,44 +19,35 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(4),
 };
 
-/// A SyncGroup request (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct SyncGroupRequest {
-    /// The group identifier.
-    pub group_id: String,
-    /// The generation JoinGroup returned.
-    pub generation_id: i32,
-    /// The member id JoinGroup returned.
-    pub member_id: String,
-    /// Added in v3 (nullable): the static member id.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<3, _>"))]
-    pub group_instance_id: Option<String>,
-    /// Added in v5 (nullable): the group's protocol type, checked by the coordinator (KIP-559).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
-    pub protocol_type: Option<String>,
-    /// Added in v5 (nullable): the chosen protocol, checked by the coordinator (KIP-559).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
-    pub protocol_name: Option<String>,
-    /// Each member's assignment: from the leader only; empty from the followers.
-    pub assignments: Vec<SyncGroupRequestAssignment>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A SyncGroup request (v0–v5).
+    pub struct SyncGroupRequest {
+        /// The group identifier.
+        group_id: String,
+        /// The generation JoinGroup returned.
+        generation_id: i32,
+        /// The member id JoinGroup returned.
+        member_id: String,
+        /// Added in v3 (nullable): the static member id.
+        [nullable since 3] group_instance_id: Option<String>,
+        /// Added in v5 (nullable): the group's protocol type, checked by the coordinator (KIP-559).
+        [nullable since 5] protocol_type: Option<String>,
+        /// Added in v5 (nullable): the chosen protocol, checked by the coordinator (KIP-559).
+        [nullable since 5] protocol_name: Option<String>,
+        /// Each member's assignment: from the leader only; empty from the followers.
+        assignments: Vec<SyncGroupRequestAssignment>,
+    }
 }
 
-/// An element of [`SyncGroupRequest::assignments`]: one member's assignment.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct SyncGroupRequestAssignment {
-    /// The member the assignment is for.
-    pub member_id: String,
-    /// The assignment, in the group protocol's format.
-    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
-    pub assignment: Bytes,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`SyncGroupRequest::assignments`]: one member's assignment.
+    pub struct SyncGroupRequestAssignment {
+        /// The member the assignment is for.
+        member_id: String,
+        /// The assignment, in the group protocol's format.
+        #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
+        assignment: Bytes,
+    }
 }
 
 impl Body for SyncGroupRequest {
@@ -115,27 +106,21 @@ impl Request for SyncGroupRequest {
     type Response = SyncGroupResponse;
 }
 
-/// A SyncGroup response (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct SyncGroupResponse {
-    /// Added in v1.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub throttle_time_ms: Option<i32>,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Added in v5 (nullable): the group's protocol type.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
-    pub protocol_type: Option<String>,
-    /// Added in v5 (nullable): the chosen protocol.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<5, _>"))]
-    pub protocol_name: Option<String>,
-    /// This member's assignment, in the group protocol's format.
-    #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
-    pub assignment: Bytes,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A SyncGroup response (v0–v5).
+    pub struct SyncGroupResponse {
+        /// Added in v1.
+        [since 1] throttle_time_ms: Option<i32>,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+        /// Added in v5 (nullable): the group's protocol type.
+        [nullable since 5] protocol_type: Option<String>,
+        /// Added in v5 (nullable): the chosen protocol.
+        [nullable since 5] protocol_name: Option<String>,
+        /// This member's assignment, in the group protocol's format.
+        #[cfg_attr(feature = "json", serde(serialize_with = "crate::protocol::json::bytes"))]
+        assignment: Bytes,
+    }
 }
 
 impl Body for SyncGroupResponse {

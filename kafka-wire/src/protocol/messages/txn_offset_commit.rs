@@ -9,7 +9,7 @@ use crate::protocol::api::{ApiKey, ApiSpec, Body, Request, VersionRange};
 use crate::protocol::decoder::{DecodeResult, Decoder};
 use crate::protocol::encoder::{EncodeResult, Encoder};
 use crate::protocol::error_code::ErrorCode;
-use crate::protocol::tagged::TaggedFields;
+use crate::protocol::message_macro::kafka_message;
 
 /// TxnOffsetCommit's API key, the versions kwire implements and its first flexible version.
 pub const SPEC: ApiSpec = ApiSpec {
@@ -19,66 +19,53 @@ pub const SPEC: ApiSpec = ApiSpec {
     flexible_from: Some(3),
 };
 
-/// A TxnOffsetCommit request (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct TxnOffsetCommitRequest {
-    /// The transactional id of the producer.
-    pub transactional_id: String,
-    /// The group whose offsets are committed.
-    pub group_id: String,
-    /// The producer id InitProducerId gave for that transactional id.
-    pub producer_id: i64,
-    /// The producer's epoch.
-    pub producer_epoch: i16,
-    /// Added in v3: the group's generation, −1 for a producer outside the group (written −1
-    /// when `None`).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub generation_id: Option<i32>,
-    /// Added in v3: the member id, empty for a producer outside the group (written empty when
-    /// `None`).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub member_id: Option<String>,
-    /// Added in v3 (nullable): the static member id.
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "crate::protocol::json::absent_below::<3, _>"))]
-    pub group_instance_id: Option<String>,
-    /// The offsets, by topic.
-    pub topics: Vec<TxnOffsetCommitRequestTopic>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A TxnOffsetCommit request (v0–v5).
+    pub struct TxnOffsetCommitRequest {
+        /// The transactional id of the producer.
+        transactional_id: String,
+        /// The group whose offsets are committed.
+        group_id: String,
+        /// The producer id InitProducerId gave for that transactional id.
+        producer_id: i64,
+        /// The producer's epoch.
+        producer_epoch: i16,
+        /// Added in v3: the group's generation, −1 for a producer outside the group (written −1
+        /// when `None`).
+        [since 3] generation_id: Option<i32>,
+        /// Added in v3: the member id, empty for a producer outside the group (written empty when
+        /// `None`).
+        [since 3] member_id: Option<String>,
+        /// Added in v3 (nullable): the static member id.
+        [nullable since 3] group_instance_id: Option<String>,
+        /// The offsets, by topic.
+        topics: Vec<TxnOffsetCommitRequestTopic>,
+    }
 }
 
-/// An element of [`TxnOffsetCommitRequest::topics`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct TxnOffsetCommitRequestTopic {
-    /// The topic name.
-    pub name: String,
-    /// The partitions' offsets.
-    pub partitions: Vec<TxnOffsetCommitRequestPartition>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`TxnOffsetCommitRequest::topics`].
+    pub struct TxnOffsetCommitRequestTopic {
+        /// The topic name.
+        name: String,
+        /// The partitions' offsets.
+        partitions: Vec<TxnOffsetCommitRequestPartition>,
+    }
 }
 
-/// An element of [`TxnOffsetCommitRequestTopic::partitions`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct TxnOffsetCommitRequestPartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The next offset to consume.
-    pub committed_offset: i64,
-    /// Added in v2: the leader epoch of the last consumed record, −1 when unknown (written −1
-    /// when `None`).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
-    pub committed_leader_epoch: Option<i32>,
-    /// Metadata stored with the offset (nullable).
-    pub committed_metadata: Option<String>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`TxnOffsetCommitRequestTopic::partitions`].
+    pub struct TxnOffsetCommitRequestPartition {
+        /// The partition index.
+        partition_index: i32,
+        /// The next offset to consume.
+        committed_offset: i64,
+        /// Added in v2: the leader epoch of the last consumed record, −1 when unknown (written −1
+        /// when `None`).
+        [since 2] committed_leader_epoch: Option<i32>,
+        /// Metadata stored with the offset (nullable).
+        committed_metadata: Option<String>,
+    }
 }
 
 impl Body for TxnOffsetCommitRequest {
@@ -161,44 +148,35 @@ impl Request for TxnOffsetCommitRequest {
     type Response = TxnOffsetCommitResponse;
 }
 
-/// A TxnOffsetCommit response (v0–v5).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct TxnOffsetCommitResponse {
-    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
-    /// the request did not violate any quota.
-    pub throttle_time_ms: i32,
-    /// A result per topic.
-    pub topics: Vec<TxnOffsetCommitResponseTopic>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// A TxnOffsetCommit response (v0–v5).
+    pub struct TxnOffsetCommitResponse {
+        /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if
+        /// the request did not violate any quota.
+        throttle_time_ms: i32,
+        /// A result per topic.
+        topics: Vec<TxnOffsetCommitResponseTopic>,
+    }
 }
 
-/// An element of [`TxnOffsetCommitResponse::topics`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct TxnOffsetCommitResponseTopic {
-    /// The topic name.
-    pub name: String,
-    /// A result per partition.
-    pub partitions: Vec<TxnOffsetCommitResponsePartition>,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`TxnOffsetCommitResponse::topics`].
+    pub struct TxnOffsetCommitResponseTopic {
+        /// The topic name.
+        name: String,
+        /// A result per partition.
+        partitions: Vec<TxnOffsetCommitResponsePartition>,
+    }
 }
 
-/// An element of [`TxnOffsetCommitResponseTopic::partitions`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "json", derive(serde::Serialize))]
-pub struct TxnOffsetCommitResponsePartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The error code, or 0 if there was no error.
-    pub error_code: ErrorCode,
-    /// Tagged fields kwire does not model, kept raw so they survive a round trip (flexible versions only).
-    #[cfg_attr(feature = "json", serde(skip_serializing_if = "TaggedFields::is_empty"))]
-    pub tagged_fields: TaggedFields,
+kafka_message! {
+    /// An element of [`TxnOffsetCommitResponseTopic::partitions`].
+    pub struct TxnOffsetCommitResponsePartition {
+        /// The partition index.
+        partition_index: i32,
+        /// The error code, or 0 if there was no error.
+        error_code: ErrorCode,
+    }
 }
 
 impl Body for TxnOffsetCommitResponse {
