@@ -27,7 +27,7 @@
 //! | `[rename "json_name"]` | in every version, under Kafka's other name | never |
 //! | `[tagged_fields]` | the raw tagged fields, documented by hand (not a schema field) | it is empty |
 //!
-//! ```ignore
+//! ```text
 //! kafka_message! {
 //!     /// A Heartbeat response (v0–v4).
 //!     pub struct HeartbeatResponse {
