@@ -2,7 +2,7 @@
 //! buffer), and a partition's records with its log bounds.
 
 use bytes::Bytes;
-use kafka_wire::protocol::records::{Header, TimestampType};
+use kafka_wire::protocol::records::{BatchHeader, Header, RecordView, TimestampType};
 
 /// One record as fetched. Key, value and header values are slices of the response buffer
 /// (or of one decompressed buffer per batch): nothing is copied per record.
@@ -23,6 +23,25 @@ pub struct FetchedRecord {
     pub headers: Vec<Header>,
     /// The leader epoch stamped on the record's batch (`None` for legacy messages).
     pub leader_epoch: Option<i32>,
+}
+
+impl FetchedRecord {
+    /// The record `record` of the magic-2 batch `header`, its key, value and header values
+    /// slices of `owner` (the buffer the view reads).
+    pub(super) fn of_batch(header: &BatchHeader, record: RecordView<'_>, owner: &Bytes) -> Self {
+        let (offset, timestamp) = (header.offset_of(&record), header.timestamp_of(&record));
+        let leader_epoch = (header.partition_leader_epoch >= 0).then_some(header.partition_leader_epoch);
+        let record = record.to_record_in(owner);
+        Self {
+            offset,
+            timestamp: Some(timestamp),
+            timestamp_type: header.attributes.timestamp_type,
+            key: record.key,
+            value: record.value,
+            headers: record.headers,
+            leader_epoch,
+        }
+    }
 }
 
 /// One partition's records, and its log bounds as the last response reported them.

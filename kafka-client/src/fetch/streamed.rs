@@ -43,7 +43,6 @@ pub(super) fn take_streamed(
     limit: usize,
 ) -> Result<(Taken, usize), DecodeError> {
     let h = batch.header;
-    let leader_epoch = (h.partition_leader_epoch >= 0).then_some(h.partition_leader_epoch);
     let mut held = 0usize;
     let mut last_chunk: *const u8 = std::ptr::null();
     while let Some(record) = batch.next_record() {
@@ -59,16 +58,7 @@ pub(super) fn take_streamed(
             last_chunk = chunk.as_ptr();
             held += chunk.len();
         }
-        let record = r.to_record_in(chunk);
-        records.push(FetchedRecord {
-            offset,
-            timestamp: Some(h.timestamp_of(&r)),
-            timestamp_type: h.attributes.timestamp_type,
-            key: record.key,
-            value: record.value,
-            headers: record.headers,
-            leader_epoch,
-        });
+        records.push(FetchedRecord::of_batch(&h, r, chunk));
         *position = offset.saturating_add(1);
         if held >= limit && *position < h.next_offset().min(until) {
             return Ok((Taken::Part, held));

@@ -259,7 +259,6 @@ fn take_legacy(
 fn take_v2(p: &mut Progress, batch: &BatchView<'_>, input: &Bytes) -> Result<(), DecodeError> {
     let h = &batch.header;
     let owner = batch.records_owner(input);
-    let leader_epoch = (h.partition_leader_epoch >= 0).then_some(h.partition_leader_epoch);
     for r in batch.records() {
         let r = r?;
         let offset = h.offset_of(&r);
@@ -269,16 +268,7 @@ fn take_v2(p: &mut Progress, batch: &BatchView<'_>, input: &Bytes) -> Result<(),
         if offset >= p.until {
             break;
         }
-        let record = r.to_record_in(&owner);
-        p.fetched.records.push(FetchedRecord {
-            offset,
-            timestamp: Some(h.timestamp_of(&r)),
-            timestamp_type: h.attributes.timestamp_type,
-            key: record.key,
-            value: record.value,
-            headers: record.headers,
-            leader_epoch,
-        });
+        p.fetched.records.push(FetchedRecord::of_batch(h, r, &owner));
     }
     Ok(())
 }
