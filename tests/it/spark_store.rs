@@ -39,6 +39,7 @@ impl Spark {
         let mut child = Command::new(python)
             .arg(support::repo_root().join("tests/it/spark/queries.py"))
             .env("KWIRE_SPARK_JARS", &vars["KWIRE_SPARK_JARS"])
+            .env("PYSPARK_SUBMIT_ARGS", &vars["PYSPARK_SUBMIT_ARGS"])
             .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
             .env("PYSPARK_PYTHON", python)
             .env("PYTHONPATH", support::repo_root().join("python"))
