@@ -115,6 +115,20 @@ pub enum FormatArg {
     Spark,
 }
 
+/// `--format` of the commands other than `plan`: the same values, `spark` accepted (and then
+/// refused by name before the command runs) but neither listed in their `--help` nor offered
+/// in the error for a value that is none of them.
+pub fn format_without_spark() -> impl clap::builder::TypedValueParser<Value = FormatArg> {
+    let values = FormatArg::value_variants().iter().filter_map(ValueEnum::to_possible_value).map(|value| {
+        let spark = value.get_name() == "spark";
+        value.hide(spark)
+    });
+    let parser = clap::builder::PossibleValuesParser::new(values);
+    clap::builder::TypedValueParser::try_map(parser, |name: String| {
+        <FormatArg as ValueEnum>::from_str(&name, false)
+    })
+}
+
 /// How a command prints: every command has both; `--format spark` is refused before any
 /// command but `plan` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
