@@ -114,17 +114,24 @@ fn group_flags_that_cannot_apply_are_usage_errors() {
     }
 }
 
-/// A member process whose stdout lines are collected until it exits.
+/// A member process whose stdout lines are collected until it exits; its stderr goes to a
+/// file, shown when the test fails.
 struct Running {
     child: std::process::Child,
     lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     reader: std::thread::JoinHandle<()>,
+    stderr: std::path::PathBuf,
 }
 
 impl Running {
     fn spawn(command: &mut Command) -> Self {
-        let mut child =
-            command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let stderr = std::env::temp_dir().join(support::unique("kwire-member-stderr"));
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
         let out = BufReader::new(child.stdout.take().unwrap());
         let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let sink = std::sync::Arc::clone(&lines);
@@ -133,11 +140,12 @@ impl Running {
                 sink.lock().unwrap().push(line);
             }
         });
-        Self { child, lines, reader }
+        Self { child, lines, reader, stderr }
     }
 
-    /// SIGTERM (both kcat and kwire leave the group on it), then the exit.
-    fn stop(mut self) {
+    /// SIGTERM (both kcat and kwire leave the group on it), then the exit; what it wrote to
+    /// stderr.
+    fn stop(mut self) -> String {
         Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().unwrap();
         let started = Instant::now();
         while self.child.try_wait().unwrap().is_none() {
@@ -147,6 +155,9 @@ impl Running {
             std::thread::sleep(Duration::from_millis(100));
         }
         self.reader.join().unwrap();
+        let stderr = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let _ = std::fs::remove_file(&self.stderr);
+        stderr
     }
 }
 
@@ -182,6 +193,8 @@ fn kwire_and_kcat_g_members_split_a_classic_group_and_kafkas_tool_agrees() {
             &group,
             &topic,
             "-q",
+            // Unbuffered: into a pipe, kcat's stdout is otherwise flushed only at exit.
+            "-u",
             "-f",
             "%p %o\\n",
             "-X",
@@ -253,13 +266,13 @@ fn kwire_and_kcat_g_members_split_a_classic_group_and_kafkas_tool_agrees() {
     let kcat_owned = owners.len() - kwire_owns.len();
     assert!(kcat_owned > 0, "kcat owns nothing: {owners:?}");
 
-    // Every record printed by some member (kcat: "partition offset", kwire: JSON).
-    let mut seen = std::collections::BTreeSet::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while seen.len() < 60 && Instant::now() < deadline {
-        seen.clear();
-        for m in &members {
-            for line in m.lines.lock().unwrap().iter() {
+    // Every record printed by some member (kcat: "partition offset", kwire: JSON), counted again
+    // once they have stopped and flushed.
+    let printed: Vec<_> = members.iter().map(|m| std::sync::Arc::clone(&m.lines)).collect();
+    let seen_so_far = || {
+        let mut seen = std::collections::BTreeSet::new();
+        for lines in &printed {
+            for line in lines.lock().unwrap().iter() {
                 let key = match serde_json::from_str::<serde_json::Value>(line) {
                     Ok(doc) => (doc["partition"].as_i64(), doc["offset"].as_i64()),
                     Err(_) => {
@@ -272,10 +285,18 @@ fn kwire_and_kcat_g_members_split_a_classic_group_and_kafkas_tool_agrees() {
                 }
             }
         }
+        seen
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while seen_so_far().len() < 60 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(300));
     }
-    for m in members {
-        m.stop();
-    }
-    assert_eq!(seen.len(), 60, "records printed by the three members: {seen:?}");
+    let stderrs: Vec<String> = members.into_iter().map(Running::stop).collect();
+    let seen = seen_so_far();
+    assert_eq!(
+        seen.len(),
+        60,
+        "records printed by the three members: {seen:?}\nthe members' stderr (kcat-a, kcat-b, kwire):\n{}",
+        stderrs.join("\n----\n")
+    );
 }
