@@ -211,25 +211,58 @@ impl Context {
         topics: &[String],
     ) -> Result<(Vec<TopicPartition>, Vec<not_authorized::Refusal>), Failure> {
         let metadata = client.refresh_metadata(topics).await?;
-        let mut out = Vec::new();
-        let mut refused = Vec::new();
-        for name in topics {
-            let topic = metadata
-                .topic(name)
-                .filter(|t| t.error != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
-                .ok_or_else(|| Failure::new(Exit::NOT_FOUND, format!("unknown topic `{name}`")))?;
-            if topic.error.is_authorization() {
-                refused.push(not_authorized::Refusal {
-                    topic: name.clone(),
-                    partition: None,
-                    code: topic.error,
-                });
-                continue;
-            }
-            out.extend(topic.partitions.iter().map(|p| TopicPartition::new(name.clone(), p.partition)));
-        }
-        Ok((out, refused))
+        partitions_in(&metadata, topics)
     }
+
+    /// [`partitions_of`](Self::partitions_of) for a command that writes: a topic the brokers do
+    /// not know yet is waited for up to `propagation` (it may have been created a moment ago),
+    /// saying so on stderr, before it is a NOT_FOUND failure.
+    pub async fn partitions_awaiting(
+        &self,
+        client: &Client,
+        topics: &[String],
+        propagation: std::time::Duration,
+    ) -> Result<Vec<TopicPartition>, Failure> {
+        let mut metadata = client.refresh_metadata(topics).await?;
+        if let Some(missing) = topics.iter().find(|t| metadata.topic_maybe_propagating(t)) {
+            if !propagation.is_zero() {
+                eprintln!(
+                    "kwire: topic `{}` is not in the brokers' metadata yet; waiting up to {} ms for it \
+                     (topic.metadata.propagation.max.ms)",
+                    crate::output::escape(missing),
+                    propagation.as_millis()
+                );
+                metadata = client.refresh_metadata_awaiting_topics(topics, propagation).await?;
+            }
+        }
+        let (partitions, refused) = partitions_in(&metadata, topics)?;
+        if !refused.is_empty() {
+            return Err(not_authorized::refused(&refused));
+        }
+        Ok(partitions)
+    }
+}
+
+/// Every partition of the named `topics` in `metadata`, and each topic an ACL hides; a
+/// NOT_FOUND failure names the first topic `metadata` does not know.
+fn partitions_in(
+    metadata: &kafka_client::ClusterMetadata,
+    topics: &[String],
+) -> Result<(Vec<TopicPartition>, Vec<not_authorized::Refusal>), Failure> {
+    let mut out = Vec::new();
+    let mut refused = Vec::new();
+    for name in topics {
+        let topic = metadata
+            .topic(name)
+            .filter(|t| t.error != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)
+            .ok_or_else(|| Failure::new(Exit::NOT_FOUND, format!("unknown topic `{name}`")))?;
+        if topic.error.is_authorization() {
+            refused.push(not_authorized::Refusal { topic: name.clone(), partition: None, code: topic.error });
+            continue;
+        }
+        out.extend(topic.partitions.iter().map(|p| TopicPartition::new(name.clone(), p.partition)));
+    }
+    Ok((out, refused))
 }
 
 /// Who the brokers see: the SASL user, the client certificate's subject, or ANONYMOUS.

@@ -32,7 +32,7 @@ const BUFFER_MEMORY: usize = 8 << 20;
 pub async fn run(ctx: &Context, args: &ProduceArgs) -> Result<(), Failure> {
     let config = producer_config(ctx, args)?;
     let client = ctx.client().await?;
-    ctx.partitions_of(&client, std::slice::from_ref(&args.topic)).await?;
+    ctx.partitions_awaiting(&client, std::slice::from_ref(&args.topic), config.topic_propagation).await?;
     let transactional = config.transactional_id.is_some();
     let producer = Producer::new(client, config).map_err(|e| Failure::new(Exit::USAGE, e.to_string()))?;
     if transactional {

@@ -120,6 +120,45 @@ fn consume_reads_a_highly_compressible_topic_whose_one_fetch_decompresses_past_t
     }
 }
 
+/// A topic created a moment ago may be unknown to the broker that answers Metadata (the
+/// controller's record reaches each broker after CreateTopics returns): `kwire produce` waits
+/// for it up to `topic.metadata.propagation.max.ms`, as librdkafka does, saying so; a topic
+/// that never appears is the usual NOT_FOUND error after that window.
+#[test]
+fn produce_waits_for_a_topic_created_after_it_started_and_names_one_that_never_appears() {
+    let Some(cluster) = support::cluster() else { return };
+    let topic = unique("late-topic");
+    let mut produce = Command::new(env!("CARGO_BIN_EXE_kwire"));
+    produce
+        .args(["produce", &topic, "--format", "json"])
+        .env("KWIRE_BOOTSTRAP", &cluster.bootstrap)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = produce.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let created =
+        kwire(&cluster, &["topic", "create", &topic, "--partitions", "2", "--replication-factor", "1"]);
+    assert!(created.status.success(), "{}", stderr(&created));
+    let out = support::wait_with_stdin(child, "one\ntwo\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["records"], 2);
+    assert!(
+        stderr(&out).contains(&format!("topic `{topic}` is not in the brokers' metadata yet")),
+        "{}",
+        stderr(&out)
+    );
+
+    let never = unique("never-created");
+    let started = std::time::Instant::now();
+    let out =
+        kwire_stdin(&cluster, &["-X", "topic.metadata.propagation.max.ms=3000", "produce", &never], "x\n");
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).ends_with(&format!("unknown topic `{never}`\n")), "{}", stderr(&out));
+    // Backoff steps are at most 1 s: the wait ends less than a step before the window does.
+    assert!(started.elapsed() >= std::time::Duration::from_secs(2), "the window was not waited");
+}
+
 #[test]
 fn consume_reads_exactly_the_requested_range() {
     let Some(cluster) = support::cluster() else { return };

@@ -786,6 +786,32 @@ impl Client {
         Ok(snapshot)
     }
 
+    /// [`refresh_metadata`](Self::refresh_metadata), asked again (with backoff) while one of
+    /// `topics` [may still be propagating](ClusterMetadata::topic_maybe_propagating), until
+    /// `propagation` has passed; then the last answer, whatever it says. For a writer of a topic
+    /// that may have just been created: librdkafka waits the same way
+    /// (`topic.metadata.propagation.max.ms`), Java's producer up to `max.block.ms`. Errors of
+    /// the refresh itself return at once.
+    pub async fn refresh_metadata_awaiting_topics(
+        &self,
+        topics: &[String],
+        propagation: Duration,
+    ) -> Result<Arc<ClusterMetadata>, ClientError> {
+        let deadline = crate::deadline::deadline_after(propagation);
+        let mut backoff =
+            crate::cluster::retry::Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
+        loop {
+            let metadata = self.refresh_metadata(topics).await?;
+            if !topics.iter().any(|t| metadata.topic_maybe_propagating(t)) {
+                return Ok(metadata);
+            }
+            match backoff.next_wait() {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => return Ok(metadata),
+            }
+        }
+    }
+
     /// What the ACLs let this principal do on each of `topics` (KIP-430: Metadata v8+ with
     /// `include_topic_authorized_operations`); `None` for a topic the broker says nothing about
     /// (a broker before Kafka 2.3, a topic it refused or does not have). The cached snapshot is

@@ -163,6 +163,18 @@ impl ClusterMetadata {
         self.topics.iter().find(|t| t.name == name)
     }
 
+    /// Whether `topic` may still be on its way to the broker that answered: this snapshot lacks
+    /// it, names it UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE, or lists no partitions.
+    /// A topic just created is like that for a moment on each broker (the controller's record
+    /// reaches the brokers after CreateTopics returns); a misspelt one stays like that.
+    pub fn topic_maybe_propagating(&self, topic: &str) -> bool {
+        self.topic(topic).is_none_or(|t| {
+            t.error == ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+                || t.error == ErrorCode::LEADER_NOT_AVAILABLE
+                || (t.error.is_ok() && t.partitions.is_empty())
+        })
+    }
+
     /// How many partitions `topic` has, for choosing one: [`ClientError::UnknownTopic`] when
     /// this snapshot lacks it, names it with an error, or lists no partitions.
     pub(crate) fn partition_count(&self, topic: &str) -> Result<i32, ClientError> {

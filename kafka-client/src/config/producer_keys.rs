@@ -26,6 +26,7 @@ pub(crate) const PRODUCER_KEYS: &[&str] = &[
     "transactional.id",
     "transaction.timeout.ms",
     "delivery.timeout.ms",
+    "topic.metadata.propagation.max.ms",
 ];
 
 /// The Java name of a producer setting given by its Java or librdkafka name; `None` for any

@@ -120,6 +120,7 @@ pub fn apply_producer_properties<K: AsRef<str>, V: AsRef<str>>(
             }
             "transaction.timeout.ms" => config.transaction_timeout = millis(key, value)?,
             "delivery.timeout.ms" => config.delivery_timeout = millis(key, value)?,
+            "topic.metadata.propagation.max.ms" => config.topic_propagation = millis_or_zero(key, value)?,
             _ => {}
         }
     }
@@ -205,6 +206,7 @@ mod tests {
             ("transactional.id", "loader-1"),
             ("transaction.timeout.ms", "30000"),
             ("delivery.timeout.ms", "90000"),
+            ("topic.metadata.propagation.max.ms", "2500"),
             ("bootstrap.servers", "ignored-here:9092"),
         ])
         .unwrap();
@@ -216,6 +218,7 @@ mod tests {
         assert_eq!(config.transactional_id.as_deref(), Some("loader-1"));
         assert_eq!(config.transaction_timeout, Duration::from_secs(30));
         assert_eq!(config.delivery_timeout, Duration::from_secs(90));
+        assert_eq!(config.topic_propagation, Duration::from_millis(2500));
     }
 
     #[test]

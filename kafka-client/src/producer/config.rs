@@ -44,6 +44,11 @@ pub struct ProducerConfig {
     /// The longest a record may take from `send` to its result, retries included (120 s);
     /// past it the record fails with [`ClientError::DeadlineExceeded`].
     pub delivery_timeout: Duration,
+    /// How long the first send to a topic waits for the topic to appear in the brokers'
+    /// metadata before it fails with [`ClientError::UnknownTopic`] (librdkafka's
+    /// `topic.metadata.propagation.max.ms`, 30 s): a topic created a moment ago is not yet
+    /// known to every broker.
+    pub topic_propagation: Duration,
     /// How long a Produce request waits for its answer before its batches are retried (on a
     /// new connection, within `delivery_timeout`), and the `timeout_ms` it asks the broker to
     /// wait for the replicas. `None` (the default): the client's `request_timeout`. It must
@@ -72,6 +77,7 @@ impl Default for ProducerConfig {
             max_request_size: 1024 * 1024,
             idempotence: true,
             delivery_timeout: Duration::from_secs(120),
+            topic_propagation: Duration::from_secs(30),
             request_timeout: None,
             transactional_id: None,
             transaction_timeout: Duration::from_secs(60),

@@ -546,7 +546,13 @@ impl Producer {
         let deadline = deadline_after(self.shared.config.delivery_timeout);
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1), deadline);
         let metadata = loop {
-            match self.shared.client.refresh_metadata(&[topic.to_owned()]).await {
+            let topics = [topic.to_owned()];
+            match self
+                .shared
+                .client
+                .refresh_metadata_awaiting_topics(&topics, self.shared.config.topic_propagation)
+                .await
+            {
                 Ok(metadata) => break metadata,
                 Err(e) if e.is_retriable() => match backoff.next_wait() {
                     Some(wait) => tokio::time::sleep(wait).await,
