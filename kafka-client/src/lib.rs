@@ -21,7 +21,7 @@
 //!
 //! | concern | methods |
 //! |---|---|
-//! | connect, the cluster | [`Client::connect`], [`Client::config`], [`Client::cached_metadata`], [`Client::refresh_metadata`], [`Client::topic_authorized_operations`], [`Client::broker_versions`] |
+//! | connect, the cluster | [`Client::connect`], [`Client::config`], [`Client::cached_metadata`], [`Client::refresh_metadata`], [`Client::refresh_metadata_awaiting_topics`], [`Client::topic_authorized_operations`], [`Client::broker_versions`] |
 //! | read | [`Client::fetch_range`], [`Client::list_offsets`], [`Client::list_offsets_on`], [`Client::log_ranges`], [`Client::log_bounds`], [`Client::offset_for_leader_epoch`] |
 //! | write | [`Client::produce`], [`Client::produce_batches`], [`Client::produce_by_key`] |
 //! | group offsets | [`Client::committed_offsets`], [`Client::committed_offsets_of_partitions`], [`Client::committed_offsets_of_groups`], [`Client::commit_offsets`], [`Client::commit_offsets_as`] |
