@@ -26,10 +26,12 @@ pub struct ProducerConfig {
     /// complete. Counted as allocated, not estimated: each batch's buffer as it grows (from
     /// 16 KiB, doubling up to `batch_size`), and with compression room for the compressed
     /// copy made while the batch is sealed (up to the codec's worst case, given back once the
-    /// batch is sealed). So it must hold one full batch with that room;
-    /// [`Producer::new`](crate::Producer::new) refuses a smaller one. Not counted: the
-    /// compressor's own working state while it runs (≈ 100 KiB for lz4, ≈ 1 MiB for zstd
-    /// level 3, per batch being sealed) and the request being written to a connection.
+    /// batch is sealed). The compressor's working state is set aside in it too, once: batches
+    /// are compressed one at a time, each taking at most
+    /// [`compressor_memory`](kafka_wire::protocol::records::compression::compressor_memory)
+    /// (400 KiB gzip, 40 KiB snappy, 200 KiB lz4, 1.5 MiB zstd). So it must hold that and one
+    /// full batch with its room; [`Producer::new`](crate::Producer::new) refuses a smaller one.
+    /// Not counted: the request being written to a connection.
     pub buffer_memory: usize,
     /// Produce requests in flight per broker (5 by default, the most idempotence allows).
     pub max_in_flight: usize,

@@ -47,6 +47,7 @@ use crate::producer::sender;
 use crate::producer::shared::{Shared, State, TopicState, Transactions};
 use crate::sync::lock;
 use kafka_wire::protocol::names::validate_topic;
+use kafka_wire::protocol::records::compression::compressor_memory;
 
 /// Most records [`Producer::send_all`] appends under one hold of the producer's lock (the
 /// sender task waits for the lock meanwhile: about 0.1 ms for 1 KB records).
@@ -140,7 +141,7 @@ impl Producer {
         config.check()?;
         holds_a_full_batch(&config)?;
         let transactions = Transactions::from_config(&config);
-        let permits = config.buffer_memory.min(Semaphore::MAX_PERMITS);
+        let permits = batch_memory(&config);
         let shared = Arc::new(Shared {
             client,
             config,
@@ -524,10 +525,11 @@ impl Producer {
         }
     }
 
-    /// Bytes of buffer memory in use now (at most `buffer_memory`): open batches' buffers (with
-    /// room to compress them), and sealed batches buffered or in flight.
+    /// Bytes of buffer memory batches use now: open batches' buffers (with room to compress
+    /// them), and sealed batches buffered or in flight. At most `buffer_memory` less the
+    /// compressor's working memory set aside in it.
     pub fn buffered_bytes(&self) -> usize {
-        self.shared.config.buffer_memory.min(Semaphore::MAX_PERMITS) - self.shared.memory.available_permits()
+        batch_memory(&self.shared.config) - self.shared.memory.available_permits()
     }
 
     /// The producer id and epoch in use, once the first batch asked for them (idempotence).
@@ -591,17 +593,27 @@ fn state_open(state: &State) -> Result<(), ClientError> {
     Ok(())
 }
 
-/// Refuses a `buffer_memory` that cannot hold one full batch with room to compress it: a
-/// batch growing to `batch_size` would wait for memory that can never be free.
+/// The part of `buffer_memory` batches may use: the rest is the compressor's working memory,
+/// set aside once (the sender compresses one request's batches at a time).
+fn batch_memory(config: &ProducerConfig) -> usize {
+    config.buffer_memory.saturating_sub(compressor_memory(config.compression)).min(Semaphore::MAX_PERMITS)
+}
+
+/// Refuses a `buffer_memory` that cannot hold the compressor's working memory and one full
+/// batch with room to compress it: a batch growing to `batch_size` would wait for memory that
+/// can never be free.
 fn holds_a_full_batch(config: &ProducerConfig) -> Result<(), ClientError> {
-    let needs = BatchShape { batch_size: config.batch_size, compression: config.compression }.full_cost();
+    let batch = BatchShape { batch_size: config.batch_size, compression: config.compression }.full_cost();
+    let compressor = compressor_memory(config.compression);
+    let needs = batch.saturating_add(compressor);
     if needs <= config.buffer_memory {
         return Ok(());
     }
     Err(ClientError::InvalidArgument {
         message: format!(
             "buffer_memory ({} bytes) cannot hold one full batch: batch_size {} with {} compression \
-             takes up to {needs} bytes while it is sealed",
+             takes up to {needs} bytes while it is sealed ({batch} for the batch, {compressor} for \
+             the compressor)",
             config.buffer_memory, config.batch_size, config.compression
         ),
     })
@@ -701,6 +713,15 @@ mod tests {
             let e = holds_a_full_batch(&config(1 << 20, 2 << 20, Compression::Lz4)).unwrap_err();
             assert!(e.to_string().contains("lz4 compression takes up to"), "{e}");
             assert!(holds_a_full_batch(&config(1 << 20, 3 << 20, Compression::Lz4)).is_ok());
+        }
+        if Compression::Zstd.is_available() {
+            // A small batch, but zstd's context is set aside too.
+            let e = holds_a_full_batch(&config(16 << 10, 1 << 20, Compression::Zstd)).unwrap_err();
+            let compressor = compressor_memory(Compression::Zstd);
+            assert!(e.to_string().contains(&format!("{compressor} for the compressor")), "{e}");
+            let fits = config(16 << 10, 3 << 20, Compression::Zstd);
+            assert!(holds_a_full_batch(&fits).is_ok());
+            assert_eq!(batch_memory(&fits), (3 << 20) - compressor);
         }
     }
 
