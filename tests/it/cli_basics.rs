@@ -131,8 +131,8 @@ fn every_command_prints_an_aligned_text_table() {
     let Some(cluster) = support::cluster() else { return };
     let topic = unique("text");
     let group = unique("text-group");
-    let store =
-        format!("file:{}", std::env::temp_dir().join(unique("text-store")).with_extension("json").display());
+    let store_file = std::env::temp_dir().join(unique("text-store")).with_extension("json");
+    let store = format!("file:{}", store_file.display());
     let run = |args: &[&str]| {
         let out = kwire(&cluster, args);
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
@@ -187,4 +187,5 @@ fn every_command_prints_an_aligned_text_table() {
     let consumed = run(&["consume", &topic]);
     assert_eq!(consumed.lines().count(), 3, "{consumed}");
     assert!(consumed.lines().all(|l| l.split('\t').count() == 6), "{consumed}");
+    std::fs::remove_file(&store_file).unwrap();
 }
