@@ -6,8 +6,9 @@
 //! Where the error goes: in every innermost element that has an `error_code` (each partition of
 //! a Produce, Fetch, ListOffsets or OffsetCommit; each topic of a Metadata), and at the top
 //! level when nothing below carries one (JoinGroup, Heartbeat, FindCoordinator v0–3) or when it
-//! is a coordinator error (NOT_COORDINATOR and its kin are group-level in OffsetFetch). Every
-//! other field is the schema's default.
+//! is a coordinator error (NOT_COORDINATOR and its kin are group-level in OffsetFetch). Beside
+//! an error, the offsets a broker sends as -1 ([`INVALID_BESIDE_AN_ERROR`]) are -1 here too;
+//! every other field is the schema's default.
 
 use bytes::Bytes;
 use kafka_wire::protocol::schema::{self, Field, FieldType, MessageKind};
@@ -33,6 +34,13 @@ const IDENTITY: &[(&str, &[&str])] = &[
     ("group_id", &[]),
     ("key", &[]),
 ];
+
+/// Offsets a broker sends as -1 (unknown) in an element that carries an error, where the
+/// schema's default is 0: Fetch's `HighWatermark` (Kafka's `FetchResponse.partitionResponse`),
+/// Produce's `BaseOffset`, OffsetFetch's `CommittedOffset`. A 0 there is an answer no broker
+/// gives: a high watermark of 0 tells a consumer at offset 0 it has reached the end (librdkafka's
+/// `kcat -e` then exits having read nothing).
+const INVALID_BESIDE_AN_ERROR: &[&str] = &["high_watermark", "base_offset", "committed_offset"];
 
 /// The whole response frame (size prefix included) answering `request` (a request frame
 /// without its size prefix) with `code`. An error names why not: a request that does not
@@ -88,6 +96,9 @@ fn mirror(
     let set_here = has_error && (!below || top_level_too);
     if set_here {
         out.insert("error_code".to_owned(), json!(code.0));
+        for f in present().filter(|f| INVALID_BESIDE_AN_ERROR.contains(&f.name)) {
+            out.insert(f.name.to_owned(), json!(-1));
+        }
     }
     (Value::Object(out), set_here || below)
 }
@@ -153,6 +164,7 @@ mod tests {
                 .map(|p| (p["index"].as_i64().unwrap(), p["error_code"].as_i64().unwrap()))
                 .collect();
             assert_eq!(partitions, [(2, 6), (5, 6)], "v{version}");
+            assert_eq!(topic["partition_responses"][0]["base_offset"], -1, "v{version}");
         }
     }
 
@@ -167,6 +179,9 @@ mod tests {
         assert_eq!(body["responses"][0]["topic"], "t");
         assert_eq!(body["responses"][0]["partitions"][0]["partition_index"], 3);
         assert_eq!(body["responses"][0]["partitions"][0]["error_code"], ErrorCode::FENCED_LEADER_EPOCH.0);
+        // As a broker answers: no high watermark beside an error (0 would say "the end is 0").
+        assert_eq!(body["responses"][0]["partitions"][0]["high_watermark"], -1);
+        assert_eq!(body["responses"][0]["partitions"][0]["log_start_offset"], -1);
     }
 
     #[test]
