@@ -15,7 +15,7 @@
 //! - Every fault applied is in the proxy's JSON line of its pair (`"fault"`: rule and action)
 //!   and counted per rule in its summary; the made error answers decode as the API's response.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,7 +24,7 @@ use kafka_client::{
     Client, ClientConfig, Consumer, ConsumerConfig, GroupProtocol, Producer, ProducerConfig, Subscription,
 };
 use offset_engine::StartPolicy;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support;
 use crate::support::kwire_proxy::{KwireProxy, ProxyRun};
@@ -596,6 +596,76 @@ fn an_injected_offset_out_of_range_for_an_offset_still_in_the_log_resets_nothing
         assert_eq!(read, (0..200).collect::<Vec<i64>>(), "each offset once, in order; errors: {errors:?}");
         assert_eq!(faults_applied(&run).len(), 2, "{}", run.stderr);
     });
+}
+
+/// `kwire consume` (the pipelined Fetcher) and `Client::fetch_range` read on through
+/// OFFSET_OUT_OF_RANGE answers the log's own bounds contradict: every 4th Fetch is answered so,
+/// many times over one read, and every record is printed once, in order per partition (Java's
+/// consumer resets by `auto.offset.reset` there, librdkafka's kcat skips to the end:
+/// scripts/fault-compare). A partition whose log really moved is still the named error
+/// (tests/it/cli_reset_plan.rs and the offset-engine's seeds).
+#[test]
+fn consume_reads_every_record_once_through_out_of_range_answers_the_log_contradicts() {
+    let Some(cluster) = support::cluster() else { return };
+    let rt = support::multi_thread_runtime();
+    let direct =
+        Arc::new(rt.block_on(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap())).unwrap());
+    let topic = rt.block_on(support::new_topic_with_leaders(&direct, "chaos-out-of-range", 3));
+    let kwire = env!("CARGO_BIN_EXE_kwire");
+    // Batches of about 1 KiB, read 1 KiB per partition per Fetch: dozens of Fetch requests.
+    let lines: String = (0..1500).map(|i| format!("k{}:{i}\n", i % 31)).collect();
+    let (_, code) = chaos_run(
+        &cluster,
+        "",
+        &[kwire, "produce", &topic, "--key-separator", ":", "-X", "batch.size=1024", "-X", "linger.ms=0"],
+        &lines,
+    );
+    assert_eq!(code, 0, "the records are written");
+    let scenario = "[scenario]\ntimeout_s = 120\n[[rule]]\napi = \"Fetch\"\nevery = 4\naction = \"error\"\n\
+                    error = \"OFFSET_OUT_OF_RANGE\"\n";
+    let (report, code, printed, stderr) = chaos_run_output(
+        &cluster,
+        scenario,
+        &[kwire, "--format", "json", "consume", &topic, "-X", "max.partition.fetch.bytes=1024"],
+        "",
+    );
+    assert_eq!((code, &report["exit_code"]), (0, &json!(0)), "{report}\n{stderr}");
+    let mut offsets: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    for line in printed.lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        offsets
+            .entry(record["partition"].as_i64().unwrap())
+            .or_default()
+            .push(record["offset"].as_i64().unwrap());
+    }
+    let ends = rt.block_on(direct.log_ranges(
+        &(0..3).map(|p| kafka_client::TopicPartition::new(topic.as_str(), p)).collect::<Vec<_>>(),
+        DEADLINE,
+    ));
+    for (tp, range) in ends {
+        let end = range.unwrap().high_watermark;
+        let read = offsets.get(&i64::from(tp.partition)).cloned().unwrap_or_default();
+        assert_eq!(read, (0..end).collect::<Vec<i64>>(), "{tp}: each offset once, in order");
+    }
+    assert!(report["rules"][0]["applied"].as_u64().unwrap_or(0) >= 5, "{report}");
+
+    // The same through Client::fetch_range, on its own connection to the proxy.
+    let proxy =
+        KwireProxy::start(&cluster, &["--fault", "api=Fetch,every=4,action=error,error=OFFSET_OUT_OF_RANGE"]);
+    let through = rt.block_on(Client::connect(ClientConfig::new(&proxy.bootstrap).unwrap())).unwrap();
+    let ranges: Vec<kafka_client::FetchRange> = (0..3)
+        .map(|p| {
+            kafka_client::FetchRange::new(kafka_client::TopicPartition::new(topic.as_str(), p), 0, i64::MAX)
+        })
+        .collect();
+    let options =
+        kafka_client::FetchOptions { partition_max_bytes: 1024, ..kafka_client::FetchOptions::default() };
+    let fetched = rt.block_on(through.fetch_range(&ranges, &options));
+    let run = proxy.stop();
+    let total: usize = fetched.values().map(|r| r.as_ref().map_or(0, |f| f.records.len())).sum();
+    assert!(fetched.values().all(Result::is_ok), "{fetched:?}");
+    assert_eq!(total, 1500);
+    assert!(faults_applied(&run).len() >= 5, "{}", run.stderr);
 }
 
 #[test]

@@ -452,6 +452,11 @@ impl Fetcher {
                     queued += 1;
                 }
                 Err(ClientError::Kafka { code: ErrorCode::OFFSET_OUT_OF_RANGE, .. }) => {
+                    let log = round.out_of_range_logs.get(&tp).and_then(|r| r.as_ref().ok());
+                    if p.retry_out_of_range(log.map(|l| (l.log_start, l.high_watermark))) {
+                        // The log holds the position: the next round asks for it again.
+                        continue;
+                    }
                     out_of_range.push((tp.clone(), p.position, (p.from, p.until)));
                     self.reading.remove(&tp);
                 }

@@ -47,7 +47,15 @@ pub(super) struct Progress {
     /// The base offset of a batch found too large to unpack whole, still being read as it
     /// decompresses: the next rounds stream it without trying to unpack it first.
     pub(super) streaming: Option<i64>,
+    /// OFFSET_OUT_OF_RANGE answers in a row at one position that the log's bounds, read right
+    /// after, contradicted — `(position, answers)`: see [`Progress::retry_out_of_range`].
+    pub(super) stale_out_of_range: (i64, u32),
 }
+
+/// OFFSET_OUT_OF_RANGE answers at one position, contradicted by the log's bounds, that a range
+/// is read on through; one more at the same position ends it with
+/// [`ClientError::OffsetOutOfRange`].
+pub(super) const STALE_OUT_OF_RANGE_RETRIES: u32 = 3;
 
 impl Progress {
     /// The range `[from, until)` at its start, asking `partition_max_bytes`
@@ -63,6 +71,7 @@ impl Progress {
             bounds_from: None,
             follows: false,
             streaming: None,
+            stale_out_of_range: (from, 0),
             fetched: FetchedPartition {
                 records: Vec::new(),
                 next_offset: from,
@@ -71,6 +80,25 @@ impl Progress {
                 last_stable: None,
             },
         }
+    }
+
+    /// Whether to fetch the position again after an OFFSET_OUT_OF_RANGE answer, given the
+    /// log's bounds `(log_start, high_watermark)` read right after it (`None`: unknown): yes when
+    /// they hold the position (`log_start ≤ position ≤ high_watermark`, the end included since
+    /// a fetch there waits for records) and fewer than [`STALE_OUT_OF_RANGE_RETRIES`] such
+    /// answers came before at this position. A broker whose view lags answers so for a moment
+    /// (a new leader not caught up, KIP-320's case); resetting then, as Java's
+    /// `auto.offset.reset` does, would re-read or skip records for nothing. Counts the answer;
+    /// a read that moved on starts the count again.
+    pub(super) fn retry_out_of_range(&mut self, log_bounds: Option<(i64, i64)>) -> bool {
+        let inside = log_bounds.is_some_and(|(start, end)| start <= self.position && self.position <= end);
+        let (at, answers) = self.stale_out_of_range;
+        let answers = if at == self.position { answers } else { 0 };
+        if !inside || answers >= STALE_OUT_OF_RANGE_RETRIES {
+            return false;
+        }
+        self.stale_out_of_range = (self.position, answers + 1);
+        true
     }
 
     /// What the next round asks of the partition.
@@ -136,6 +164,26 @@ mod tests {
         read_into(&mut followed, &mixed_log(), Isolation::ReadUncommitted).unwrap();
         assert_eq!(followed.position, 13);
         assert!(!followed.done(Isolation::ReadUncommitted));
+    }
+
+    #[test]
+    fn an_out_of_range_answer_the_log_contradicts_is_asked_again_a_few_times_and_a_true_one_never() {
+        let mut p = progress(10, 100);
+        p.position = 40;
+        // The log holds 40 (its end included: a fetch at the end waits for records).
+        for _ in 0..STALE_OUT_OF_RANGE_RETRIES {
+            assert!(p.retry_out_of_range(Some((0, 40))));
+        }
+        assert!(!p.retry_out_of_range(Some((0, 40))), "a broker that keeps saying so is believed");
+        // Records read since: the count starts again at the new position.
+        p.position = 41;
+        assert!(p.retry_out_of_range(Some((0, 41))));
+        let mut p = progress(10, 100);
+        p.position = 40;
+        assert!(!p.retry_out_of_range(Some((41, 90))), "below the log start: deleted records");
+        assert!(!p.retry_out_of_range(Some((0, 39))), "past the end: a truncated log");
+        assert!(!p.retry_out_of_range(None), "bounds unknown");
+        assert_eq!(p.stale_out_of_range.1, 0);
     }
 
     #[test]

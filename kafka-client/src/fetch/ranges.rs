@@ -167,7 +167,7 @@ impl Client {
             }
         }
 
-        let mut out_of_range: Vec<(TopicPartition, i64, (i64, i64))> = Vec::new();
+        let mut out_of_range: Vec<TopicPartition> = Vec::new();
         while !progress.is_empty() {
             let now = Instant::now();
             if now >= deadline {
@@ -198,8 +198,7 @@ impl Client {
                     }
                     Ok(()) => {}
                     Err(ClientError::Kafka { code: ErrorCode::OFFSET_OUT_OF_RANGE, .. }) => {
-                        out_of_range.push((tp.clone(), p.position, (p.from, p.until)));
-                        progress.remove(&tp);
+                        out_of_range.push(tp.clone());
                     }
                     Err(e) => {
                         progress.remove(&tp);
@@ -207,14 +206,20 @@ impl Client {
                     }
                 }
             }
-        }
-
-        if !out_of_range.is_empty() {
-            let tps: Vec<TopicPartition> = out_of_range.iter().map(|(tp, _, _)| tp.clone()).collect();
+            if out_of_range.is_empty() {
+                continue;
+            }
+            // The log's bounds say whether the answer was stale (read on) or true (the error).
             let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_secs(1));
-            let ranges = self.log_ranges(&tps, left).await;
-            for (tp, offset, requested) in out_of_range {
+            let ranges = self.log_ranges(&out_of_range, left).await;
+            for tp in out_of_range.drain(..) {
                 let log = ranges.get(&tp).and_then(|r| r.as_ref().ok());
+                let Some(p) = progress.get_mut(&tp) else { continue };
+                if p.retry_out_of_range(log.map(|l| (l.log_start, l.high_watermark))) {
+                    continue;
+                }
+                let (offset, requested) = (p.position, (p.from, p.until));
+                progress.remove(&tp);
                 results.insert(
                     tp.clone(),
                     Err(ClientError::OffsetOutOfRange {
