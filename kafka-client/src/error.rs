@@ -14,7 +14,7 @@ use crate::kafka_release::{self, Feature};
 use kafka_vocab::{redact_credentials, TopicPartition};
 use kafka_wire::protocol::names::InvalidName;
 use kafka_wire::protocol::records::RecordEncodeError;
-use kafka_wire::protocol::{ApiKey, DecodeError, EncodeError, ErrorCode, VersionRange};
+use kafka_wire::protocol::{ApiKey, DecodeError, DecodeErrorKind, EncodeError, ErrorCode, VersionRange};
 
 /// Where a request went: a broker's node id (when known) and address.
 ///
@@ -417,6 +417,12 @@ impl ClientError {
             Self::DeadlineExceeded { last_error, .. } => last_error.authorization_code(),
             _ => None,
         }
+    }
+
+    /// Whether a Fetch answer's batch failed its checksum ([`ClientError::Records`] with a CRC
+    /// mismatch): bytes changed since the producer wrote them, on the way or in the log.
+    pub fn is_checksum_mismatch(&self) -> bool {
+        matches!(self, Self::Records { source, .. } if matches!(source.kind, DecodeErrorKind::CrcMismatch { .. }))
     }
 
     /// Whether trying again (possibly on a new connection or after a metadata refresh) can help.

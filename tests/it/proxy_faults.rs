@@ -606,14 +606,37 @@ fn an_injected_offset_out_of_range_for_an_offset_still_in_the_log_resets_nothing
 /// (tests/it/cli_reset_plan.rs and the offset-engine's seeds).
 #[test]
 fn consume_reads_every_record_once_through_out_of_range_answers_the_log_contradicts() {
+    reads_every_record_once_through(
+        "chaos-out-of-range",
+        &[("api", "Fetch"), ("every", "4"), ("action", "error"), ("error", "OFFSET_OUT_OF_RANGE")],
+    );
+}
+
+/// A batch whose bytes changed on the way (a byte flipped in every 4th Fetch answer) is fetched
+/// again and read right: every record printed once, none of a failed batch. A batch corrupt in
+/// every answer is still the checksum error after a few tries
+/// (`a_corrupted_batch_is_a_checksum_error_naming_partition_and_offset_and_no_record_is_printed`).
+#[test]
+fn consume_reads_every_record_once_through_batches_corrupted_on_the_way() {
+    reads_every_record_once_through(
+        "chaos-corrupt-some",
+        &[("api", "Fetch"), ("every", "4"), ("action", "corrupt")],
+    );
+}
+
+/// Writes 1,500 keyed records in batches of about 1 KiB to a new topic of three partitions,
+/// then reads them through the proxy with one fault rule (`rule`: its keys and values), 1 KiB
+/// per partition per Fetch, so dozens of Fetch requests: by `kwire consume` under
+/// `kwire chaos run`, then by `Client::fetch_range`. Each must read every offset once, in order
+/// per partition, with the rule applied at least 5 times.
+fn reads_every_record_once_through(name: &str, rule: &[(&str, &str)]) {
     let Some(cluster) = support::cluster() else { return };
     let rt = support::multi_thread_runtime();
     let direct =
         Arc::new(rt.block_on(Client::connect(ClientConfig::new(&cluster.bootstrap).unwrap())).unwrap());
-    let topic = rt.block_on(support::new_topic_with_leaders(&direct, "chaos-out-of-range", 3));
+    let topic = rt.block_on(support::new_topic_with_leaders(&direct, name, 3));
     let kwire = env!("CARGO_BIN_EXE_kwire");
-    // Batches of about 1 KiB, read 1 KiB per partition per Fetch: dozens of Fetch requests.
-    let lines: String = (0..1500).map(|i| format!("k{}:{i}\n", i % 31)).collect();
+    let lines = (0..1500).map(|i| format!("k{}:{i}", i % 31)).collect::<Vec<_>>().join("\n") + "\n";
     let (_, code) = chaos_run(
         &cluster,
         "",
@@ -621,11 +644,11 @@ fn consume_reads_every_record_once_through_out_of_range_answers_the_log_contradi
         &lines,
     );
     assert_eq!(code, 0, "the records are written");
-    let scenario = "[scenario]\ntimeout_s = 120\n[[rule]]\napi = \"Fetch\"\nevery = 4\naction = \"error\"\n\
-                    error = \"OFFSET_OUT_OF_RANGE\"\n";
+    let table: Vec<String> = rule.iter().map(|(k, v)| format!("{k} = {}", toml_value(v))).collect();
+    let scenario = format!("[scenario]\ntimeout_s = 120\n[[rule]]\n{}\n", table.join("\n"));
     let (report, code, printed, stderr) = chaos_run_output(
         &cluster,
-        scenario,
+        &scenario,
         &[kwire, "--format", "json", "consume", &topic, "-X", "max.partition.fetch.bytes=1024"],
         "",
     );
@@ -638,11 +661,8 @@ fn consume_reads_every_record_once_through_out_of_range_answers_the_log_contradi
             .or_default()
             .push(record["offset"].as_i64().unwrap());
     }
-    let ends = rt.block_on(direct.log_ranges(
-        &(0..3).map(|p| kafka_client::TopicPartition::new(topic.as_str(), p)).collect::<Vec<_>>(),
-        DEADLINE,
-    ));
-    for (tp, range) in ends {
+    let partitions: Vec<_> = (0..3).map(|p| kafka_client::TopicPartition::new(topic.as_str(), p)).collect();
+    for (tp, range) in rt.block_on(direct.log_ranges(&partitions, DEADLINE)) {
         let end = range.unwrap().high_watermark;
         let read = offsets.get(&i64::from(tp.partition)).cloned().unwrap_or_default();
         assert_eq!(read, (0..end).collect::<Vec<i64>>(), "{tp}: each offset once, in order");
@@ -650,22 +670,32 @@ fn consume_reads_every_record_once_through_out_of_range_answers_the_log_contradi
     assert!(report["rules"][0]["applied"].as_u64().unwrap_or(0) >= 5, "{report}");
 
     // The same through Client::fetch_range, on its own connection to the proxy.
-    let proxy =
-        KwireProxy::start(&cluster, &["--fault", "api=Fetch,every=4,action=error,error=OFFSET_OUT_OF_RANGE"]);
+    let flag: Vec<String> = rule.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let proxy = KwireProxy::start(&cluster, &["--fault", &flag.join(",")]);
     let through = rt.block_on(Client::connect(ClientConfig::new(&proxy.bootstrap).unwrap())).unwrap();
-    let ranges: Vec<kafka_client::FetchRange> = (0..3)
-        .map(|p| {
-            kafka_client::FetchRange::new(kafka_client::TopicPartition::new(topic.as_str(), p), 0, i64::MAX)
-        })
-        .collect();
+    let ranges: Vec<kafka_client::FetchRange> =
+        partitions.iter().map(|tp| kafka_client::FetchRange::new(tp.clone(), 0, i64::MAX)).collect();
     let options =
         kafka_client::FetchOptions { partition_max_bytes: 1024, ..kafka_client::FetchOptions::default() };
     let fetched = rt.block_on(through.fetch_range(&ranges, &options));
     let run = proxy.stop();
+    for (tp, result) in &fetched {
+        let fetched = result.as_ref().unwrap_or_else(|e| panic!("{tp}: {e}"));
+        let read: Vec<i64> = fetched.records.iter().map(|r| r.offset).collect();
+        assert_eq!(read, (0..fetched.next_offset).collect::<Vec<i64>>(), "{tp}: each offset once, in order");
+    }
     let total: usize = fetched.values().map(|r| r.as_ref().map_or(0, |f| f.records.len())).sum();
-    assert!(fetched.values().all(Result::is_ok), "{fetched:?}");
     assert_eq!(total, 1500);
     assert!(faults_applied(&run).len() >= 5, "{}", run.stderr);
+}
+
+/// A TOML value for a rule key's text: numbers bare, words quoted.
+fn toml_value(text: &str) -> String {
+    if text.parse::<f64>().is_ok() {
+        text.to_owned()
+    } else {
+        format!("{text:?}")
+    }
 }
 
 #[test]

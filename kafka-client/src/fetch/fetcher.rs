@@ -460,6 +460,8 @@ impl Fetcher {
                     out_of_range.push((tp.clone(), p.position, (p.from, p.until)));
                     self.reading.remove(&tp);
                 }
+                // Read again from the failed batch; the records before it wait for that round.
+                Err(e) if e.is_checksum_mismatch() && p.retry_corrupt_batch() => {}
                 Err(e) => {
                     self.reading.remove(&tp);
                     self.queue(tp, Err(e), None);

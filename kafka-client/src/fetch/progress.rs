@@ -47,15 +47,15 @@ pub(super) struct Progress {
     /// The base offset of a batch found too large to unpack whole, still being read as it
     /// decompresses: the next rounds stream it without trying to unpack it first.
     pub(super) streaming: Option<i64>,
-    /// OFFSET_OUT_OF_RANGE answers in a row at one position that the log's bounds, read right
-    /// after, contradicted — `(position, answers)`: see [`Progress::retry_out_of_range`].
-    pub(super) stale_out_of_range: (i64, u32),
+    /// Answers in a row at one position that were fetched again — `(position, answers)`: see
+    /// [`Progress::retry_out_of_range`] and [`Progress::retry_corrupt_batch`].
+    pub(super) refetches: (i64, u32),
 }
 
-/// OFFSET_OUT_OF_RANGE answers at one position, contradicted by the log's bounds, that a range
-/// is read on through; one more at the same position ends it with
-/// [`ClientError::OffsetOutOfRange`].
-pub(super) const STALE_OUT_OF_RANGE_RETRIES: u32 = 3;
+/// Answers at one position a range is fetched again after (an OFFSET_OUT_OF_RANGE the log's
+/// bounds contradict, a batch whose checksum fails); one more at the same position is the
+/// partition's error ([`ClientError::OffsetOutOfRange`], [`ClientError::Records`]).
+pub(super) const REFETCHES_AT_ONE_POSITION: u32 = 3;
 
 impl Progress {
     /// The range `[from, until)` at its start, asking `partition_max_bytes`
@@ -71,7 +71,7 @@ impl Progress {
             bounds_from: None,
             follows: false,
             streaming: None,
-            stale_out_of_range: (from, 0),
+            refetches: (from, 0),
             fetched: FetchedPartition {
                 records: Vec::new(),
                 next_offset: from,
@@ -85,19 +85,32 @@ impl Progress {
     /// Whether to fetch the position again after an OFFSET_OUT_OF_RANGE answer, given the
     /// log's bounds `(log_start, high_watermark)` read right after it (`None`: unknown): yes when
     /// they hold the position (`log_start ≤ position ≤ high_watermark`, the end included since
-    /// a fetch there waits for records) and fewer than [`STALE_OUT_OF_RANGE_RETRIES`] such
-    /// answers came before at this position. A broker whose view lags answers so for a moment
-    /// (a new leader not caught up, KIP-320's case); resetting then, as Java's
-    /// `auto.offset.reset` does, would re-read or skip records for nothing. Counts the answer;
-    /// a read that moved on starts the count again.
+    /// a fetch there waits for records) and [`Progress::refetch`] allows it. A broker whose view
+    /// lags answers so for a moment (a new leader not caught up, KIP-320's case); resetting
+    /// then, as Java's `auto.offset.reset` does, would re-read or skip records for nothing.
     pub(super) fn retry_out_of_range(&mut self, log_bounds: Option<(i64, i64)>) -> bool {
         let inside = log_bounds.is_some_and(|(start, end)| start <= self.position && self.position <= end);
-        let (at, answers) = self.stale_out_of_range;
+        inside && self.refetch()
+    }
+
+    /// Whether to fetch the position again after a batch there failed its checksum: bytes
+    /// changed on the way (a proxy, a bad link) read right the next time, while a batch
+    /// corrupt in the broker's log fails every time and ends the range with the error once
+    /// [`Progress::refetch`] refuses. No record of a failed batch is ever handed out.
+    pub(super) fn retry_corrupt_batch(&mut self) -> bool {
+        self.refetch()
+    }
+
+    /// Counts a refetch at the position: allowed while fewer than
+    /// [`REFETCHES_AT_ONE_POSITION`] came before at this position (a read that moved on
+    /// starts the count again).
+    fn refetch(&mut self) -> bool {
+        let (at, answers) = self.refetches;
         let answers = if at == self.position { answers } else { 0 };
-        if !inside || answers >= STALE_OUT_OF_RANGE_RETRIES {
+        if answers >= REFETCHES_AT_ONE_POSITION {
             return false;
         }
-        self.stale_out_of_range = (self.position, answers + 1);
+        self.refetches = (self.position, answers + 1);
         true
     }
 
@@ -171,7 +184,7 @@ mod tests {
         let mut p = progress(10, 100);
         p.position = 40;
         // The log holds 40 (its end included: a fetch at the end waits for records).
-        for _ in 0..STALE_OUT_OF_RANGE_RETRIES {
+        for _ in 0..REFETCHES_AT_ONE_POSITION {
             assert!(p.retry_out_of_range(Some((0, 40))));
         }
         assert!(!p.retry_out_of_range(Some((0, 40))), "a broker that keeps saying so is believed");
@@ -183,7 +196,20 @@ mod tests {
         assert!(!p.retry_out_of_range(Some((41, 90))), "below the log start: deleted records");
         assert!(!p.retry_out_of_range(Some((0, 39))), "past the end: a truncated log");
         assert!(!p.retry_out_of_range(None), "bounds unknown");
-        assert_eq!(p.stale_out_of_range.1, 0);
+        assert_eq!(p.refetches.1, 0);
+    }
+
+    #[test]
+    fn a_batch_failing_its_checksum_is_fetched_again_a_few_times_at_one_position() {
+        let mut p = progress(0, 100);
+        p.position = 7;
+        for _ in 0..REFETCHES_AT_ONE_POSITION {
+            assert!(p.retry_corrupt_batch());
+        }
+        assert!(!p.retry_corrupt_batch(), "a batch corrupt in the log fails every time: the error");
+        assert!(!p.retry_out_of_range(Some((0, 9))), "one count per position, whatever the answer");
+        p.position = 12;
+        assert!(p.retry_corrupt_batch(), "the next batch has its own count");
     }
 
     #[test]

@@ -200,6 +200,8 @@ impl Client {
                     Err(ClientError::Kafka { code: ErrorCode::OFFSET_OUT_OF_RANGE, .. }) => {
                         out_of_range.push(tp.clone());
                     }
+                    // Read again from the failed batch, the records before it kept.
+                    Err(e) if e.is_checksum_mismatch() && p.retry_corrupt_batch() => {}
                     Err(e) => {
                         progress.remove(&tp);
                         results.insert(tp, Err(e));
