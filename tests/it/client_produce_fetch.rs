@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -210,7 +210,12 @@ fn an_exact_range_returns_exactly_its_offsets_when_the_log_has_more() {
 /// view, and the Spark batch loop then committed a round without it.)
 #[test]
 fn log_ranges_read_while_records_are_written_are_ordered_and_never_go_back() {
+    // At least this many reads, and on until the writer has written WRITES rounds meanwhile
+    // (its first write to the new topic can take a while on a loaded machine), for at most
+    // READING_AT_MOST.
     const ROUNDS: usize = 300;
+    const WRITES: usize = 10;
+    const READING_AT_MOST: Duration = Duration::from_secs(60);
     let Some(cluster) = support::cluster() else { return };
     runtime().block_on(async {
         let client = client(&cluster).await;
@@ -220,8 +225,8 @@ fn log_ranges_read_while_records_are_written_are_ordered_and_never_go_back() {
         let topic = new_topic(&client, "moving-ranges", 6).await;
         let tps: Vec<TopicPartition> = (0..6).map(|p| TopicPartition::new(topic.as_str(), p)).collect();
         let reading = AtomicBool::new(true);
+        let written = AtomicUsize::new(0);
         let write = async {
-            let mut rounds = 0;
             while reading.load(Ordering::Relaxed) {
                 let batches = tps
                     .iter()
@@ -230,13 +235,17 @@ fn log_ranges_read_while_records_are_written_are_ordered_and_never_go_back() {
                 for (tp, result) in writer.produce_batches(batches, &ProduceOptions::default()).await {
                     result.unwrap_or_else(|e| panic!("produce to {tp}: {e}"));
                 }
-                rounds += 1;
+                written.fetch_add(1, Ordering::Relaxed);
             }
-            rounds
         };
         let read = async {
             let mut last: BTreeMap<TopicPartition, LogRange> = BTreeMap::new();
-            for round in 0..ROUNDS {
+            let started = std::time::Instant::now();
+            for round in 0.. {
+                let enough = round >= ROUNDS && written.load(Ordering::Relaxed) > WRITES;
+                if enough || started.elapsed() > READING_AT_MOST {
+                    break;
+                }
                 let ranges = client.log_ranges(&tps, TIMEOUT).await;
                 for tp in &tps {
                     let range = *ranges[tp].as_ref().unwrap_or_else(|e| panic!("{tp}: {e}"));
@@ -259,9 +268,10 @@ fn log_ranges_read_while_records_are_written_are_ordered_and_never_go_back() {
             reading.store(false, Ordering::Relaxed);
             last
         };
-        let (writes, last) = tokio::join!(write, read);
+        let ((), last) = tokio::join!(write, read);
         // The ranges were read while the log moved: every partition got records meanwhile.
-        assert!(writes > 10, "only {writes} rounds of writes while reading");
+        let writes = written.load(Ordering::Relaxed);
+        assert!(writes > WRITES, "only {writes} rounds of writes while reading for {READING_AT_MOST:?}");
         for (tp, range) in &last {
             assert!(range.high_watermark > 0, "{tp}: {range:?}");
         }
