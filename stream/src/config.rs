@@ -5,6 +5,8 @@ use std::time::Duration;
 use kafka_client::FetchOptions;
 use offset_engine::{Isolation, Limits, OutOfRangePolicy, StartPolicy};
 
+pub use crate::memory_budget::MemoryBudget;
+
 /// How a [`crate::DirectStream`] plans, fetches and waits.
 #[derive(Debug, Clone)]
 pub struct StreamConfig {
@@ -35,6 +37,9 @@ pub struct StreamConfig {
     /// Size batches so they are processed within a time budget, from the measured processing
     /// rate (seed 003; none by default).
     pub processing_budget: Option<ProcessingBudget>,
+    /// Size batches so their records fit in a number of bytes, from the mean record size of
+    /// the last batch read (none by default).
+    pub memory_budget: Option<MemoryBudget>,
     /// Read the next batch while the application processes one (default: on), with
     /// [`DirectStream::run`](crate::DirectStream::run) and with
     /// [`next_batch`](crate::DirectStream::next_batch)/[`commit`](crate::DirectStream::commit)
@@ -92,6 +97,7 @@ impl StreamConfig {
             fetch_attempts: 3,
             poll_interval: Duration::from_millis(500),
             processing_budget: None,
+            memory_budget: None,
             prefetch: true,
         }
     }
@@ -100,6 +106,13 @@ impl StreamConfig {
     /// Caps each batch so processing it fits this budget (seed 003).
     pub fn processing_budget(mut self, budget: ProcessingBudget) -> Self {
         self.processing_budget = Some(budget);
+        self
+    }
+
+    #[must_use]
+    /// Caps each batch so its records fit in the budget's bytes (issue 37).
+    pub fn memory_budget(mut self, budget: MemoryBudget) -> Self {
+        self.memory_budget = Some(budget);
         self
     }
 
@@ -169,6 +182,9 @@ impl StreamConfig {
             offset_engine::TimeBudget::new(budget_ms, b.initial_rate, b.safety)
                 .map_err(|e| format!("processing budget: {e}"))?;
         }
+        if let Some(b) = self.memory_budget {
+            b.validate()?;
+        }
         Ok(())
     }
 }
@@ -186,5 +202,8 @@ mod tests {
         let budget = ProcessingBudget { budget: Duration::from_secs(1), initial_rate: 0.0, safety: 0.8 };
         let err = StreamConfig::new("g", ["t"]).processing_budget(budget).validate().unwrap_err();
         assert!(err.contains("processing budget"), "{err}");
+        let empty = MemoryBudget { bytes: 0, initial_record_bytes: 1_000 };
+        let err = StreamConfig::new("g", ["t"]).memory_budget(empty).validate().unwrap_err();
+        assert!(err.contains("memory budget"), "{err}");
     }
 }

@@ -22,6 +22,7 @@ use crate::batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
 use crate::config::StreamConfig;
 use crate::error::StreamError;
 use crate::member::StreamMember;
+use crate::memory_budget::{mean_record_bytes, memory_limits};
 use crate::read_ahead::ReadAhead;
 
 /// What the application's closure tells [`DirectStream::run`] after a batch.
@@ -77,6 +78,8 @@ pub(crate) struct Planner {
     next_id: u64,
     /// The application's processing rate, records per second, smoothed over batches.
     measured_rate: Option<f64>,
+    /// The mean size of the last batch's records with any ([`crate::memory_budget::record_bytes`]).
+    measured_record_bytes: Option<u64>,
     /// Member mode: the partitions batches are planned over (`None`: every partition of the
     /// configured topics, and every stored one).
     owned: Option<BTreeSet<TopicPartition>>,
@@ -96,6 +99,7 @@ impl<S: OffsetStore> DirectStream<S> {
                 previous: HashMap::new(),
                 next_id: 1,
                 measured_rate: None,
+                measured_record_bytes: None,
                 owned: None,
             },
             ahead: None,
@@ -169,8 +173,16 @@ impl<S: OffsetStore> DirectStream<S> {
         self.planner.measured_rate
     }
 
+    /// The mean size of the last batch's records, in bytes as
+    /// [`record_bytes`](crate::memory_budget::record_bytes) counts them (`None` before a batch
+    /// with records).
+    pub fn measured_record_bytes(&self) -> Option<u64> {
+        self.planner.measured_record_bytes
+    }
+
     /// The caps the next batch is planned with: the configured limits, plus the time budget
-    /// from the measured rate when a processing budget is set.
+    /// from the measured rate when a processing budget is set, and the batch cap from the
+    /// measured record size when a memory budget is set.
     pub fn effective_limits(&self) -> offset_engine::Limits {
         self.planner.effective_limits()
     }
@@ -260,7 +272,8 @@ impl<S: OffsetStore> DirectStream<S> {
 impl Planner {
     /// The caps the next batch is planned with.
     fn effective_limits(&self) -> offset_engine::Limits {
-        budget_limits(self.config.limits, self.config.processing_budget, self.measured_rate)
+        let limits = budget_limits(self.config.limits, self.config.processing_budget, self.measured_rate);
+        memory_limits(limits, self.config.memory_budget, self.measured_record_bytes)
     }
 
     /// A batch of nothing but `events` (a member that owns no partition).
@@ -270,10 +283,11 @@ impl Planner {
         Batch { id, partitions: Vec::new(), events, commits: Vec::new() }
     }
 
-    /// Takes the state a batch read ahead left (its rate carry, `until`s and id), when that
-    /// batch is handed out.
+    /// Takes the state a batch read ahead left (its rate carry, `until`s, id and record size),
+    /// when that batch is handed out.
     fn adopt(&mut self, after: Planner) {
         self.carry = after.carry;
+        self.measured_record_bytes = after.measured_record_bytes;
         self.previous = after.previous;
         self.next_id = after.next_id;
     }
@@ -400,6 +414,9 @@ impl Planner {
 
             let batch = self.assemble(&planned, stored, &mut fetched, events);
             self.carry = planned.carry;
+            if let Some(size) = mean_record_bytes(batch.records().map(|(_, _, r)| r)) {
+                self.measured_record_bytes = Some(size);
+            }
             return Ok(batch);
         }
     }

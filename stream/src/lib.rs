@@ -7,10 +7,11 @@ pub mod driver;
 pub mod error;
 pub mod exactly_once;
 pub mod member;
+pub mod memory_budget;
 mod read_ahead;
 
 pub use batch::{Action, Batch, Event, OffsetRange, PartitionBatch, Resume};
-pub use config::{ProcessingBudget, Requery, StreamConfig};
+pub use config::{MemoryBudget, ProcessingBudget, Requery, StreamConfig};
 pub use driver::{CommitReport, Control, DirectStream};
 pub use error::StreamError;
 

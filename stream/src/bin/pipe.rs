@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! kwire-stream-pipe --bootstrap HOST:PORT[,..] --group G --topic IN --output OUT
-//!                   --transactional-id ID [--max-per-partition N] [--exit-when-idle]
+//!                   --transactional-id ID [--max-per-partition N] [--memory-budget BYTES] [--exit-when-idle]
 //!                   [--no-prefetch] [--trace]
 //! ```
 //!
@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use kafka_client::TopicPartition;
 use kwire_stream::{
-    Client, ClientConfig, DirectStream, KafkaGroupStore, Limits, ProduceRecord, Producer, ProducerConfig,
+    Client, ClientConfig, DirectStream, KafkaGroupStore, ProduceRecord, Producer, ProducerConfig,
     StreamConfig,
 };
 
@@ -34,6 +34,7 @@ struct Args {
     output: String,
     transactional_id: String,
     max_per_partition: Option<u64>,
+    memory_budget: Option<u64>,
     exit_when_idle: bool,
     prefetch: bool,
     trace: bool,
@@ -61,6 +62,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         output: output.ok_or("--output is required")?,
         transactional_id: transactional_id.ok_or("--transactional-id is required")?,
         max_per_partition: flags.max_per_partition,
+        memory_budget: flags.memory_budget,
         exit_when_idle: flags.exit_when_idle,
         prefetch: flags.prefetch,
         trace: flags.trace,
@@ -80,8 +82,8 @@ async fn pipe(args: &Args) -> Result<(), String> {
     producer.init_transactions().await.map_err(|e| e.to_string())?;
     let store = KafkaGroupStore::new(Arc::clone(&client), Duration::from_secs(30));
     let config = StreamConfig::new(args.group.clone(), vec![args.input.clone()])
-        .isolation(kwire_stream::Isolation::ReadCommitted)
-        .limits(Limits { max_per_partition: args.max_per_partition, ..Limits::default() })
+        .isolation(kwire_stream::Isolation::ReadCommitted);
+    let config = flags::with_caps(config, args.max_per_partition, args.memory_budget)
         .poll_interval(Duration::from_millis(100))
         .prefetch(args.prefetch);
     let mut stream = DirectStream::new(client, store, config).map_err(|e| e.to_string())?;

@@ -5,7 +5,7 @@
 //! ```text
 //! kwire-stream-sink --bootstrap HOST:PORT[,..] --group G --topic T [--topic T2..]
 //!                   --store kafka|zk:HOST:PORT[/chroot]|file:PATH --log PATH
-//!                   [--member] [--max-per-partition N] [--out-of-range fail|earliest|latest|clamp]
+//!                   [--member] [--max-per-partition N] [--memory-budget BYTES] [--out-of-range fail|earliest|latest|clamp]
 //!                   [--exit-when-idle] [--no-prefetch] [--trace] [-X KEY=VALUE ...]
 //! ```
 //!
@@ -37,8 +37,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kwire_stream::{
-    Client, ClientConfig, ConsumerConfig, DirectStream, KafkaGroupStore, Limits, OffsetStore,
-    OutOfRangePolicy, StoreSpec, StreamConfig,
+    Client, ClientConfig, ConsumerConfig, DirectStream, KafkaGroupStore, OffsetStore, OutOfRangePolicy,
+    StoreSpec, StreamConfig,
 };
 
 struct Args {
@@ -48,6 +48,7 @@ struct Args {
     store: StoreSpec,
     log: PathBuf,
     max_per_partition: Option<u64>,
+    memory_budget: Option<u64>,
     out_of_range: OutOfRangePolicy,
     exit_when_idle: bool,
     prefetch: bool,
@@ -112,6 +113,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Args, String> {
         },
         log: log.ok_or("--log is required")?,
         max_per_partition: flags.max_per_partition,
+        memory_budget: flags.memory_budget,
         out_of_range,
         exit_when_idle: flags.exit_when_idle,
         prefetch: flags.prefetch,
@@ -153,9 +155,9 @@ async fn sink(args: Args) -> Result<(), String> {
         flags::print_requests(&mut config);
     }
     let client = Arc::new(Client::connect(config).await.map_err(|e| e.to_string())?);
-    let stream_config = StreamConfig::new(args.group.clone(), args.topics.clone())
-        .out_of_range(args.out_of_range)
-        .limits(Limits { max_per_partition: args.max_per_partition, ..Limits::default() })
+    let stream_config =
+        StreamConfig::new(args.group.clone(), args.topics.clone()).out_of_range(args.out_of_range);
+    let stream_config = flags::with_caps(stream_config, args.max_per_partition, args.memory_budget)
         .poll_interval(Duration::from_millis(100))
         .prefetch(args.prefetch);
     if args.member {

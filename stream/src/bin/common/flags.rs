@@ -2,7 +2,7 @@
 //! `--exit-when-idle`, `--no-prefetch` (fetch, process, fetch: no batch read ahead) and
 //! `--trace` (every request sent, decoded, one line each on stderr), and the flags every direct
 //! stream needs (`--bootstrap` or `KWIRE_BOOTSTRAP`, `--group`, `--topic`,
-//! `--max-per-partition`). A binary's own flags go to
+//! `--max-per-partition`, `--memory-budget`). A binary's own flags go to
 //! the closure it passes; an unknown flag or a flag without its value is an error naming it.
 
 /// What the shared flags said; the binary checks which of them it requires.
@@ -12,6 +12,8 @@ pub struct StreamFlags {
     /// Every `--topic`, in order.
     pub topics: Vec<String>,
     pub max_per_partition: Option<u64>,
+    /// `StreamConfig::memory_budget`'s bytes per batch.
+    pub memory_budget: Option<u64>,
     pub exit_when_idle: bool,
     /// `StreamConfig::prefetch`: on unless `--no-prefetch`.
     pub prefetch: bool,
@@ -40,6 +42,7 @@ pub fn parse(
         group: None,
         topics: Vec::new(),
         max_per_partition: None,
+        memory_budget: None,
         exit_when_idle: false,
         prefetch: true,
         trace: false,
@@ -63,6 +66,10 @@ pub fn parse(
                 let n = value.parse::<u64>().map_err(|e| format!("--max-per-partition {value}: {e}"))?;
                 flags.max_per_partition = Some(n);
             }
+            "--memory-budget" => {
+                let n = value.parse::<u64>().map_err(|e| format!("--memory-budget {value}: {e}"))?;
+                flags.memory_budget = Some(n);
+            }
             other => {
                 if !own(other, value)? {
                     return Err(format!("unknown argument `{other}`"));
@@ -80,4 +87,19 @@ pub fn print_requests(config: &mut kwire_stream::ClientConfig) {
             eprintln!("-> {} v{} {} {:?}", event.api, event.version, event.broker, event.decoded);
         }
     }));
+}
+
+/// `config` with the batch caps the shared flags set: `--max-per-partition`, and
+/// `--memory-budget BYTES` (batches sized by the mean record size measured, 1 KiB assumed
+/// before the first batch).
+pub fn with_caps(
+    config: kwire_stream::StreamConfig,
+    max_per_partition: Option<u64>,
+    memory_budget: Option<u64>,
+) -> kwire_stream::StreamConfig {
+    let config = config.limits(kwire_stream::Limits { max_per_partition, ..kwire_stream::Limits::default() });
+    match memory_budget {
+        Some(bytes) => config.memory_budget(kwire_stream::MemoryBudget { bytes, initial_record_bytes: 1024 }),
+        None => config,
+    }
 }
