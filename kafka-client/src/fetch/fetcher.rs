@@ -428,7 +428,7 @@ impl Fetcher {
         let mut asked = round.asked;
         asked.sort_by_key(|(tp, _)| std::cmp::Reverse(self.reading.get(tp).map_or(0, |r| r.progress.stalls)));
         let mut queued = 0usize;
-        let mut out_of_range: Vec<(TopicPartition, i64, (i64, i64))> = Vec::new();
+        let mut out_of_range: Vec<(TopicPartition, ClientError)> = Vec::new();
         for (tp, added) in asked {
             // Removed, or removed and added again, since the round was sent.
             let Some(r) = self.reading.get_mut(&tp).filter(|r| r.added == added) else { continue };
@@ -453,11 +453,12 @@ impl Fetcher {
                 }
                 Err(ClientError::Kafka { code: ErrorCode::OFFSET_OUT_OF_RANGE, .. }) => {
                     let log = round.out_of_range_logs.get(&tp).and_then(|r| r.as_ref().ok());
-                    if p.retry_out_of_range(log.map(|l| (l.log_start, l.high_watermark))) {
+                    let log_bounds = log.map(|l| (l.log_start, l.high_watermark));
+                    if p.retry_out_of_range(log_bounds) {
                         // The log holds the position: the next round asks for it again.
                         continue;
                     }
-                    out_of_range.push((tp.clone(), p.position, (p.from, p.until)));
+                    out_of_range.push((tp.clone(), p.out_of_range_error(&tp, log_bounds)));
                     self.reading.remove(&tp);
                 }
                 // Read again from the failed batch; the records before it wait for that round.
@@ -469,19 +470,9 @@ impl Fetcher {
                 }
             }
         }
-        if !out_of_range.is_empty() {
-            for (tp, offset, requested) in out_of_range {
-                let log = round.out_of_range_logs.get(&tp).and_then(|r| r.as_ref().ok());
-                let e = ClientError::OffsetOutOfRange {
-                    partition: tp.clone(),
-                    offset,
-                    requested,
-                    log_start: log.map(|r| r.log_start),
-                    high_watermark: log.map(|r| r.high_watermark),
-                };
-                self.queue(tp, Err(e), None);
-                queued += 1;
-            }
+        for (tp, e) in out_of_range {
+            self.queue(tp, Err(e), None);
+            queued += 1;
         }
         if queued > 0 {
             if let Some(last) = self.ready.back_mut() {

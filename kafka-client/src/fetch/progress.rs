@@ -93,6 +93,23 @@ impl Progress {
         inside && self.refetch()
     }
 
+    /// The partition's error after an OFFSET_OUT_OF_RANGE answer that
+    /// [`Progress::retry_out_of_range`] refused: the position, the range and the log's bounds
+    /// `(log_start, high_watermark)` as read right after it (`None`: unknown).
+    pub(super) fn out_of_range_error(
+        &self,
+        tp: &TopicPartition,
+        log_bounds: Option<(i64, i64)>,
+    ) -> ClientError {
+        ClientError::OffsetOutOfRange {
+            partition: tp.clone(),
+            offset: self.position,
+            requested: (self.from, self.until),
+            log_start: log_bounds.map(|(start, _)| start),
+            high_watermark: log_bounds.map(|(_, end)| end),
+        }
+    }
+
     /// Whether to fetch the position again after a batch there failed its checksum: bytes
     /// changed on the way (a proxy, a bad link) read right the next time, while a batch
     /// corrupt in the broker's log fails every time and ends the range with the error once
@@ -197,6 +214,16 @@ mod tests {
         assert!(!p.retry_out_of_range(Some((0, 39))), "past the end: a truncated log");
         assert!(!p.retry_out_of_range(None), "bounds unknown");
         assert_eq!(p.refetches.1, 0);
+        let tp = TopicPartition::new("t", 3);
+        let ClientError::OffsetOutOfRange { partition, offset, requested, log_start, high_watermark } =
+            p.out_of_range_error(&tp, Some((41, 90)))
+        else {
+            panic!("not the out-of-range error");
+        };
+        assert_eq!(
+            (partition, offset, requested, log_start, high_watermark),
+            (tp, 40, (10, 100), Some(41), Some(90))
+        );
     }
 
     #[test]

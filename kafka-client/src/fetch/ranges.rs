@@ -216,22 +216,14 @@ impl Client {
             let ranges = self.log_ranges(&out_of_range, left).await;
             for tp in out_of_range.drain(..) {
                 let log = ranges.get(&tp).and_then(|r| r.as_ref().ok());
+                let log_bounds = log.map(|l| (l.log_start, l.high_watermark));
                 let Some(p) = progress.get_mut(&tp) else { continue };
-                if p.retry_out_of_range(log.map(|l| (l.log_start, l.high_watermark))) {
+                if p.retry_out_of_range(log_bounds) {
                     continue;
                 }
-                let (offset, requested) = (p.position, (p.from, p.until));
+                let e = p.out_of_range_error(&tp, log_bounds);
                 progress.remove(&tp);
-                results.insert(
-                    tp.clone(),
-                    Err(ClientError::OffsetOutOfRange {
-                        partition: tp,
-                        offset,
-                        requested,
-                        log_start: log.map(|r| r.log_start),
-                        high_watermark: log.map(|r| r.high_watermark),
-                    }),
-                );
+                results.insert(tp, Err(e));
             }
         }
         results
