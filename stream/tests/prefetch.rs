@@ -14,8 +14,8 @@ use kwire_stream::{Control, DirectStream, Limits, StreamConfig};
 
 use support::{cluster, create_topic, produce, unique, values};
 
-/// Per batch handed out: its first offset, when processing started and when it ended.
-type Windows = Arc<Mutex<Vec<(i64, Instant, Option<Instant>)>>>;
+/// Per batch handed out: its first offset, and when its processing ended.
+type Windows = Arc<Mutex<Vec<(i64, Option<Instant>)>>>;
 
 /// When each Fetch request went out, and the fetch offsets it asked for.
 type Fetches = Arc<Mutex<Vec<(Instant, Vec<i64>)>>>;
@@ -72,14 +72,14 @@ async fn the_next_batch_is_fetched_during_processing_and_a_crash_mid_batch_redel
         let (w, s) = (Arc::clone(&w), Arc::clone(&s));
         async move {
             let first = batch.offset_ranges()[0].from;
-            w.lock().unwrap().push((first, Instant::now(), None));
+            w.lock().unwrap().push((first, None));
             let vals = batch.records().map(|(_, _, r)| {
                 String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned()
             });
             s.lock().unwrap().extend(vals);
             tokio::time::sleep(if first == 0 { Duration::from_secs(1) } else { Duration::from_secs(3600) })
                 .await;
-            w.lock().unwrap().last_mut().unwrap().2 = Some(Instant::now());
+            w.lock().unwrap().last_mut().unwrap().1 = Some(Instant::now());
             Ok::<_, std::convert::Infallible>(Control::Continue)
         }
     }));
@@ -89,7 +89,7 @@ async fn the_next_batch_is_fetched_during_processing_and_a_crash_mid_batch_redel
                 _ = &mut running => panic!("the run ended"),
                 () = tokio::time::sleep(Duration::from_millis(20)) => {
                     // Crash once batch 2 is being processed and batch 3 was read ahead.
-                    let second = windows.lock().unwrap().iter().any(|(first, _, _)| *first == 10);
+                    let second = windows.lock().unwrap().iter().any(|(first, _)| *first == 10);
                     if second && fetched_at(&fetches, 20).is_some() {
                         break;
                     }
@@ -108,12 +108,12 @@ async fn the_next_batch_is_fetched_during_processing_and_a_crash_mid_batch_redel
     drop(stream);
 
     let windows = windows.lock().unwrap().clone();
-    let (_, _, ended) = windows[0];
+    let (_, ended) = windows[0];
     let ended = ended.expect("batch 1 finished");
     let ahead = fetched_at(&fetches, 10).expect("batch 2 was fetched");
     let first = fetched_at(&fetches, 0).expect("batch 1 was fetched");
-    // Read ahead from the moment batch 1 is handed out, which is a moment before the closure
-    // starts (and notes when it started): on another worker thread the Fetch may go out first.
+    // Read ahead from the moment batch 1 is handed out, a moment before the closure starts: on
+    // another worker thread the Fetch may go out before the closure's first line.
     assert!(
         first < ahead && ahead < ended,
         "the Fetch for batch 2 went out {:?} after batch 1's, and batch 1's processing ended {:?} after batch 1's Fetch",

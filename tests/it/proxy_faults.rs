@@ -601,9 +601,8 @@ fn an_injected_offset_out_of_range_for_an_offset_still_in_the_log_resets_nothing
 /// `kwire consume` (the pipelined Fetcher) and `Client::fetch_range` read on through
 /// OFFSET_OUT_OF_RANGE answers the log's own bounds contradict: every 2nd Fetch of partition 1
 /// is answered so, many times over one read, and every record is printed once, in order per
-/// partition (Java's
-/// consumer resets by `auto.offset.reset` there, librdkafka's kcat skips to the end:
-/// scripts/fault-compare). A partition whose log really moved is still the named error
+/// partition (Java's consumer resets by `auto.offset.reset` there, librdkafka's kcat skips to
+/// the end: scripts/fault-compare). A partition whose log really moved is still the named error
 /// (tests/it/cli_reset_plan.rs and the offset-engine's seeds).
 #[test]
 fn consume_reads_every_record_once_through_out_of_range_answers_the_log_contradicts() {
@@ -620,8 +619,8 @@ fn consume_reads_every_record_once_through_out_of_range_answers_the_log_contradi
 }
 
 /// A batch whose bytes changed on the way (a byte flipped in every 2nd Fetch answer of
-/// partition 1) is fetched again and read right: every record printed once, none of a failed batch. A batch corrupt in
-/// every answer is still the checksum error after a few tries
+/// partition 1) is fetched again and read right: every record printed once, none of a failed
+/// batch. A batch corrupt in every answer is still the checksum error after a few tries
 /// (`a_corrupted_batch_is_a_checksum_error_naming_partition_and_offset_and_no_record_is_printed`).
 #[test]
 fn consume_reads_every_record_once_through_batches_corrupted_on_the_way() {
