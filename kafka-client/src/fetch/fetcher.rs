@@ -41,6 +41,7 @@ use crate::cluster::router::{PartitionResults, TopicPartition};
 use crate::error::{BrokerRef, ClientError};
 use crate::fetch::answer::{apply_answer, LeaderData};
 use crate::fetch::fetched::FetchedPartition;
+use crate::fetch::offsets::LogRange;
 use crate::fetch::progress::{stalled, Progress, Want};
 use crate::fetch::ranges::{FetchOptions, FetchRange};
 use crate::fetch::unpack::Unpacked;
@@ -96,7 +97,7 @@ struct Round {
     answers: PartitionResults<LeaderData>,
     /// The log's bounds for each partition answered OFFSET_OUT_OF_RANGE, looked up inside the
     /// round's task so that taking the round in never waits (and `next` stays cancel-safe).
-    out_of_range_logs: PartitionResults<crate::fetch::offsets::LogRange>,
+    out_of_range_logs: PartitionResults<LogRange>,
 }
 
 /// Reads offset ranges from the partition leaders, pipelined (see the module docs).
@@ -452,13 +453,13 @@ impl Fetcher {
                     queued += 1;
                 }
                 Err(ClientError::Kafka { code: ErrorCode::OFFSET_OUT_OF_RANGE, .. }) => {
-                    let log = round.out_of_range_logs.get(&tp).and_then(|r| r.as_ref().ok());
-                    let log_bounds = log.map(|l| (l.log_start, l.high_watermark));
-                    if p.retry_out_of_range(log_bounds) {
+                    let log =
+                        round.out_of_range_logs.get(&tp).and_then(|r| r.as_ref().ok()).map(LogRange::bounds);
+                    if p.retry_out_of_range(log) {
                         // The log holds the position: the next round asks for it again.
                         continue;
                     }
-                    out_of_range.push((tp.clone(), p.out_of_range_error(&tp, log_bounds)));
+                    out_of_range.push((tp.clone(), p.out_of_range_error(&tp, log)));
                     self.reading.remove(&tp);
                 }
                 // Read again from the failed batch; the records before it wait for that round.

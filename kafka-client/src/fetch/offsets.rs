@@ -67,6 +67,13 @@ pub struct LogRange {
     pub leader: Option<i32>,
 }
 
+impl LogRange {
+    /// The log's start and high watermark, without the last stable offset.
+    pub fn bounds(&self) -> LogBounds {
+        LogBounds { log_start: self.log_start, high_watermark: self.high_watermark }
+    }
+}
+
 /// A partition's log start and high watermark, read without the last stable offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogBounds {

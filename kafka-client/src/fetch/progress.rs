@@ -14,6 +14,7 @@ use crate::error::{BrokerRef, ClientError};
 use kafka_vocab::{Isolation, TopicPartition};
 
 use super::fetched::FetchedPartition;
+use super::offsets::LogBounds;
 
 /// What one round asks of one partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,30 +84,26 @@ impl Progress {
     }
 
     /// Whether to fetch the position again after an OFFSET_OUT_OF_RANGE answer, given the
-    /// log's bounds `(log_start, high_watermark)` read right after it (`None`: unknown): yes when
+    /// log's bounds read right after it (`None`: unknown): yes when
     /// they hold the position (`log_start ≤ position ≤ high_watermark`, the end included since
     /// a fetch there waits for records) and [`Progress::refetch`] allows it. A broker whose view
     /// lags answers so for a moment (a new leader not caught up, KIP-320's case); resetting
     /// then, as Java's `auto.offset.reset` does, would re-read or skip records for nothing.
-    pub(super) fn retry_out_of_range(&mut self, log_bounds: Option<(i64, i64)>) -> bool {
-        let inside = log_bounds.is_some_and(|(start, end)| start <= self.position && self.position <= end);
+    pub(super) fn retry_out_of_range(&mut self, log: Option<LogBounds>) -> bool {
+        let inside = log.is_some_and(|l| l.log_start <= self.position && self.position <= l.high_watermark);
         inside && self.refetch()
     }
 
     /// The partition's error after an OFFSET_OUT_OF_RANGE answer that
     /// [`Progress::retry_out_of_range`] refused: the position, the range and the log's bounds
-    /// `(log_start, high_watermark)` as read right after it (`None`: unknown).
-    pub(super) fn out_of_range_error(
-        &self,
-        tp: &TopicPartition,
-        log_bounds: Option<(i64, i64)>,
-    ) -> ClientError {
+    /// as read right after it (`None`: unknown).
+    pub(super) fn out_of_range_error(&self, tp: &TopicPartition, log: Option<LogBounds>) -> ClientError {
         ClientError::OffsetOutOfRange {
             partition: tp.clone(),
             offset: self.position,
             requested: (self.from, self.until),
-            log_start: log_bounds.map(|(start, _)| start),
-            high_watermark: log_bounds.map(|(_, end)| end),
+            log_start: log.map(|l| l.log_start),
+            high_watermark: log.map(|l| l.high_watermark),
         }
     }
 
@@ -180,6 +177,11 @@ mod tests {
     use super::*;
     use crate::fetch::test_support::{data, mixed_log, progress, read_into, response};
 
+    /// A log read as `[log_start, high_watermark)`.
+    fn bounds(log_start: i64, high_watermark: i64) -> LogBounds {
+        LogBounds { log_start, high_watermark }
+    }
+
     /// `fetch_range` with `until = i64::MAX` ("up to whatever is there") once never completed:
     /// that value also meant "follow the log". Only a followed partition reads past the end.
     #[test]
@@ -202,21 +204,21 @@ mod tests {
         p.position = 40;
         // The log holds 40 (its end included: a fetch at the end waits for records).
         for _ in 0..REFETCHES_AT_ONE_POSITION {
-            assert!(p.retry_out_of_range(Some((0, 40))));
+            assert!(p.retry_out_of_range(Some(bounds(0, 40))));
         }
-        assert!(!p.retry_out_of_range(Some((0, 40))), "a broker that keeps saying so is believed");
+        assert!(!p.retry_out_of_range(Some(bounds(0, 40))), "a broker that keeps saying so is believed");
         // Records read since: the count starts again at the new position.
         p.position = 41;
-        assert!(p.retry_out_of_range(Some((0, 41))));
+        assert!(p.retry_out_of_range(Some(bounds(0, 41))));
         let mut p = progress(10, 100);
         p.position = 40;
-        assert!(!p.retry_out_of_range(Some((41, 90))), "below the log start: deleted records");
-        assert!(!p.retry_out_of_range(Some((0, 39))), "past the end: a truncated log");
+        assert!(!p.retry_out_of_range(Some(bounds(41, 90))), "below the log start: deleted records");
+        assert!(!p.retry_out_of_range(Some(bounds(0, 39))), "past the end: a truncated log");
         assert!(!p.retry_out_of_range(None), "bounds unknown");
         assert_eq!(p.refetches.1, 0);
         let tp = TopicPartition::new("t", 3);
         let ClientError::OffsetOutOfRange { partition, offset, requested, log_start, high_watermark } =
-            p.out_of_range_error(&tp, Some((41, 90)))
+            p.out_of_range_error(&tp, Some(bounds(41, 90)))
         else {
             panic!("not the out-of-range error");
         };
@@ -234,7 +236,7 @@ mod tests {
             assert!(p.retry_corrupt_batch());
         }
         assert!(!p.retry_corrupt_batch(), "a batch corrupt in the log fails every time: the error");
-        assert!(!p.retry_out_of_range(Some((0, 9))), "one count per position, whatever the answer");
+        assert!(!p.retry_out_of_range(Some(bounds(0, 9))), "one count per position, whatever the answer");
         p.position = 12;
         assert!(p.retry_corrupt_batch(), "the next batch has its own count");
     }

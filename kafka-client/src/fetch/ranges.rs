@@ -33,6 +33,7 @@ use kafka_wire::protocol::ErrorCode;
 
 use super::answer::{apply_answer, LeaderData};
 use super::fetched::FetchedPartition;
+use super::offsets::LogRange;
 use super::progress::{stalled, Progress, Want};
 use super::request::{build_request, wanted_in_order, RequestFields, SESSIONS_FROM};
 use super::unpack::Unpacked;
@@ -215,13 +216,12 @@ impl Client {
             let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_secs(1));
             let ranges = self.log_ranges(&out_of_range, left).await;
             for tp in out_of_range.drain(..) {
-                let log = ranges.get(&tp).and_then(|r| r.as_ref().ok());
-                let log_bounds = log.map(|l| (l.log_start, l.high_watermark));
+                let log = ranges.get(&tp).and_then(|r| r.as_ref().ok()).map(LogRange::bounds);
                 let Some(p) = progress.get_mut(&tp) else { continue };
-                if p.retry_out_of_range(log_bounds) {
+                if p.retry_out_of_range(log) {
                     continue;
                 }
-                let e = p.out_of_range_error(&tp, log_bounds);
+                let e = p.out_of_range_error(&tp, log);
                 progress.remove(&tp);
                 results.insert(tp, Err(e));
             }
