@@ -69,14 +69,7 @@ impl Producer {
                     let _ = writeln!(out, "k{v},{v}");
                     out
                 });
-                let mut child = Command::new(env!("CARGO_BIN_EXE_kwire"))
-                    .args(["produce", &topic, "--key-separator", ","])
-                    .env("KWIRE_BOOTSTRAP", &bootstrap)
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .expect("kwire runs");
+                let mut child = spawn_kwire_produce(&topic, &bootstrap);
                 child.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
                 let out = child.wait_with_output().unwrap();
                 assert!(out.status.success(), "produce: {}", stderr(&out));
@@ -89,8 +82,38 @@ impl Producer {
 
     fn stop(self) -> Vec<String> {
         self.stop.store(true, Ordering::SeqCst);
-        self.thread.join().expect("the producer thread ends without a failure");
+        if let Err(panic) = self.thread.join() {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)");
+            panic!("the live producer failed: {message}");
+        }
         Arc::try_unwrap(self.acked).unwrap().into_inner().unwrap()
+    }
+}
+
+/// `kwire produce TOPIC` with stdin and stderr piped. The Spark tests run beside the other
+/// test commands, and one of those (the doc tests) may build the kwire binary again: for a
+/// moment the file is not there, so a spawn that finds nothing is tried again for up to 60 s.
+fn spawn_kwire_produce(topic: &str, bootstrap: &str) -> Child {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let spawned = Command::new(env!("CARGO_BIN_EXE_kwire"))
+            .args(["produce", topic, "--key-separator", ","])
+            .env("KWIRE_BOOTSTRAP", bootstrap)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn();
+        match spawned {
+            Ok(child) => return child,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => panic!("kwire produce does not start: {e}"),
+        }
     }
 }
 
@@ -264,6 +287,12 @@ fn seed_004_a_batch_loop_driver_killed_at_random_moments_skips_nothing_and_never
     let mut killed = 0;
     let mut runs = 0;
     while killed < kills {
+        // A driver run with the producer gone finishes alone, and the loop would start drivers
+        // for ever: the producer's failure ends the test instead.
+        if producer.thread.is_finished() {
+            producer.stop();
+            panic!("the live producer stopped before the test asked it to");
+        }
         runs += 1;
         let mut driver = Driver::start(&spark, &args, &log);
         // Kill at a random moment after the driver finished 0 to 2 rounds of this run: inside a
