@@ -217,12 +217,7 @@ fn every_generation_runs_every_command_as_far_as_its_kafka_version_allows() {
     let mut failed = Vec::new();
     for (name, handle) in handles {
         if let Err(panic) = handle.join() {
-            let text = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_default();
-            failed.push(format!("Kafka {name}: {text}"));
+            failed.push(format!("Kafka {name}: {}", support::panic_text(&*panic)));
         }
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));

@@ -83,38 +83,22 @@ impl Producer {
     fn stop(self) -> Vec<String> {
         self.stop.store(true, Ordering::SeqCst);
         if let Err(panic) = self.thread.join() {
-            let message = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("(no message)");
-            panic!("the live producer failed: {message}");
+            panic!("the live producer failed: {}", support::panic_text(&*panic));
         }
         Arc::try_unwrap(self.acked).unwrap().into_inner().unwrap()
     }
 }
 
-/// `kwire produce TOPIC` with stdin and stderr piped. The Spark tests run beside the other
-/// test commands, and one of those (the doc tests) may build the kwire binary again: for a
-/// moment the file is not there, so a spawn that finds nothing is tried again for up to 60 s.
+/// `kwire produce TOPIC` with stdin and stderr piped.
 fn spawn_kwire_produce(topic: &str, bootstrap: &str) -> Child {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let spawned = Command::new(env!("CARGO_BIN_EXE_kwire"))
-            .args(["produce", topic, "--key-separator", ","])
-            .env("KWIRE_BOOTSTRAP", bootstrap)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn();
-        match spawned {
-            Ok(child) => return child,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            Err(e) => panic!("kwire produce does not start: {e}"),
-        }
-    }
+    Command::new(env!("CARGO_BIN_EXE_kwire"))
+        .args(["produce", topic, "--key-separator", ","])
+        .env("KWIRE_BOOTSTRAP", bootstrap)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kwire produce starts")
 }
 
 /// One run of the example's driver, in its own process group, its stderr copied to `log`;

@@ -167,8 +167,9 @@ pub fn spark_env_of(version: &str) -> Option<std::collections::BTreeMap<String, 
 fn build_python_package() {
     static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let built = BUILT.get_or_init(|| {
-        let build = Command::new(repo_root().join("scripts/python-test"))
-            .arg("--build-only")
+        let mut build = Command::new(repo_root().join("scripts/python-test"));
+        build.arg("--build-only");
+        let build = without_cargo_test_env(&mut build)
             .output()
             .map_err(|e| format!("scripts/python-test does not run: {e}"))?;
         if build.status.success() {
@@ -180,6 +181,34 @@ fn build_python_package() {
     if let Err(output) = built {
         panic!("building the Python package failed (scripts/python-test --build-only):\n{output}");
     }
+}
+
+/// `command` without the variables cargo sets for a test (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`,
+/// ...), for a command that runs cargo itself (maturin's build). A build script that reruns when
+/// one of them changes (ring's does, on `CARGO_MANIFEST_DIR`) would otherwise record the test's
+/// value, and the next `cargo test` of scripts/test, which has none, would run it again and
+/// rebuild ring and everything above it, replacing `target/debug/kwire` while other tests spawn it.
+fn without_cargo_test_env(command: &mut Command) -> &mut Command {
+    const SET_FOR_TESTS: [&str; 8] = [
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+        "CARGO_MANIFEST_LINKS",
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+    ];
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if SET_FOR_TESTS.contains(&name.as_ref())
+            || name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_EXE_")
+        {
+            command.env_remove(name.as_ref());
+        }
+    }
+    command
 }
 
 /// Runs the `kwire` binary with `args` against `cluster`.
@@ -232,6 +261,16 @@ pub fn stdout(out: &Output) -> String {
 
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The message a panicking thread gave (`panic!` with a format string gives a `String`, with a
+/// literal a `&str`), from the payload `JoinHandle::join` returns; `(no message)` for any other.
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "(no message)".to_owned())
 }
 
 /// Parses stdout as one JSON document, with the command's stderr in the panic message.
