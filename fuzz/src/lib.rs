@@ -229,7 +229,7 @@ pub fn decompress(codec: Compression, input: &[u8]) {
 pub fn streaming_matches_whole(codec: Compression, input: &[u8], step: usize) {
     use kafka_wire::protocol::records::{compression, Decompressor};
     let whole = compression::decompress(codec, input, DECOMPRESS_CAP);
-    let streamed = Decompressor::new(codec, input, DECOMPRESS_CAP).and_then(|mut d| {
+    let streamed = Decompressor::new(codec, Bytes::copy_from_slice(input), DECOMPRESS_CAP).and_then(|mut d| {
         let (mut out, mut buf) = (Vec::new(), vec![0u8; step.max(1)]);
         loop {
             let n = d.read(&mut buf)?;

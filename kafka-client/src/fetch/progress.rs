@@ -15,6 +15,7 @@ use kafka_vocab::{Isolation, TopicPartition};
 
 use super::fetched::FetchedPartition;
 use super::offsets::LogBounds;
+use super::streamed::HeldBatch;
 
 /// What one round asks of one partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,9 +46,9 @@ pub(super) struct Progress {
     pub(super) fetched: FetchedPartition,
     /// Reading goes on past the log's end (a consumer's partition): only `until` completes it.
     pub(super) follows: bool,
-    /// The base offset of a batch found too large to unpack whole, still being read as it
-    /// decompresses: the next rounds stream it without trying to unpack it first.
-    pub(super) streaming: Option<i64>,
+    /// A batch found too large to unpack whole, read as it decompresses and stopped inside:
+    /// the next round reads on from where it stopped (see `streamed.rs`).
+    pub(super) streaming: Option<HeldBatch>,
     /// Answers in a row at one position that were fetched again — `(position, answers)`: see
     /// [`Progress::retry_out_of_range`] and [`Progress::retry_corrupt_batch`].
     pub(super) refetches: (i64, u32),

@@ -2,9 +2,12 @@
 //! it decompresses ([`StreamedBatch`]), its records kept until the budget's worth of their
 //! decompressed chunks is held, the rest left for the next round.
 //!
-//! The next round's Fetch starts inside the same batch (the broker sends it again from its
-//! start), which is decompressed again up to the position and kept from there: a batch of `n`
-//! budgets' worth is read in `n` rounds, decompressing ≈ `n²/2` budgets in all, holding one
+//! A round that stops inside the batch keeps it ([`HeldBatch`]: its compressed bytes and the
+//! decompressor's state — gzip's 32 KiB window, an lz4 block, zstd's window — not its
+//! decompressed bytes). The next round's Fetch starts inside the
+//! same batch and the broker sends it again from its start; when that is the batch kept (same
+//! base offset, length and CRC) and the position is where it stopped, reading goes on from the
+//! kept state. So a batch of `n` budgets' worth is decompressed once in `n` rounds, holding one
 //! budget (plus one chunk) at any time. Only a batch past
 //! [`DecodeOptions::max_decompressed_size`] in all, or a single record past it, is refused.
 //!
@@ -32,11 +35,59 @@ pub(super) enum Taken {
     Part,
 }
 
+/// A streamed batch a round stopped inside, kept for the next round.
+#[derive(Debug)]
+pub(super) struct HeldBatch {
+    /// Which batch: its base offset, length and CRC as the record set had them.
+    identity: BatchIdentity,
+    /// The position the round stopped at: the offset of the next record to read.
+    next: i64,
+    batch: StreamedBatch,
+}
+
+/// What tells one batch of a partition's log from another: a batch sent again in a later
+/// response has the same base offset, length and CRC (the CRC covers everything after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct BatchIdentity {
+    pub(super) base_offset: i64,
+    pub(super) len: usize,
+    pub(super) crc: u32,
+}
+
+impl BatchIdentity {
+    /// A magic-2 batch's identity from its bytes (a record set's entry): `None` when they are
+    /// too short to hold a batch header's CRC.
+    pub(super) fn of(entry: &[u8]) -> Option<Self> {
+        let base_offset = i64::from_be_bytes(*entry.first_chunk::<8>()?);
+        // baseOffset (8), batchLength (4), partitionLeaderEpoch (4), magic (1), then the CRC.
+        let crc = u32::from_be_bytes(*entry.get(17..21)?.first_chunk::<4>()?);
+        Some(Self { base_offset, len: entry.len(), crc })
+    }
+}
+
+impl HeldBatch {
+    /// The kept batch if `identity` is it and reading would go on at `position`; `None`
+    /// (dropping it) otherwise — another batch, or a position moved by a seek or a reset.
+    pub(super) fn resume(
+        held: &mut Option<HeldBatch>,
+        identity: BatchIdentity,
+        position: i64,
+    ) -> Option<StreamedBatch> {
+        let held = held.take()?;
+        (held.identity == identity && held.next == position).then_some(held.batch)
+    }
+
+    pub(super) fn keep(identity: BatchIdentity, next: i64, batch: StreamedBatch) -> Self {
+        Self { identity, next, batch }
+    }
+}
+
 /// Appends the batch's records in `[*position, until)` to `records`, stopping once the chunks
 /// holding the records kept add up to `limit` bytes; `*position` ends one past the last record
 /// taken (or at the batch's end, capped at `until`). Returns how far it got and the bytes held.
+/// After [`Taken::Part`], the batch reads on from the next record.
 pub(super) fn take_streamed(
-    mut batch: StreamedBatch<'_>,
+    batch: &mut StreamedBatch,
     position: &mut i64,
     until: i64,
     records: &mut Vec<FetchedRecord>,

@@ -33,7 +33,7 @@ use kafka_wire::protocol::{DecodeError, DecodeErrorKind};
 
 use super::fetched::FetchedRecord;
 use super::progress::Progress;
-use super::streamed::{chunk_size, take_streamed, Taken};
+use super::streamed::{chunk_size, take_streamed, BatchIdentity, HeldBatch, Taken};
 
 /// What one response may still decompress, across its partitions: its share of
 /// [`FetchOptions::max_decompressed_bytes`](crate::FetchOptions::max_decompressed_bytes).
@@ -126,42 +126,56 @@ pub(super) fn apply_response(
         }
         let base_offset = entry_base_offset(&entry);
         let unreadable = |e| Unreadable::at(base_offset, e);
-        if p.streaming != Some(base_offset) {
-            let mut part = budget.part(unpacked.batch_limit);
-            match BatchView::parse_entry(entry.bytes, entry.at, decode, &mut part) {
-                Ok(batch) => {
-                    unpacked.charge(part.spent());
-                    budget.absorb(&part);
-                    take_whole(p, &batch, records, isolation, &mut aborted).map_err(unreadable)?;
+        let identity = BatchIdentity::of(entry.bytes);
+        let resumed = identity.and_then(|id| HeldBatch::resume(&mut p.streaming, id, p.position));
+        p.streaming = None;
+        let mut batch = match resumed {
+            Some(batch) => batch,
+            None => {
+                let mut part = budget.part(unpacked.batch_limit);
+                match BatchView::parse_entry(entry.bytes, entry.at, decode, &mut part) {
+                    Ok(batch) => {
+                        unpacked.charge(part.spent());
+                        budget.absorb(&part);
+                        take_whole(p, &batch, records, isolation, &mut aborted).map_err(unreadable)?;
+                        continue;
+                    }
+                    // Larger than the whole decompressed budget: read as it decompresses, below.
+                    Err(e) if too_large(&e) && unpacked.batch_limit < budget.left() => {}
+                    Err(e) if budget_spent(&e) => break,
+                    Err(e) => return Err(unreadable(e)),
+                }
+                let batch = StreamedBatch::parse_entry(
+                    entry.bytes,
+                    entry.at,
+                    decode,
+                    chunk_size(unpacked.batch_limit),
+                )
+                .map_err(unreadable)?;
+                let control = || streamed_control_type(&entry, decode);
+                let dropped = match isolation {
+                    Isolation::ReadCommitted => aborted.drops(&batch.header, control),
+                    Isolation::ReadUncommitted => false,
+                };
+                let next = batch.header.next_offset();
+                if dropped || batch.header.attributes.is_control || next <= p.position {
+                    p.position = p.position.max(next.min(p.until));
                     continue;
                 }
-                // Larger than the whole decompressed budget: read as it decompresses, below.
-                Err(e) if too_large(&e) && unpacked.batch_limit < budget.left() => {}
-                Err(e) if budget_spent(&e) => break,
-                Err(e) => return Err(unreadable(e)),
+                batch
             }
-        }
-        p.streaming = Some(base_offset);
-        let limit = unpacked.batch_limit;
-        let batch = StreamedBatch::parse_entry(entry.bytes, entry.at, decode, chunk_size(limit))
-            .map_err(unreadable)?;
-        let control = || streamed_control_type(&entry, decode);
-        let dropped = match isolation {
-            Isolation::ReadCommitted => aborted.drops(&batch.header, control),
-            Isolation::ReadUncommitted => false,
         };
-        let next = batch.header.next_offset();
-        if dropped || batch.header.attributes.is_control || next <= p.position {
-            p.position = p.position.max(next.min(p.until));
-            p.streaming = None;
-            continue;
-        }
-        let (taken, held) = take_streamed(batch, &mut p.position, p.until, &mut p.fetched.records, limit)
-            .map_err(unreadable)?;
+        let limit = unpacked.batch_limit;
+        let (taken, held) =
+            take_streamed(&mut batch, &mut p.position, p.until, &mut p.fetched.records, limit)
+                .map_err(unreadable)?;
         unpacked.charge(held);
-        match taken {
-            Taken::Whole => p.streaming = None,
-            Taken::Part => return Ok(Some(entry.at)),
+        if taken == Taken::Part {
+            // `identity` is there: an entry that parsed as a batch holds its CRC.
+            if let Some(id) = identity {
+                p.streaming = Some(HeldBatch::keep(id, p.position, batch));
+            }
+            return Ok(Some(entry.at));
         }
     }
     Ok(None)
@@ -463,6 +477,63 @@ mod tests {
         for round in &rounds {
             assert!(round.len() <= 12, "a round kept {} records of 10 KB under a 100 KB budget", round.len());
         }
+    }
+
+    /// One round of `r` for `p` with a budget of `budget` bytes (half of it the response's).
+    #[cfg(feature = "lz4")]
+    fn round(
+        p: &mut Progress,
+        r: FetchPartitionResponse,
+        budget: usize,
+    ) -> Result<Vec<i64>, crate::ClientError> {
+        let options = FetchOptions::default();
+        let mut share = Unpacked::new(budget / 2, budget);
+        let result = apply_answer(&tp(), p, answer(r), options.isolation, &options.decode, &mut share);
+        let read = p.fetched.records.drain(..).map(|r| r.offset).collect();
+        result.map(|()| read)
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_streamed_batch_sent_again_is_read_on_from_the_kept_state_not_decompressed_again() {
+        // 40 records of 10 KB under a 100 KB budget: the first round stops inside the batch.
+        let batch = compressible(0, 40);
+        let mut p = progress(0, 40);
+        let first = round(&mut p, response(std::slice::from_ref(&batch), &[], 40), 100_000).unwrap();
+        assert!(!first.is_empty() && p.position < 40, "stopped inside: {first:?}");
+        assert!(p.streaming.is_some(), "the batch is kept for the next round");
+        // The broker sends the batch again with its compressed bytes damaged after the header
+        // (its CRC field unchanged): parsed again it would fail its checksum, so a round that
+        // reads on proves it went on from the kept state.
+        let mut again = response(std::slice::from_ref(&batch), &[], 40);
+        let mut bytes = again.records.take().unwrap().to_vec();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        again.records = Some(Bytes::from(bytes));
+        let position = p.position;
+        let second = round(&mut p, again, 100_000).unwrap();
+        assert_eq!(second.first(), Some(&position), "read on where the first round stopped");
+        let mut read = first;
+        read.extend(second);
+        while p.position < 40 {
+            read.extend(round(&mut p, response(std::slice::from_ref(&batch), &[], 40), 100_000).unwrap());
+        }
+        assert_eq!(read, (0..40).collect::<Vec<_>>(), "every record once, in order");
+        assert!(p.streaming.is_none(), "nothing kept once the batch is read");
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_position_moved_back_inside_a_kept_batch_reads_from_the_new_position() {
+        let batch = compressible(0, 40);
+        let mut p = progress(0, 40);
+        round(&mut p, response(std::slice::from_ref(&batch), &[], 40), 100_000).unwrap();
+        assert!(p.streaming.is_some() && p.position > 3);
+        // A seek back: the kept state is past it, so the batch is read again from its start.
+        p.position = 3;
+        let read = round(&mut p, response(std::slice::from_ref(&batch), &[], 40), 100_000).unwrap();
+        assert_eq!(read.first(), Some(&3));
+        assert!(read.windows(2).all(|w| w[1] == w[0] + 1), "{read:?}");
     }
 
     #[cfg(feature = "lz4")]

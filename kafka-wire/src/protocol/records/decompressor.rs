@@ -12,41 +12,50 @@
 //! level 3, usually the batch size); snappy one block — 32 KiB in the xerial framing Kafka's
 //! producers write, the whole output for raw snappy (one block by definition, sized from its
 //! header and checked against the cap before anything is allocated).
+//!
+//! The compressed input is owned (a [`Bytes`], shared, not copied), so a stream can be kept past
+//! the buffer it was read from: a fetch that stops inside a batch reads on from the same state
+//! in its next round instead of decompressing the batch again from its start.
+
+use bytes::{Buf, Bytes};
 
 use super::compression::Compression;
 use crate::protocol::error::DecodeErrorKind;
 
 /// One compressed input read as a stream of its decompressed bytes, at most `max` in total.
-pub struct Decompressor<'a> {
-    source: Source<'a>,
+pub struct Decompressor {
+    source: Source,
     produced: usize,
     max: usize,
 }
 
-impl std::fmt::Debug for Decompressor<'_> {
+impl std::fmt::Debug for Decompressor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Decompressor").field("produced", &self.produced).field("max", &self.max).finish()
+        f.debug_struct("Decompressor")
+            .field("produced", &self.produced)
+            .field("max", &self.max)
+            .finish_non_exhaustive()
     }
 }
 
-enum Source<'a> {
+enum Source {
     /// Uncompressed input, served as it is (for callers that do not special-case it).
-    Plain(&'a [u8]),
+    Plain(Bytes),
     #[cfg(feature = "gzip")]
-    Gzip(Box<gzip::Stream<'a>>),
+    Gzip(Box<gzip::Stream>),
     #[cfg(feature = "snappy")]
-    Snappy(snappy::Stream<'a>),
+    Snappy(snappy::Stream),
     #[cfg(feature = "lz4")]
-    Lz4(Box<lz4_flex::frame::FrameDecoder<&'a [u8]>>),
+    Lz4(Box<lz4_flex::frame::FrameDecoder<bytes::buf::Reader<Bytes>>>),
     #[cfg(feature = "zstd")]
-    Zstd(Box<::zstd::stream::read::Decoder<'static, &'a [u8]>>),
+    Zstd(Box<::zstd::stream::read::Decoder<'static, bytes::buf::Reader<Bytes>>>),
 }
 
-impl<'a> Decompressor<'a> {
+impl Decompressor {
     /// A stream of `input`'s decompressed bytes. Fails at once only for a codec compiled out of
     /// this build or a zstd context that cannot be created; malformed input fails on
     /// [`Decompressor::read`].
-    pub fn new(codec: Compression, input: &'a [u8], max: usize) -> Result<Self, DecodeErrorKind> {
+    pub fn new(codec: Compression, input: Bytes, max: usize) -> Result<Self, DecodeErrorKind> {
         let source = match codec {
             Compression::None => Source::Plain(input),
             #[cfg(feature = "gzip")]
@@ -54,10 +63,10 @@ impl<'a> Decompressor<'a> {
             #[cfg(feature = "snappy")]
             Compression::Snappy => Source::Snappy(snappy::Stream::new(input)),
             #[cfg(feature = "lz4")]
-            Compression::Lz4 => Source::Lz4(Box::new(lz4_flex::frame::FrameDecoder::new(input))),
+            Compression::Lz4 => Source::Lz4(Box::new(lz4_flex::frame::FrameDecoder::new(input.reader()))),
             #[cfg(feature = "zstd")]
             Compression::Zstd => Source::Zstd(Box::new(
-                ::zstd::stream::read::Decoder::with_buffer(input)
+                ::zstd::stream::read::Decoder::with_buffer(input.reader())
                     .map_err(|e| DecodeErrorKind::Decompression(format!("zstd: {e}")))?,
             )),
             #[allow(unreachable_patterns)] // every codec compiled in
@@ -90,7 +99,7 @@ impl<'a> Decompressor<'a> {
             Source::Plain(rest) => {
                 let n = rest.len().min(out.len());
                 out[..n].copy_from_slice(&rest[..n]);
-                *rest = &rest[n..];
+                rest.advance(n);
                 n
             }
             #[cfg(feature = "gzip")]
@@ -145,6 +154,7 @@ fn read_io(reader: &mut impl std::io::Read, out: &mut [u8], codec: &str) -> Resu
 
 #[cfg(feature = "gzip")]
 mod gzip {
+    use bytes::{Buf, Bytes};
     use zlib_rs::{Inflate, InflateFlush, Status};
 
     use super::DecodeErrorKind;
@@ -153,14 +163,14 @@ mod gzip {
     const GZIP_WINDOW_BITS: u8 = 31;
 
     /// Concatenated gzip members, as Java's `GZIPInputStream` reads them.
-    pub(super) struct Stream<'a> {
-        rest: &'a [u8],
+    pub(super) struct Stream {
+        rest: Bytes,
         inflate: Inflate,
         ended: bool,
     }
 
-    impl<'a> Stream<'a> {
-        pub(super) fn new(input: &'a [u8]) -> Self {
+    impl Stream {
+        pub(super) fn new(input: Bytes) -> Self {
             Self { rest: input, inflate: Inflate::new(true, GZIP_WINDOW_BITS), ended: false }
         }
 
@@ -170,11 +180,11 @@ mod gzip {
                 let (in_before, out_before) = (self.inflate.total_in(), self.inflate.total_out());
                 let status = self
                     .inflate
-                    .decompress(self.rest, &mut out[produced..], InflateFlush::NoFlush)
+                    .decompress(&self.rest, &mut out[produced..], InflateFlush::NoFlush)
                     .map_err(|e| DecodeErrorKind::Decompression(format!("gzip: {}", e.as_str())))?;
                 let consumed = usize::try_from(self.inflate.total_in() - in_before).unwrap_or(usize::MAX);
                 let written = usize::try_from(self.inflate.total_out() - out_before).unwrap_or(usize::MAX);
-                self.rest = &self.rest[consumed.min(self.rest.len())..];
+                self.rest.advance(consumed.min(self.rest.len()));
                 produced += written;
                 match status {
                     Status::StreamEnd if self.rest.is_empty() => self.ended = true,
@@ -193,6 +203,8 @@ mod gzip {
 
 #[cfg(feature = "snappy")]
 mod snappy {
+    use bytes::{Buf, Bytes};
+
     use super::super::compression::XERIAL_MAGIC;
     use super::DecodeErrorKind;
 
@@ -208,27 +220,29 @@ mod snappy {
     }
 
     /// Where the blocks come from.
-    enum Blocks<'a> {
+    enum Blocks {
         /// The xerial framing's length-prefixed blocks not yet decompressed.
-        Xerial(&'a [u8]),
+        Xerial(Bytes),
         /// Raw snappy: the input is one block, `None` once taken.
-        Raw(Option<&'a [u8]>),
+        Raw(Option<Bytes>),
     }
 
     /// One block decompressed at a time; the current block's output is served from
     /// `block[served..]`.
-    pub(super) struct Stream<'a> {
-        blocks: Blocks<'a>,
+    pub(super) struct Stream {
+        blocks: Blocks,
         decoder: snap::raw::Decoder,
         block: Vec<u8>,
         served: usize,
     }
 
-    impl<'a> Stream<'a> {
-        pub(super) fn new(input: &'a [u8]) -> Self {
-            let blocks = match input.strip_prefix(&XERIAL_MAGIC[..]) {
-                Some(_) if input.len() >= XERIAL_HEADER_LEN => Blocks::Xerial(&input[XERIAL_HEADER_LEN..]),
-                _ => Blocks::Raw(Some(input)),
+    impl Stream {
+        pub(super) fn new(input: Bytes) -> Self {
+            let xerial = input.starts_with(&XERIAL_MAGIC[..]) && input.len() >= XERIAL_HEADER_LEN;
+            let blocks = if xerial {
+                Blocks::Xerial(input.slice(XERIAL_HEADER_LEN..))
+            } else {
+                Blocks::Raw(Some(input))
             };
             Self { blocks, decoder: snap::raw::Decoder::new(), block: Vec::new(), served: 0 }
         }
@@ -239,14 +253,14 @@ mod snappy {
         pub(super) fn read(&mut self, out: &mut [u8], allowed: usize) -> Result<usize, DecodeErrorKind> {
             while self.served == self.block.len() {
                 let Some(compressed) = self.next_compressed()? else { return Ok(0) };
-                let len = snap::raw::decompress_len(compressed).map_err(|e| snap_error(&e))?;
+                let len = snap::raw::decompress_len(&compressed).map_err(|e| snap_error(&e))?;
                 if len > allowed {
                     return Err(DecodeErrorKind::DecompressedTooLarge { max: allowed });
                 }
                 self.block.clear();
                 self.block.resize(len, 0);
                 let written =
-                    self.decoder.decompress(compressed, &mut self.block).map_err(|e| snap_error(&e))?;
+                    self.decoder.decompress(&compressed, &mut self.block).map_err(|e| snap_error(&e))?;
                 self.block.truncate(written);
                 self.served = 0;
             }
@@ -257,19 +271,19 @@ mod snappy {
         }
 
         /// The next compressed block; `None` at the end of the input.
-        fn next_compressed(&mut self) -> Result<Option<&'a [u8]>, DecodeErrorKind> {
+        fn next_compressed(&mut self) -> Result<Option<Bytes>, DecodeErrorKind> {
             match &mut self.blocks {
                 Blocks::Raw(input) => Ok(input.take()),
-                Blocks::Xerial([]) => Ok(None),
+                Blocks::Xerial(rest) if rest.is_empty() => Ok(None),
                 Blocks::Xerial(rest) => {
-                    let (len, after) =
-                        rest.split_first_chunk::<4>().ok_or_else(|| corrupt("truncated block length"))?;
+                    let len = rest.first_chunk::<4>().ok_or_else(|| corrupt("truncated block length"))?;
                     let len = usize::try_from(i32::from_be_bytes(*len))
                         .map_err(|_| corrupt("negative block length"))?;
-                    let (block, after) =
-                        after.split_at_checked(len).ok_or_else(|| corrupt("truncated block"))?;
-                    *rest = after;
-                    Ok(Some(block))
+                    if rest.len() - 4 < len {
+                        return Err(corrupt("truncated block"));
+                    }
+                    rest.advance(4);
+                    Ok(Some(rest.split_to(len)))
                 }
             }
         }
@@ -298,7 +312,7 @@ mod tests {
         max: usize,
         step: usize,
     ) -> Result<Vec<u8>, DecodeErrorKind> {
-        let mut d = Decompressor::new(codec, input, max)?;
+        let mut d = Decompressor::new(codec, Bytes::copy_from_slice(input), max)?;
         let mut out = Vec::new();
         let mut buf = vec![0; step];
         loop {
@@ -373,7 +387,7 @@ mod tests {
         for codec in codecs() {
             let mut packed = Vec::new();
             compress(codec, &zeros, &mut packed).unwrap();
-            let mut d = Decompressor::new(codec, &packed, 1 << 20).unwrap();
+            let mut d = Decompressor::new(codec, packed.into(), 1 << 20).unwrap();
             let mut buf = vec![0; 64 << 10];
             let err = loop {
                 match d.read(&mut buf) {
@@ -392,7 +406,7 @@ mod tests {
     fn a_snappy_block_claiming_4_gib_is_refused_before_allocating() {
         // A raw snappy header claiming 2^32 − 1 bytes, then nothing.
         let claim = [0xff, 0xff, 0xff, 0xff, 0x0f];
-        let mut d = Decompressor::new(Compression::Snappy, &claim, 1 << 20).unwrap();
+        let mut d = Decompressor::new(Compression::Snappy, Bytes::copy_from_slice(&claim), 1 << 20).unwrap();
         let mut buf = vec![0; 4096];
         let err = loop {
             match d.read(&mut buf) {
@@ -409,7 +423,7 @@ mod tests {
         for codec in [Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
             if !codec.is_available() {
                 assert_eq!(
-                    Decompressor::new(codec, b"x", 10).unwrap_err(),
+                    Decompressor::new(codec, Bytes::from_static(b"x"), 10).unwrap_err(),
                     DecodeErrorKind::UnsupportedCompression(codec.id())
                 );
             }

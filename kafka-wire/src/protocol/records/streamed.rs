@@ -45,10 +45,10 @@ const MAX_LENGTH_VARINT: usize = 5;
 
 /// One batch's records, decompressed a chunk at a time; see the module doc.
 #[derive(Debug)]
-pub struct StreamedBatch<'a> {
+pub struct StreamedBatch {
     /// The header fields.
     pub header: BatchHeader,
-    source: Decompressor<'a>,
+    source: Decompressor,
     /// Decompressed bytes; records are read from `chunk[pos..]`.
     chunk: Bytes,
     pos: usize,
@@ -66,21 +66,28 @@ pub struct StreamedBatch<'a> {
     failed: bool,
 }
 
-impl<'a> StreamedBatch<'a> {
+impl StreamedBatch {
     /// Reads the header of one batch whose length was checked against `bytes` (a record set's
     /// [`Entry`](super::Entry)) and checks its CRC; `base` is its absolute offset, for errors.
     /// Nothing is decompressed yet. `chunk_size` (at least 1 KiB is sensible) is the decompressed
     /// bytes held at a time.
+    ///
+    /// The batch's compressed records are copied (its size on the wire, not decompressed), so
+    /// the batch outlives `bytes`: a reader that stops inside it can keep it and read on later,
+    /// from where it stopped, without holding the buffer it came in.
     pub fn parse_entry(
-        bytes: &'a [u8],
+        bytes: &[u8],
         base: usize,
         opts: &DecodeOptions,
         chunk_size: usize,
     ) -> DecodeResult<Self> {
         let raw = RawBatch::parse(bytes, base, opts)?;
-        let source =
-            Decompressor::new(raw.header.attributes.compression, raw.body, opts.max_decompressed_size)
-                .map_err(|kind| DecodeError::new(kind, "records", raw.records_at))?;
+        let source = Decompressor::new(
+            raw.header.attributes.compression,
+            Bytes::copy_from_slice(raw.body),
+            opts.max_decompressed_size,
+        )
+        .map_err(|kind| DecodeError::new(kind, "records", raw.records_at))?;
         Ok(Self {
             header: raw.header,
             source,
