@@ -4,6 +4,7 @@
 //! [`ErrorCode::recovery`](kafka_wire::protocol::ErrorCode::recovery)), and for a produced batch in
 //! [`batch_recovery`], which adds what the producer's sequence numbers mean.
 
+use std::hash::{BuildHasher, RandomState};
 use std::time::{Duration, Instant};
 
 use crate::deadline::fits_before;
@@ -126,15 +127,18 @@ pub struct Backoff {
     next: Duration,
     max: Duration,
     deadline: Instant,
-    /// xorshift state for jitter; seeded from the deadline so no global RNG is needed.
+    /// xorshift state for jitter, seeded by std's per-process random hash keys (no RNG crate).
     seed: u64,
 }
 
 impl Backoff {
     /// Waits start at about `initial`, double each time up to `max`, and never pass `deadline`.
+    /// Each backoff draws its own jitter: clients that failed together come back apart.
     pub fn new(initial: Duration, max: Duration, deadline: Instant) -> Self {
-        let seed = u64::from(deadline.elapsed().subsec_nanos()) | 1;
-        Self { next: initial, max, deadline, seed: seed ^ 0x9e37_79b9_7f4a_7c15 }
+        // Seeded from the deadline alone (`deadline.elapsed()`, zero for a deadline ahead),
+        // every backoff drew the same waits.
+        let seed = RandomState::new().hash_one(deadline) | 1;
+        Self { next: initial, max, deadline, seed }
     }
 
     /// The wait before the next attempt (between half and all of the current step), or `None`
@@ -156,6 +160,18 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backoffs_made_alike_draw_different_waits() {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let first: Vec<Duration> = (0..8)
+            .map(|_| {
+                Backoff::new(Duration::from_secs(1), Duration::from_secs(1), deadline).next_wait().unwrap()
+            })
+            .collect();
+        // Each between 0.5 and 1 s at nanosecond resolution: eight equal ones are jitter lost.
+        assert!(first.iter().any(|w| *w != first[0]), "{first:?}");
+    }
 
     #[test]
     fn waits_grow_and_stay_within_the_cap() {
