@@ -255,7 +255,17 @@ impl Fetcher {
                 self.handed_out = ready.closes;
                 return Some((ready.partition, ready.outcome));
             }
-            let finished = self.rounds.join_next_with_id().await;
+            let finished = match self.backoff_ends() {
+                None => self.rounds.join_next_with_id().await,
+                Some(wake) if self.rounds.is_empty() => {
+                    tokio::time::sleep_until(wake).await;
+                    continue;
+                }
+                Some(wake) => tokio::select! {
+                    finished = self.rounds.join_next_with_id() => finished,
+                    () = tokio::time::sleep_until(wake) => continue,
+                },
+            };
             match finished {
                 Some(Ok((id, round))) => {
                     self.running.remove(&id);
@@ -322,6 +332,20 @@ impl Fetcher {
         results
     }
 
+    /// When the first partition waiting out a refetch's backoff may be asked again (at the
+    /// deadline at the latest, which fails it instead); `None` when none waits.
+    fn backoff_ends(&self) -> Option<tokio::time::Instant> {
+        let now = Instant::now();
+        let first = self
+            .reading
+            .values()
+            .filter(|r| !r.in_flight && !r.progress.fetchable(now))
+            .filter_map(|r| r.progress.not_before)
+            .min()?;
+        let wake = self.deadline.map_or(first, |d| first.min(d));
+        Some(tokio::time::Instant::from_std(wake))
+    }
+
     fn queue(
         &mut self,
         partition: TopicPartition,
@@ -349,7 +373,8 @@ impl Fetcher {
         let metadata = self.client.cached_metadata();
         let mut by_lane: BTreeMap<Lane, Vec<TopicPartition>> = BTreeMap::new();
         for (tp, r) in &self.reading {
-            if r.in_flight {
+            // In flight, or waiting out a refetch's backoff (`next` wakes for it).
+            if r.in_flight || !r.progress.fetchable(now) {
                 continue;
             }
             let lane = metadata.as_ref().and_then(|m| {
@@ -455,7 +480,7 @@ impl Fetcher {
                 Err(ClientError::Kafka { code: ErrorCode::OFFSET_OUT_OF_RANGE, .. }) => {
                     let log =
                         round.out_of_range_logs.get(&tp).and_then(|r| r.as_ref().ok()).map(LogRange::bounds);
-                    if p.retry_out_of_range(log) {
+                    if p.retry_out_of_range(log, Instant::now()) {
                         // The log holds the position: the next round asks for it again.
                         continue;
                     }
@@ -463,7 +488,7 @@ impl Fetcher {
                     self.reading.remove(&tp);
                 }
                 // Read again from the failed batch; the records before it wait for that round.
-                Err(e) if e.is_checksum_mismatch() && p.retry_corrupt_batch() => {}
+                Err(e) if e.is_checksum_mismatch() && p.retry_corrupt_batch(Instant::now()) => {}
                 Err(e) => {
                     self.reading.remove(&tp);
                     self.queue(tp, Err(e), None);

@@ -1,15 +1,20 @@
 //! One offset range being read, sans-IO: where reading stands in `[from, until)` (`from`
 //! inclusive, `until` exclusive), the records taken so far with the log bounds the last answer
 //! reported, how many bytes the next Fetch asks for, and when the range is complete. No
-//! socket, no clock: [`Client::fetch_range`](crate::Client::fetch_range) and the
+//! socket, and no clock of its own (a refetch is given the time it is decided at):
+//! [`Client::fetch_range`](crate::Client::fetch_range) and the
 //! [`Fetcher`](crate::Fetcher) keep one per partition and move it with each answer
 //! (`answer.rs`, `unpack.rs`).
 //!
 //! Offsets are Kafka offsets; byte counts are compressed bytes on the wire, as a Fetch
 //! request's `partition_max_bytes` counts them.
 //!
-//! Imports no file of `fetch/` but `fetched.rs`.
+//! Imports of `fetch/`: `fetched.rs`, `offsets.rs` (the log's bounds) and `streamed.rs` (a
+//! batch kept between rounds).
 
+use std::time::{Duration, Instant};
+
+use crate::cluster::retry::Backoff;
 use crate::error::{BrokerRef, ClientError};
 use kafka_vocab::{Isolation, TopicPartition};
 
@@ -52,12 +57,24 @@ pub(super) struct Progress {
     /// Answers in a row at one position that were fetched again — `(position, answers)`: see
     /// [`Progress::retry_out_of_range`] and [`Progress::retry_corrupt_batch`].
     pub(super) refetches: (i64, u32),
+    /// The waits between those refetches, drawn anew at each position.
+    refetch_backoff: Option<Backoff>,
+    /// Not to be fetched before this (`None`: at once): a refetch waits out its backoff.
+    pub(super) not_before: Option<Instant>,
 }
 
 /// Answers at one position a range is fetched again after (an OFFSET_OUT_OF_RANGE the log's
 /// bounds contradict, a batch whose checksum fails); one more at the same position is the
 /// partition's error ([`ClientError::OffsetOutOfRange`], [`ClientError::Records`]).
 pub(super) const REFETCHES_AT_ONE_POSITION: u32 = 3;
+
+/// The wait before the first refetch at a position (Java's `retry.backoff.ms`); each next one
+/// waits twice as long, up to [`REFETCH_BACKOFF_MAX`] (`retry.backoff.max.ms`), each drawn
+/// between half and all of its step. A broker whose view lags (a new leader catching up) gets
+/// that long to catch up, and partitions answered alike do not all come back at once.
+pub(super) const REFETCH_BACKOFF: Duration = Duration::from_millis(100);
+/// The longest wait between two refetches at one position.
+pub(super) const REFETCH_BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 impl Progress {
     /// The range `[from, until)` at its start, asking `partition_max_bytes`
@@ -74,6 +91,8 @@ impl Progress {
             follows: false,
             streaming: None,
             refetches: (from, 0),
+            refetch_backoff: None,
+            not_before: None,
             fetched: FetchedPartition {
                 records: Vec::new(),
                 next_offset: from,
@@ -90,9 +109,10 @@ impl Progress {
     /// a fetch there waits for records) and [`Progress::refetch`] allows it. A broker whose view
     /// lags answers so for a moment (a new leader not caught up, KIP-320's case); resetting
     /// then, as Java's `auto.offset.reset` does, would re-read or skip records for nothing.
-    pub(super) fn retry_out_of_range(&mut self, log: Option<LogBounds>) -> bool {
+    /// A yes sets [`Progress::not_before`] after `now`.
+    pub(super) fn retry_out_of_range(&mut self, log: Option<LogBounds>, now: Instant) -> bool {
         let inside = log.is_some_and(|l| l.log_start <= self.position && self.position <= l.high_watermark);
-        inside && self.refetch()
+        inside && self.refetch(now)
     }
 
     /// The partition's error after an OFFSET_OUT_OF_RANGE answer that
@@ -111,22 +131,35 @@ impl Progress {
     /// Whether to fetch the position again after a batch there failed its checksum: bytes
     /// changed on the way (a proxy, a bad link) read right the next time, while a batch
     /// corrupt in the broker's log fails every time and ends the range with the error once
-    /// [`Progress::refetch`] refuses. No record of a failed batch is ever handed out.
-    pub(super) fn retry_corrupt_batch(&mut self) -> bool {
-        self.refetch()
+    /// [`Progress::refetch`] refuses. No record of a failed batch is ever handed out. A yes
+    /// sets [`Progress::not_before`] after `now`.
+    pub(super) fn retry_corrupt_batch(&mut self, now: Instant) -> bool {
+        self.refetch(now)
     }
 
     /// Counts a refetch at the position: allowed while fewer than
     /// [`REFETCHES_AT_ONE_POSITION`] came before at this position (a read that moved on
-    /// starts the count again).
-    fn refetch(&mut self) -> bool {
+    /// starts the count again), after the backoff's next wait from `now`.
+    fn refetch(&mut self, now: Instant) -> bool {
         let (at, answers) = self.refetches;
         let answers = if at == self.position { answers } else { 0 };
         if answers >= REFETCHES_AT_ONE_POSITION {
             return false;
         }
+        if answers == 0 || self.refetch_backoff.is_none() {
+            // Every wait fits: three steps of at most a second each.
+            let horizon = now + REFETCH_BACKOFF_MAX * (REFETCHES_AT_ONE_POSITION + 1);
+            self.refetch_backoff = Some(Backoff::new(REFETCH_BACKOFF, REFETCH_BACKOFF_MAX, horizon));
+        }
+        let wait = self.refetch_backoff.as_mut().and_then(Backoff::next_wait).unwrap_or(REFETCH_BACKOFF);
+        self.not_before = Some(now + wait);
         self.refetches = (self.position, answers + 1);
         true
+    }
+
+    /// Whether the partition may be fetched at `now` (no refetch backoff left to wait out).
+    pub(super) fn fetchable(&self, now: Instant) -> bool {
+        self.not_before.is_none_or(|t| t <= now)
     }
 
     /// What the next round asks of the partition.
@@ -201,21 +234,22 @@ mod tests {
 
     #[test]
     fn an_out_of_range_answer_the_log_contradicts_is_asked_again_a_few_times_and_a_true_one_never() {
+        let now = Instant::now();
         let mut p = progress(10, 100);
         p.position = 40;
         // The log holds 40 (its end included: a fetch at the end waits for records).
         for _ in 0..REFETCHES_AT_ONE_POSITION {
-            assert!(p.retry_out_of_range(Some(bounds(0, 40))));
+            assert!(p.retry_out_of_range(Some(bounds(0, 40)), now));
         }
-        assert!(!p.retry_out_of_range(Some(bounds(0, 40))), "a broker that keeps saying so is believed");
+        assert!(!p.retry_out_of_range(Some(bounds(0, 40)), now), "a broker that keeps saying so is believed");
         // Records read since: the count starts again at the new position.
         p.position = 41;
-        assert!(p.retry_out_of_range(Some(bounds(0, 41))));
+        assert!(p.retry_out_of_range(Some(bounds(0, 41)), now));
         let mut p = progress(10, 100);
         p.position = 40;
-        assert!(!p.retry_out_of_range(Some(bounds(41, 90))), "below the log start: deleted records");
-        assert!(!p.retry_out_of_range(Some(bounds(0, 39))), "past the end: a truncated log");
-        assert!(!p.retry_out_of_range(None), "bounds unknown");
+        assert!(!p.retry_out_of_range(Some(bounds(41, 90)), now), "below the log start: deleted records");
+        assert!(!p.retry_out_of_range(Some(bounds(0, 39)), now), "past the end: a truncated log");
+        assert!(!p.retry_out_of_range(None, now), "bounds unknown");
         assert_eq!(p.refetches.1, 0);
         let tp = TopicPartition::new("t", 3);
         let ClientError::OffsetOutOfRange { partition, offset, requested, log_start, high_watermark } =
@@ -231,15 +265,42 @@ mod tests {
 
     #[test]
     fn a_batch_failing_its_checksum_is_fetched_again_a_few_times_at_one_position() {
+        let now = Instant::now();
         let mut p = progress(0, 100);
         p.position = 7;
         for _ in 0..REFETCHES_AT_ONE_POSITION {
-            assert!(p.retry_corrupt_batch());
+            assert!(p.retry_corrupt_batch(now));
         }
-        assert!(!p.retry_corrupt_batch(), "a batch corrupt in the log fails every time: the error");
-        assert!(!p.retry_out_of_range(Some(bounds(0, 9))), "one count per position, whatever the answer");
+        assert!(!p.retry_corrupt_batch(now), "a batch corrupt in the log fails every time: the error");
+        assert!(
+            !p.retry_out_of_range(Some(bounds(0, 9)), now),
+            "one count per position, whatever the answer"
+        );
         p.position = 12;
-        assert!(p.retry_corrupt_batch(), "the next batch has its own count");
+        assert!(p.retry_corrupt_batch(now), "the next batch has its own count");
+    }
+
+    #[test]
+    fn each_refetch_at_a_position_waits_longer_and_a_new_position_starts_short_again() {
+        let now = Instant::now();
+        let mut p = progress(0, 100);
+        p.position = 7;
+        assert!(p.fetchable(now), "nothing to wait for before a refetch");
+        let mut waits = Vec::new();
+        for _ in 0..REFETCHES_AT_ONE_POSITION {
+            assert!(p.retry_corrupt_batch(now));
+            let wait = p.not_before.unwrap() - now;
+            assert!(!p.fetchable(now) && p.fetchable(now + wait));
+            waits.push(wait);
+        }
+        // Steps of 100, 200 and 400 ms, each drawn between half and all of its step.
+        for (wait, step) in waits.iter().zip([100u64, 200, 400]) {
+            let step = Duration::from_millis(step);
+            assert!(*wait >= step / 2 && *wait <= step, "{waits:?}");
+        }
+        p.position = 8;
+        assert!(p.retry_out_of_range(Some(bounds(0, 9)), now));
+        assert!(p.not_before.unwrap() - now <= REFETCH_BACKOFF, "a new position waits the first step");
     }
 
     #[test]

@@ -177,9 +177,19 @@ impl Client {
                 }
                 break;
             }
-            let requested: HashMap<TopicPartition, Want> =
-                progress.iter().map(|(tp, p)| (tp.clone(), p.want())).collect();
-            let partitions: Vec<TopicPartition> = progress.keys().cloned().collect();
+            // A partition waiting out a refetch's backoff sits the round out; with nothing else
+            // to ask, the loop waits for the first of them.
+            let requested: HashMap<TopicPartition, Want> = progress
+                .iter()
+                .filter(|(_, p)| p.fetchable(now))
+                .map(|(tp, p)| (tp.clone(), p.want()))
+                .collect();
+            if requested.is_empty() {
+                let wake = progress.values().filter_map(|p| p.not_before).min().unwrap_or(now);
+                tokio::time::sleep_until(tokio::time::Instant::from_std(wake.min(deadline))).await;
+                continue;
+            }
+            let partitions: Vec<TopicPartition> = requested.keys().cloned().collect();
             let round = self.fetch_round(&partitions, &requested, options, deadline - now).await;
             for (tp, answer) in round {
                 let Some(p) = progress.get_mut(&tp) else { continue };
@@ -202,7 +212,7 @@ impl Client {
                         out_of_range.push(tp.clone());
                     }
                     // Read again from the failed batch, the records before it kept.
-                    Err(e) if e.is_checksum_mismatch() && p.retry_corrupt_batch() => {}
+                    Err(e) if e.is_checksum_mismatch() && p.retry_corrupt_batch(Instant::now()) => {}
                     Err(e) => {
                         progress.remove(&tp);
                         results.insert(tp, Err(e));
@@ -218,7 +228,7 @@ impl Client {
             for tp in out_of_range.drain(..) {
                 let log = ranges.get(&tp).and_then(|r| r.as_ref().ok()).map(LogRange::bounds);
                 let Some(p) = progress.get_mut(&tp) else { continue };
-                if p.retry_out_of_range(log) {
+                if p.retry_out_of_range(log, Instant::now()) {
                     continue;
                 }
                 let e = p.out_of_range_error(&tp, log);
