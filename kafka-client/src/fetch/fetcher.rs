@@ -339,8 +339,8 @@ impl Fetcher {
         let first = self
             .reading
             .values()
-            .filter(|r| !r.in_flight && !r.progress.fetchable(now))
-            .filter_map(|r| r.progress.not_before)
+            .filter(|r| !r.in_flight)
+            .filter_map(|r| r.progress.backoff_until(now))
             .min()?;
         let wake = self.deadline.map_or(first, |d| first.min(d));
         Some(tokio::time::Instant::from_std(wake))

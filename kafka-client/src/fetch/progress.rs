@@ -57,10 +57,8 @@ pub(super) struct Progress {
     /// Answers in a row at one position that were fetched again — `(position, answers)`: see
     /// [`Progress::retry_out_of_range`] and [`Progress::retry_corrupt_batch`].
     pub(super) refetches: (i64, u32),
-    /// The waits between those refetches, drawn anew at each position.
-    refetch_backoff: Option<Backoff>,
     /// Not to be fetched before this (`None`: at once): a refetch waits out its backoff.
-    pub(super) not_before: Option<Instant>,
+    not_before: Option<Instant>,
 }
 
 /// Answers at one position a range is fetched again after (an OFFSET_OUT_OF_RANGE the log's
@@ -91,7 +89,6 @@ impl Progress {
             follows: false,
             streaming: None,
             refetches: (from, 0),
-            refetch_backoff: None,
             not_before: None,
             fetched: FetchedPartition {
                 records: Vec::new(),
@@ -146,20 +143,24 @@ impl Progress {
         if answers >= REFETCHES_AT_ONE_POSITION {
             return false;
         }
-        if answers == 0 || self.refetch_backoff.is_none() {
-            // Every wait fits: three steps of at most a second each.
-            let horizon = now + REFETCH_BACKOFF_MAX * (REFETCHES_AT_ONE_POSITION + 1);
-            self.refetch_backoff = Some(Backoff::new(REFETCH_BACKOFF, REFETCH_BACKOFF_MAX, horizon));
-        }
-        let wait = self.refetch_backoff.as_mut().and_then(Backoff::next_wait).unwrap_or(REFETCH_BACKOFF);
+        // The step doubles with each refetch at the position; a backoff of that one step draws
+        // the wait within it (its deadline is only a bound nothing reaches here).
+        let step = REFETCH_BACKOFF.saturating_mul(1 << answers.min(16)).min(REFETCH_BACKOFF_MAX);
+        let wait = Backoff::new(step, step, now + 2 * REFETCH_BACKOFF_MAX).next_wait().unwrap_or(step);
         self.not_before = Some(now + wait);
         self.refetches = (self.position, answers + 1);
         true
     }
 
+    /// When a refetch's backoff still running at `now` ends; `None`: the partition may be
+    /// fetched.
+    pub(super) fn backoff_until(&self, now: Instant) -> Option<Instant> {
+        self.not_before.filter(|t| *t > now)
+    }
+
     /// Whether the partition may be fetched at `now` (no refetch backoff left to wait out).
     pub(super) fn fetchable(&self, now: Instant) -> bool {
-        self.not_before.is_none_or(|t| t <= now)
+        self.backoff_until(now).is_none()
     }
 
     /// What the next round asks of the partition.

@@ -185,7 +185,7 @@ impl Client {
                 .map(|(tp, p)| (tp.clone(), p.want()))
                 .collect();
             if requested.is_empty() {
-                let wake = progress.values().filter_map(|p| p.not_before).min().unwrap_or(now);
+                let wake = progress.values().filter_map(|p| p.backoff_until(now)).min().unwrap_or(now);
                 tokio::time::sleep_until(tokio::time::Instant::from_std(wake.min(deadline))).await;
                 continue;
             }

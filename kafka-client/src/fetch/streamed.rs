@@ -69,12 +69,12 @@ impl HeldBatch {
     /// The kept batch if `identity` is it and reading would go on at `position`; `None`
     /// (dropping it) otherwise — another batch, or a position moved by a seek or a reset.
     pub(super) fn resume(
-        held: &mut Option<HeldBatch>,
-        identity: BatchIdentity,
+        held: Option<HeldBatch>,
+        identity: Option<BatchIdentity>,
         position: i64,
     ) -> Option<StreamedBatch> {
-        let held = held.take()?;
-        (held.identity == identity && held.next == position).then_some(held.batch)
+        let held = held?;
+        (Some(held.identity) == identity && held.next == position).then_some(held.batch)
     }
 
     pub(super) fn keep(identity: BatchIdentity, next: i64, batch: StreamedBatch) -> Self {

@@ -127,8 +127,7 @@ pub(super) fn apply_response(
         let base_offset = entry_base_offset(&entry);
         let unreadable = |e| Unreadable::at(base_offset, e);
         let identity = BatchIdentity::of(entry.bytes);
-        let resumed = identity.and_then(|id| HeldBatch::resume(&mut p.streaming, id, p.position));
-        p.streaming = None;
+        let resumed = HeldBatch::resume(p.streaming.take(), identity, p.position);
         let mut batch = match resumed {
             Some(batch) => batch,
             None => {
